@@ -85,9 +85,8 @@ def test_decomposed_full_width_or_control_text_sounds_as_its_readable_form(engin
     played: list[np.ndarray] = []
     engine.stream_into(SynthesisRequest(given), lambda chunk: played.append(chunk) or True)
     for audio in (synthesize(engine, given)[1], np.concatenate(played)):
-        # espeak varies a little between runs: the same speech, give or take a few samples
-        assert abs(audio.size - expected.size) < 0.01 * expected.size
-        assert audible_onset(audio, 24000) == audible_onset(expected, 24000)
+        # the same speech, byte for byte (`espeak_state`: it was give or take a few samples)
+        assert audio.tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize(
@@ -217,9 +216,8 @@ def test_stream_into_runs_on_the_calling_thread_and_equals_the_stream(engine):
     assert threads == {threading.get_ident()}  # espeak called back on this thread: no hand-off
     assert len(chunks) > 10 and all(chunk.dtype == np.float32 for chunk in chunks)
     _, streamed = synthesize(engine, LONG_TEXT, speed_factor=1.3)
-    # espeak varies a little between runs: the same speech, give or take a few samples
-    assert abs(np.concatenate(chunks).size - streamed.size) < 0.01 * streamed.size
-    assert audible_onset(np.concatenate(chunks), 24000) == audible_onset(streamed, 24000)
+    # the same speech, byte for byte (`espeak_state`: it was give or take a few samples)
+    assert np.concatenate(chunks).tobytes() == streamed.tobytes()
 
 
 def test_stream_into_hands_the_first_audio_at_once_then_gathers_it(engine):

@@ -11,7 +11,17 @@ import threading
 
 import pytest
 
-from npu_worker.engine.espeak_child import AUDIO, END, FAILED, BrokenStream, FrameReader, write_frames
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.espeak_child import (
+    AUDIO,
+    END,
+    FAILED,
+    PIPE_BYTES,
+    BrokenStream,
+    FrameReader,
+    write_frames,
+)
+from npu_worker.engine.espeak_process import ANSWER_BUFFER_BYTES, FIRST_ANSWER_BYTES, ChildEspeak
 from tests.timing import seconds
 
 
@@ -92,3 +102,33 @@ def test_the_deadline_is_told_of_each_read_that_waits_not_of_each_frame():
         with pytest.raises(BrokenStream):
             reader.read()
     assert waits.told[-1] is None  # a read that failed is no longer waiting
+
+
+@pytest.mark.parametrize("pieces", [1, 300])
+def test_a_buffer_that_starts_small_grows_to_what_the_reads_bring_and_no_further(pieces):
+    rng = random.Random(pieces)
+    frames = [(AUDIO, rng.randbytes(rng.choice([0, 7, 900, 20_000]))) for _ in range(60)] + [(END, b"")]
+    reading, writer = written(frames, pieces)
+    with os.fdopen(reading, "rb", buffering=0) as pipe:
+        reader = FrameReader(pipe, 16, most=4096)
+        got = [reader.read() for _ in frames]
+    writer.join(seconds(5))
+    assert [(kind, bytes(payload)) for kind, payload in got] == frames
+    assert len(reader._buffer) in (32, 64, 128, 256, 512, 1024, 2048, 4096)
+
+
+def test_a_childs_reader_holds_64_kib_until_its_reads_bring_more():
+    """Each child's reader held a zero-filled 1 MiB from its start (resident in the worker: one a lane,
+    one for ZipVoice's phonemizer, whose answers are a few hundred bytes); it now starts at 64 KiB and
+    grows, no further than the pipe, only when a read fills it."""
+    child = ChildEspeak()
+    try:
+        child.phonemize("오늘은 인공지능 음성 합성에 대해 이야기하겠습니다.", "ko")
+        assert len(child._answers._buffer) == FIRST_ANSWER_BYTES == 64 * 1024
+        made = sum(
+            chunk.size for chunk in child.chunks(SynthesisRequest("오늘은 날씨가 맑겠습니다. " * 20, "ko"))
+        )
+        assert made > 24000 * 10
+        assert FIRST_ANSWER_BYTES <= len(child._answers._buffer) <= ANSWER_BUFFER_BYTES == PIPE_BYTES
+    finally:
+        child.close()

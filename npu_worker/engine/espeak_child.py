@@ -108,12 +108,18 @@ class FrameReader:
     by one `unpack_from` and a slice (a fresh, writable payload: the buffer is reused). Read as a header
     and a payload, a frame was ≈ 13 Python calls on the engine lane, two reads and four `len`s among them
     (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 53). `watch`: a request's deadline, told when a read
-    waits on the pipe (its clock runs only then: a read a pipe's worth, not a clock read a frame)."""
+    waits on the pipe (its clock runs only then: a read a pipe's worth, not a clock read a frame).
 
-    def __init__(self, pipe: IO[bytes], size: int) -> None:
+    The buffer starts at `size` and doubles, up to `most`, each time a read fills it to its end (the
+    pipe held more): it was `most` (1 MiB, zero-filled, so resident) from the start, for every child,
+    the phonemizer's too, whose answers are a few hundred bytes; a child's reads now keep it as large as
+    the largest they bring. A frame larger than the buffer is read into a payload of its own."""
+
+    def __init__(self, pipe: IO[bytes], size: int, most: int = 0) -> None:
         self._readinto = pipe.readinto  # type: ignore[attr-defined]  # IO[bytes] has no readinto in typeshed
         self._buffer = bytearray(size)
         self._view = memoryview(self._buffer)
+        self._most = max(size, most)
         self._start = self._end = 0  # the bytes read and not yet cut out
         self.watch: Watch | None = None
 
@@ -144,7 +150,18 @@ class FrameReader:
             if start == end or start + need > size:  # what is held to the front: room for the frame
                 self._buffer[: end - start] = self._buffer[start:end]
                 start, end = self._start, self._end = 0, end - start
-            self._end = end + self._wait(self._view[end:])
+            self._end = end = end + self._wait(self._view[end:])
+            if end == size < self._most:  # the pipe may hold more than the buffer: a larger one
+                self._grow(min(2 * size, self._most))
+
+    def _grow(self, size: int) -> None:
+        """A buffer of `size` bytes, with what is held at its front."""
+        start, end = self._start, self._end
+        buffer = bytearray(size)
+        buffer[: end - start] = self._buffer[start:end]
+        self._view.release()
+        self._buffer, self._view = buffer, memoryview(buffer)
+        self._start, self._end = 0, end - start
 
     def _read_large(self, start: int, end: int, length: int) -> bytearray:
         payload = bytearray(length)

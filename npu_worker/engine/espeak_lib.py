@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from npu_worker.engine.base import language_code
+from npu_worker.engine.espeak_state import CarriedState
 from npu_worker.engine.espeak_stream import ChunkChannel, StreamJob, StreamRunner, SynthesisStream
 from npu_worker.engine.text_form import readable
 from npu_worker.protocol import EngineError, ModelLoadError
@@ -149,6 +150,7 @@ class EspeakLibrary:
             _bind(self._lib)
         except (OSError, AttributeError) as error:
             raise ModelLoadError(f"cannot load espeak-ng from {library_path}: {error}") from error
+        self._carried = CarriedState(self._lib, library_path)  # (read before espeak's first call)
         self.data_path = data_path
         self.buffer_ms = buffer_ms
         self._lock = threading.Lock()
@@ -258,6 +260,7 @@ class EspeakLibrary:
         rate = self.default_rate if rate_wpm is None else int(rate_wpm)
         self._lib.espeak_SetParameter(_PARAMETER_RATE, rate, 0)
         data = readable(text).replace("\0", " ").encode("utf-8") + b"\0"
+        self._carried.reset()  # the same text, the same audio (`espeak_state`)
         self._active, self._active_thread = synthesis, threading.get_ident()
         try:
             status = self._lib.espeak_Synth(data, len(data), 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)

@@ -64,7 +64,7 @@ PHONEMIZE_SECONDS_PER_CHAR = 0.001
 # shutdown's join after it, for ever.
 START_SECONDS = 10.0
 CLOSED = "espeak-ng's process was closed: the worker is shutting down"
-ANSWER_BUFFER_BYTES = PIPE_BYTES  # what the child's pipe holds: one read brings a write of held frames
+FIRST_ANSWER_BYTES, ANSWER_BUFFER_BYTES = 64 * 1024, PIPE_BYTES  # the reader's buffer, grown to the pipe
 
 
 class ChildEspeak:
@@ -96,7 +96,7 @@ class ChildEspeak:
         self._synthesis = RequestDeadline(self._kill_overdue)  # a request's next audio, or its end
         # Buffered: a read takes the frames the pipe holds (a frame's header and audio, or a write of
         # held frames), each a release and a retaking of the GIL beside the event loop
-        self._answers = FrameReader(self._process.stdout, ANSWER_BUFFER_BYTES)
+        self._answers = FrameReader(self._process.stdout, FIRST_ANSWER_BYTES, ANSWER_BUFFER_BYTES)
         started = self._arm(START_SECONDS, f"its start within {START_SECONDS:g} s")
         try:
             kind, payload = self._receive()

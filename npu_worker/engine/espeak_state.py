@@ -1,0 +1,119 @@
+"""espeak-ng's synthesis state that outlives an utterance, put back as it was at load before each one.
+
+espeak-ng's wave generator keeps a few counters in C function statics (`wavegen.c`: the pitch flutter's
+place in its table, `Flutter_ix`, the gain control, the harmonics' sign switch, the roughness cycle
+count): they run on from one `espeak_Synth` to the next and nothing in the API resets them, not
+`espeak_Initialize`, not `espeak_ng_SetRandSeed` (the random state is another, used by Klatt voices).
+So the same text made other audio each time in one process: a few samples longer or shorter (the last
+glottal cycle ends elsewhere) and different from the first sample of the first voiced sound, while each
+fresh process made the same sequence again. A cache refill then differed from the first render.
+
+The statics are not exported, but the wheel's library keeps its symbol table (`.symtab`): their
+addresses are read from the file that was loaded, their bytes saved before espeak's first call, and
+written back before each synthesis (`reset`). A library without those symbols (a stripped build) is
+left as it was: its audio is not repeatable, as before (`repeatable` says which).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from dataclasses import dataclass
+
+# The statics that carry over (function statics of `Wavegen` and `AdvanceParameters`: GCC names them
+# "name.N", clang "function.name"); every one must be found, or none is reset.
+CARRIED = ("Flutter_ix", "agc", "h_switch_sign", "cycle_count", "amplitude2", "maxh", "maxh2")
+ALSO = ("espeak_rand_state",)  # common.c's generator (Klatt's noise): reset where the build has it
+# Exported functions: each one's address in the process less its value in the file is where the file
+# was loaded; they must agree (a file that is not the one loaded is left alone)
+ANCHORS = ("espeak_Synth", "espeak_Initialize", "espeak_SetVoiceByName")
+
+_ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
+_SECTION = struct.Struct("<IIQQQQIIQQ")
+_SYMBOL = struct.Struct("<IBBHQQ")
+_SHT_SYMTAB, _SHF_WRITE, _STT_OBJECT = 2, 0x1, 1
+
+
+@dataclass(frozen=True)
+class _Symbol:
+    value: int
+    size: int
+    kind: int
+    writable: bool
+
+
+def _symbols(path: str) -> dict[str, list[_Symbol]]:
+    """The symbol table of a 64-bit little-endian ELF file, by name ({} when it has none)."""
+    with open(path, "rb") as file:
+        data = file.read()
+    if data[:6] != b"\x7fELF\x02\x01":  # (ELF, 64-bit, little-endian)
+        return {}
+    header = _ELF_HEADER.unpack_from(data)
+    offset, count = header[6], header[12]
+    sections = [_SECTION.unpack_from(data, offset + index * _SECTION.size) for index in range(count)]
+    found: dict[str, list[_Symbol]] = {}
+    for section in sections:
+        if section[1] != _SHT_SYMTAB:
+            continue
+        names = sections[section[6]]  # its string table (sh_link)
+        for at in range(section[4], section[4] + section[5], _SYMBOL.size):
+            name_at, info, _, index, value, size = _SYMBOL.unpack_from(data, at)
+            end = data.index(b"\0", names[4] + name_at)
+            name = data[names[4] + name_at : end].decode("ascii", "replace")
+            writable = 0 < index < len(sections) and bool(sections[index][2] & _SHF_WRITE)
+            found.setdefault(name, []).append(_Symbol(value, size, info & 0xF, writable))
+    return found
+
+
+def _static(symbols: dict[str, list[_Symbol]], wanted: str) -> _Symbol | None:
+    """The one writable 4-byte object named `wanted` ("wanted", "wanted.N", "function.wanted")."""
+    matches = [
+        symbol
+        for name, listed in symbols.items()
+        if wanted in (name, name.split(".", 1)[0], name.rsplit(".", 1)[-1])
+        for symbol in listed
+        if symbol.kind == _STT_OBJECT and symbol.size == 4 and symbol.writable
+    ]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _loaded_at(library: ctypes.CDLL, name: str, symbols: dict[str, list[_Symbol]]) -> int | None:
+    """Where the library file was loaded, by the exported function `name`; None if it has no value."""
+    values = {symbol.value for symbol in symbols.get(name, ()) if symbol.value}
+    address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+    return address - values.pop() if len(values) == 1 and address else None
+
+
+class CarriedState:
+    """The carried statics of one loaded espeak-ng library, saved before its first call."""
+
+    def __init__(self, library: ctypes.CDLL, path: str) -> None:
+        self._saved: list[tuple[int, bytes]] = []
+        try:
+            symbols = _symbols(path)
+        except (OSError, ValueError, IndexError, struct.error):  # (not an ELF file this reads)
+            return
+        bases = {_loaded_at(library, name, symbols) for name in ANCHORS}
+        if len(bases) != 1 or None in bases:
+            return
+        base = bases.pop()
+        assert base is not None
+        found = {name: _static(symbols, name) for name in CARRIED + ALSO}
+        if any(found[name] is None for name in CARRIED):
+            return
+        for at in sorted(base + symbol.value for symbol in found.values() if symbol is not None):
+            value = ctypes.string_at(at, 4)
+            if self._saved and self._saved[-1][0] + len(self._saved[-1][1]) == at:  # one span, one call
+                self._saved[-1] = (self._saved[-1][0], self._saved[-1][1] + value)
+            else:
+                self._saved.append((at, value))
+
+    @property
+    def repeatable(self) -> bool:
+        """The statics were found: the same text makes the same audio, call after call."""
+        return bool(self._saved)
+
+    def reset(self) -> None:
+        """Under the library's lock, before a synthesis: the statics as they were at load."""
+        for address, value in self._saved:
+            ctypes.memmove(address, value, len(value))
