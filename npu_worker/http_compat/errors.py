@@ -233,8 +233,16 @@ def _shape_for(app: web.Application, path: str) -> Callable[[WorkerError, int], 
 
 def path_refusals(app: web.Application) -> Callable[[str, WorkerError, int], web.Response]:
     """For the connection guard: the refusal of a request the app never saw (its headers too large, or
-    unparsable), in the shape of the path it names (OpenAI's under /v1/)."""
-    return lambda path, error, status: _shape_for(app, path)(error, status)
+    unparsable), in the shape of the path it names (OpenAI's under /v1/). It says `Vary: Origin` as
+    every answer does (PROTOCOL, CORS): the app's `on_response_prepare` that adds it never runs here,
+    so a header aiohttp's parser refused or a `br` body went without it."""
+
+    def refusal(path: str, error: WorkerError, status: int) -> web.Response:
+        response = _shape_for(app, path)(error, status)
+        response.headers["Vary"] = "Origin"
+        return response
+
+    return refusal
 
 
 def http_reason(exc: web.HTTPException) -> str:
