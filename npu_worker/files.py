@@ -123,8 +123,9 @@ def write_beneath(
     unless `durable`: a killed worker never leaves a half file (the rename is atomic), and syncing each
     wav would cost a batch about a millisecond per section for a power-loss guarantee the job log does
     not give either. `private`: the worker's own file (a default output), folders 0750 and the file 0640
-    whatever the umask; a caller's file gets the umask's modes, at most those of the regular file it
-    replaces (a caller's 0600 wav, made again, came back 0644: readable by every local user).
+    whatever the umask; a caller's file gets the umask's modes, for group and others at most those of
+    the regular file it replaces (a caller's 0600 wav, made again, came back 0644: readable by every
+    local user); its owner, the worker, may always read and write it (it serves the section's audio).
     """
     *directories, name = parts
     with open_beneath(root, directories, create=True, private=private) as dir_fd:
@@ -135,7 +136,7 @@ def write_beneath(
         out = os.open(
             temp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            (0o640 if private else 0o666) & replaced_mode,
+            (0o640 if private else 0o666) & (replaced_mode | 0o600),  # (the worker reads its own outputs)
             dir_fd=dir_fd,
         )
         try:
