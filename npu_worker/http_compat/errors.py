@@ -77,9 +77,10 @@ async def expect_continue(request: web.Request) -> web.StreamResponse | None:
 
 
 async def expect_within(request: web.Request, too_large: WorkerError | None) -> web.StreamResponse | None:
-    """`expect_continue` for a route with a cap of its own on the declared length (a voice upload's):
-    `too_large`, its refusal of this request's `Content-Length` (None: within it), comes after the
-    access rules and before the body budget's, instead of `100 Continue`."""
+    """`expect_continue` for a route with a cap of its own on the declared length (a voice upload's)
+    or a check of its own before the body (a batch's `?async=`): `too_large`, its refusal of this
+    request (None: it may go on), comes after the access rules and before the body budget's, instead
+    of `100 Continue`."""
     answer = _expect_refusal(request, too_large)
     if answer is None and request.version >= (1, 1):
         try:
