@@ -306,13 +306,15 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: Progr
 def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path) -> str:
     """What became of the job of a batch given up on (the worker unreachable, loading past
     --wait-limit, gone): it was left running without a word, so a run started again made the same
-    files alongside it; and a job the worker no longer knows (restarted without its state dir) was
-    a bare `HTTP 404`, though the sections it had not finished will never come."""
+    files alongside it; and a job the worker no longer knows (restarted without its state dir, or a
+    Redis queue that lost its data: only the state dir was named) was a bare `HTTP 404`, though the
+    sections it had not finished will never come."""
     done = max(len(bar.finished), bar.polled_done)
     if isinstance(error, WorkerHTTPError) and error.error_name == "JobNotFound":
         return (
-            f"the worker no longer knows job {job_id} (restarted without its state dir, or the job"
-            f" expired): {done} of {len(bar.chars)} sections had finished; send the others again"
+            f"the worker no longer knows job {job_id} (restarted without its state dir, its queue's Redis"
+            f" restarted without its data, or the job expired): {done} of {len(bar.chars)} sections had"
+            " finished; send the others again"
         )
     return (
         f"job {job_id} was not cancelled: it may still run and write its wavs into {out_dir}"

@@ -123,18 +123,20 @@ def write_beneath(
     unless `durable`: a killed worker never leaves a half file (the rename is atomic), and syncing each
     wav would cost a batch about a millisecond per section for a power-loss guarantee the job log does
     not give either. `private`: the worker's own file (a default output), folders 0750 and the file 0640
-    whatever the umask; a caller's file gets the umask's modes.
+    whatever the umask; a caller's file gets the umask's modes, for group and others at most those of
+    the regular file it replaces (a caller's 0600 wav, made again, came back 0644: readable by every
+    local user); its owner, the worker, may always read and write it (it serves the section's audio).
     """
     *directories, name = parts
     with open_beneath(root, directories, create=True, private=private) as dir_fd:
-        _check_replaceable(dir_fd, name)
+        replaced_mode = _check_replaceable(dir_fd, name)
         for leftover in leftovers.LEFTOVERS.take(dir_fd, name):
             leftovers.remove_part_beneath(dir_fd, leftover)
         temp = temp_name(name)
         out = os.open(
             temp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o640 if private else 0o666,
+            (0o640 if private else 0o666) & (replaced_mode | 0o600),  # (the worker reads its own outputs)
             dir_fd=dir_fd,
         )
         try:
@@ -150,17 +152,20 @@ def write_beneath(
             raise
 
 
-def _check_replaceable(dir_fd: int, name: str) -> None:
+def _check_replaceable(dir_fd: int, name: str) -> int:
+    """Refuse to replace what is not the worker's own file; returns the permission bits the new file
+    may have at most (those of the regular file replaced; a link's are no file's)."""
     try:
         existing = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        return
+        return 0o777
     if stat.S_ISDIR(existing.st_mode):
         raise LinkRefused(errno.EISDIR, f"{name} is a directory")
     if not (stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)):
         raise LinkRefused(errno.EPERM, f"{name} is not a regular file")
     if existing.st_uid != os.geteuid():
         raise LinkRefused(errno.EPERM, f"{name} belongs to another user")
+    return stat.S_IMODE(existing.st_mode) if stat.S_ISREG(existing.st_mode) else 0o777
 
 
 def write_under_roots(path: str, data: bytes, roots: Sequence[str], *, private: bool = False) -> None:

@@ -197,3 +197,20 @@ async def test_health_takes_a_timeout_in_both_clients(use_async):
                         await asyncio.to_thread(client.health, base=rogue.base, timeout=0.2)
         finally:
             released.set()
+
+
+@both
+@pytest.mark.parametrize("answer", ["trickled", "cut"])
+async def test_a_polling_submission_answered_then_broken_off_says_the_batch_may_be_queued(use_async, answer):
+    """The worker queues a batch before it answers `?async=1`: an answer begun and then broken off (a
+    proxy that stalls or closes mid-body) was a bare "no whole answer", where the stream's says the
+    batch may be queued; `batch --poll` run again then made the lecture twice. Sent once, said so."""
+    head = reply(200, b"", length=400)
+
+    def broken(method: str, path: str) -> Any:
+        return trickled(head) if answer == "trickled" else head + b'{"job_id": "j'
+
+    async with RogueWorker(broken) as rogue:
+        with pytest.raises(client.TransportError, match="it may have queued the batch: GET /jobs lists it"):
+            await run("synth_batch_polling", rogue.base, use_async, timeout=0.5, reattach_attempts=2)
+    assert rogue.requests == [("POST", "/synth_batch?async=1")]

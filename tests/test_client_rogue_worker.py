@@ -258,3 +258,18 @@ async def test_a_redirect_is_the_workers_answer_not_followed(use_async, code: in
             with pytest.raises(client.WorkerHTTPError):
                 await health_of(rogue.base, use_async)
     assert elsewhere.requests == []
+
+
+@both
+async def test_an_answer_cut_short_of_its_content_length_is_polled_again(use_async):
+    """A proxy that closes mid-body: the sync client read the first bytes of /result as the whole answer
+    (http.client hands a body cut short of its Content-Length back without a word) and gave the batch
+    up at once, `HTTP 200 with a body that is no JSON object`; aiohttp's reader raised, and it polled
+    again. Both now poll again, as after any broken connection."""
+    done = b'{"job_id": "j1", "status": "done", "done": 2, "total": 2}'
+    ok = [dict(OK0, event="progress"), dict(OK1, event="progress")]
+    result = json.dumps({"job_id": "j1", "status": "done", "total": 2, "sections": ok}).encode()
+    cut = reply(200, result[:20], length=len(result))
+    async with RogueWorker(polled(reply(200, done), [cut, reply(200, result)])) as rogue:
+        answer = await poll(rogue.base, use_async)
+    assert answer["wav_paths"] == ["/w/s00.wav", "/w/s01.wav"]

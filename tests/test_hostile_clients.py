@@ -219,6 +219,8 @@ async def test_an_answer_nobody_reads_is_given_up_after_its_write_deadline(monke
         ({}, "/synth", "Content-Length: 90000000\r\n", 413),
         ({}, "/v1/audio/speech", "Content-Length: 90000000\r\n", 413),
         ({"token": "s3cret"}, "/v1/audio/voices", "", 401),  # 5 MB of audio sent for nothing
+        ({}, "/synth_batch?async=maybe", "", 400),  # refused before the body is read (docs/protocol.md)
+        ({}, "/synth_batch?async=1&async=0", "", 400),  # a query parameter given twice
     ],
 )
 async def test_expect_100_continue_is_refused_before_the_body_when_the_request_cannot_pass(

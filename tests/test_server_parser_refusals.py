@@ -252,3 +252,21 @@ async def test_a_line_too_long_is_counted_under_the_status_it_was_answered(serve
     labels = {"method": "UNKNOWN", "route": "unmatched"}
     assert registry.get_sample_value("npu_worker_http_requests_total", {**labels, "status": "431"}) == 1
     assert registry.get_sample_value("npu_worker_http_requests_total", {**labels, "status": "400"}) is None
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: x\r\n\r\n",
+        b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Encoding: zstd\r\nContent-Length: 2\r\n\r\n{}",
+        b"POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\n{}",
+    ],
+)
+async def test_a_parser_refusal_says_vary_origin_as_every_answer_does(served, request_bytes):
+    """PROTOCOL (CORS): every answer says `Vary: Origin`. aiohttp's parser refusals never reach the app's
+    on_response_prepare, so an invalid header or a `br`/`zstd` body's 400 went without it."""
+    listener = await served()
+    answer = await raw_exchange(listener.port, request_bytes, seconds(5))
+    head = answer.partition(b"\r\n\r\n")[0].lower()
+    assert head.split(b" ")[1] == b"400"
+    assert b"\r\nvary: origin" in head

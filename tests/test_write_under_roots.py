@@ -1,8 +1,9 @@
 """The output writer's own rules (`files.write_under_roots`), without a server: a link at the final name
 is replaced, not followed; a root or a folder above it swapped for a link after start is refused, for a
 read too; a crashed write's leftover is removed (the folder listed once), never a link's or another
-user's; another user's file is not replaced; a path outside the roots or not normalised is refused.
-The same rules met through the worker are tested in `test_path_safety.py`."""
+user's; another user's file is not replaced; a path outside the roots or not normalised is refused; a
+replaced file's modes bound the new one's (also met through /synth here). The other rules met through
+the worker are tested in `test_path_safety.py`."""
 
 from __future__ import annotations
 
@@ -107,3 +108,39 @@ def test_another_users_file_is_not_replaced(tmp_path, monkeypatch):
 def test_write_refuses_paths_outside_or_unnormalized(tmp_path, path):
     with pytest.raises(OutputPathNotAllowed):
         write_under_roots(path, b"x", (str(tmp_path),))
+
+
+@pytest.mark.parametrize(("mode", "made"), [(0o600, 0o600), (0o640, 0o640), (0o040, 0o640), (0o444, 0o644)])
+async def test_a_callers_file_made_again_keeps_at_most_its_modes(worker, tmp_path, mode, made):
+    """A caller's wav kept private (0600), made again by a /synth, came back 0644 (the umask's modes):
+    readable by every local user. Group and others now get at most what the replaced file gave them;
+    the worker, its owner, may always read and write it (it serves the section's audio)."""
+    client = await worker()
+    target = tmp_path / "private" / "s00.wav"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    target.chmod(mode)
+    previous = os.umask(0o022)
+    try:
+        answer = await client.post("/synth", json={"text": "하나.", "output_path": str(target)})
+        assert (await answer.json())["status"] == "ok"
+    finally:
+        os.umask(previous)
+    assert target.read_bytes()[:4] == b"RIFF"
+    assert target.stat().st_mode & 0o777 == made
+
+
+def test_a_new_file_and_one_replacing_a_link_get_the_umasks_modes(tmp_path, outside):
+    """No replaced file, or a link in its place (its 0777 is no file's): the umask decides, as before."""
+    victim = outside / "victim.wav"
+    victim.write_bytes(b"precious")
+    victim.chmod(0o600)
+    (tmp_path / "linked.wav").symlink_to(victim)
+    previous = os.umask(0o027)
+    try:
+        write_under_roots(str(tmp_path / "new.wav"), b"new", (str(tmp_path),))
+        write_under_roots(str(tmp_path / "linked.wav"), b"new", (str(tmp_path),))
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "new.wav").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "linked.wav").stat().st_mode & 0o777 == 0o640

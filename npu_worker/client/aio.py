@@ -37,6 +37,7 @@ from npu_worker.client.common import (
     synth_body,
 )
 from npu_worker.client.errors import (
+    AnswerCut,
     ClientError,
     NotConnected,
     TransportError,
@@ -135,8 +136,8 @@ class _Http:
                     raw = whole.partial
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             if deadline.expired():
-                raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.seconds)}") from None
-            raise TransportError(f"{method} {self.base}{path}: {exc!r}") from exc
+                raise AnswerCut(f"{method} {self.base}{path}: {answer_too_slow(self.seconds)}") from None
+            raise AnswerCut(f"{method} {self.base}{path}: {exc!r}") from exc
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
         where = f"{method} {self.base}{path}"

@@ -25,6 +25,11 @@ class NotConnected(TransportError):
     request was sent: a submission may be sent again without making its batch twice."""
 
 
+class AnswerCut(TransportError):
+    """The worker began a JSON answer (its 2xx status came), then its body broke or stalled: what the
+    request asked may have been done (a batch queued), so it is not sent again."""
+
+
 class Stalled(TransportError):
     """The job made no progress for `stall_limit` seconds (no new event of its log; polling: no change
     of its status) while the worker kept it running: an engine hung in a call that never returns, a

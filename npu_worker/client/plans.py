@@ -14,6 +14,7 @@ from typing import Any
 from npu_worker.client.collector import BatchCollector, done_event, result_events, status_event
 from npu_worker.client.common import check_count, check_seconds, events_path, job_path, seconds_said
 from npu_worker.client.errors import (
+    AnswerCut,
     EngineFailed,
     NotConnected,
     TransportError,
@@ -32,6 +33,8 @@ from npu_worker.client.retrying import (
 from npu_worker.client.steps import Call, Deliver, Follow, Plan, Sleep, Step
 
 TERMINAL_STATUSES = frozenset({"done", "cancelled"})
+# A submission the worker began to answer and then broke off: it queues a batch before it answers.
+MAY_HAVE_QUEUED = "the worker answered, so it may have queued the batch: GET /jobs lists it (sent again, it would run twice)"
 
 
 def synth_plan(
@@ -69,8 +72,7 @@ def streaming_plan(
     while collector.done is None:
         if collector.job_id is None:
             raise TransportError(  # answered: a worker answers once the job is queued
-                f"the batch stream broke before its start event ({problem or 'EOF'}); the worker answered, so"
-                " it may have queued the batch: GET /jobs lists it (sent again, it would run twice)"
+                f"the batch stream broke before its start event ({problem or 'EOF'}); {MAY_HAVE_QUEUED}"
             )
         if stall := collector.stalled():
             raise stall
@@ -211,7 +213,10 @@ def polling_plan(
     check_seconds("reattach_delay", delay, zero_allowed=True)
     check_seconds("poll_interval", interval, zero_allowed=True)
     patience = Patience(wait_limit, delay, collector.clock)
-    accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
+    try:
+        accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
+    except AnswerCut as exc:  # (a bare "no whole answer": `batch --poll` run again made the lecture twice)
+        raise TransportError(f"{exc}; {MAY_HAVE_QUEUED}") from exc
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
     collector.job_id, collector.total = accepted["job_id"], accepted.get("total")

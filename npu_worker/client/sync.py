@@ -37,7 +37,7 @@ from npu_worker.client.common import (
     retry_after_of,
     synth_body,
 )
-from npu_worker.client.errors import ClientError, NotConnected, TransportError, WorkerHTTPError
+from npu_worker.client.errors import AnswerCut, ClientError, NotConnected, TransportError, WorkerHTTPError
 from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
 from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
 from npu_worker.client.steps import Deliver, Follow, Plan, Sleep
@@ -195,11 +195,14 @@ class _Http:
                 raw = response.read(BODY_LIMIT + 1)
         except (OSError, http.client.HTTPException) as exc:
             if not deadline.passed:
-                raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+                raise AnswerCut(f"{method} {self.base}{path}: {exc}") from exc
         if deadline.passed:
-            raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}")
+            raise AnswerCut(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}")
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
+        if response.length:  # http.client hands a body cut short of its Content-Length back as whole
+            short = f"the answer ended {response.length} bytes short of its Content-Length"
+            raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
         where = f"{method} {self.base}{path}"
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
 

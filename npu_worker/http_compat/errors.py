@@ -77,9 +77,10 @@ async def expect_continue(request: web.Request) -> web.StreamResponse | None:
 
 
 async def expect_within(request: web.Request, too_large: WorkerError | None) -> web.StreamResponse | None:
-    """`expect_continue` for a route with a cap of its own on the declared length (a voice upload's):
-    `too_large`, its refusal of this request's `Content-Length` (None: within it), comes after the
-    access rules and before the body budget's, instead of `100 Continue`."""
+    """`expect_continue` for a route with a cap of its own on the declared length (a voice upload's)
+    or a check of its own before the body (a batch's `?async=`): `too_large`, its refusal of this
+    request (None: it may go on), comes after the access rules and before the body budget's, instead
+    of `100 Continue`."""
     answer = _expect_refusal(request, too_large)
     if answer is None and request.version >= (1, 1):
         try:
@@ -233,8 +234,16 @@ def _shape_for(app: web.Application, path: str) -> Callable[[WorkerError, int], 
 
 def path_refusals(app: web.Application) -> Callable[[str, WorkerError, int], web.Response]:
     """For the connection guard: the refusal of a request the app never saw (its headers too large, or
-    unparsable), in the shape of the path it names (OpenAI's under /v1/)."""
-    return lambda path, error, status: _shape_for(app, path)(error, status)
+    unparsable), in the shape of the path it names (OpenAI's under /v1/). It says `Vary: Origin` as
+    every answer does (PROTOCOL, CORS): the app's `on_response_prepare` that adds it never runs here,
+    so a header aiohttp's parser refused or a `br` body went without it."""
+
+    def refusal(path: str, error: WorkerError, status: int) -> web.Response:
+        response = _shape_for(app, path)(error, status)
+        response.headers["Vary"] = "Origin"
+        return response
+
+    return refusal
 
 
 def http_reason(exc: web.HTTPException) -> str:

@@ -49,7 +49,7 @@ from .bodies import (
     TtfaFigures,
     json_response,
 )
-from .errors import error_response, expect_continue
+from .errors import error_response, expect_continue, expect_within
 from .hang_up import HANG_UP_CHECK_SECONDS, caller_gone, send_within
 from .ndjson import open_stream, stream_job
 from .query import query_value
@@ -250,6 +250,16 @@ async def synth(request: web.Request) -> web.Response:
     return json_response(body)
 
 
+async def expect_batch(request: web.Request) -> web.StreamResponse | None:
+    """`Expect: 100-continue` on /synth_batch: a bad `?async=` is refused before the caller is told to
+    send its body (it was told `100 Continue`, sent a lecture's body, then met the 400)."""
+    try:
+        _query_flag(request, "async")
+    except BadRequest as exc:
+        return await expect_within(request, exc)
+    return await expect_continue(request)
+
+
 async def synth_batch(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
     queued = _query_flag(request, "async")
@@ -379,7 +389,7 @@ def setup_http(app: web.Application) -> None:
     app.router.add_get("/ready", ready)
     app.router.add_get("/openapi.json", openapi_json)
     app.router.add_post("/synth", synth, expect_handler=expect_continue)
-    app.router.add_post("/synth_batch", synth_batch, expect_handler=expect_continue)
+    app.router.add_post("/synth_batch", synth_batch, expect_handler=expect_batch)
     app.router.add_get("/jobs", job_list)
     app.router.add_get("/jobs/{job_id}/status", job_status)
     app.router.add_get("/jobs/{job_id}/result", job_result)
