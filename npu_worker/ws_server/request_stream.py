@@ -32,7 +32,7 @@ from ..protocol import (
     SectionError,
     WorkerError,
 )
-from .burst import Burst
+from .burst import BURST_BYTES, Burst
 from .chunking import GrowingChunker
 from .opening import going_away_step
 
@@ -168,7 +168,7 @@ class RequestStream:
             elif isinstance(item, LogEntry):
                 self._on_entry(item)
                 self._ended = self._ended or isinstance(item.event, Done)
-            item = None if self._burst.full else self._subscription.ready()
+            item = None if self._burst.size >= BURST_BYTES else self._subscription.ready()  # (`full`)
 
     def _write_direct(self) -> bool:
         """The subscription's items, taken and written at the end of the hand-off's drain that brought
