@@ -88,7 +88,8 @@ class JobListening(JobEnding):
 
     def _subscription(self, job: Job, after: int, audio: bool, max_buffered_seconds: float) -> Subscription:
         """A listener on `job` (a local copy on a Redis queue), dropped as a slow consumer past the bound."""
-        rate = self.info.sample_rate if self.info else 24000
+        info = self.info  # (read once: a property of two parts' state)
+        rate = info.sample_rate if info is not None else 24000
         return Subscription(
             job,
             after=after,

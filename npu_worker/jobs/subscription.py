@@ -103,7 +103,7 @@ class Subscription:
     def _put(self, item: object) -> None:
         self._items.append(item)
         waiter = self._waiter
-        if waiter is None or waiter.done() or self._direct_due:
+        if waiter is None or self._direct_due or waiter.done():  # (due first: no `done()` a chunk then)
             return
         if self.direct is not None and after_this_drain(self._take_direct):
             self._direct_due = True
@@ -148,7 +148,9 @@ class Subscription:
         if item is _END:
             self._closed = True
             raise StopAsyncIteration
-        return self._taken(item)
+        if isinstance(item, AudioChunk):
+            self._unheld(item.samples.size)
+        return item  # type: ignore[return-value]
 
     def ready(self) -> LogEntry | AudioChunk | None:
         """The next item if one is already here, else None (the end too: `async for` then stops): a
@@ -159,20 +161,23 @@ class Subscription:
         if item is _END:
             self._closed = True  # (`__anext__` stops: closed, and nothing queued after the end)
             return None
-        return self._taken(item)
+        if isinstance(item, AudioChunk):  # (`_unheld` inline: a call an item on the loop, stop 54)
+            size = item.samples.size
+            self.buffered_samples -= size
+            if self.budget is not None:
+                self.budget.samples -= size
+        return item  # type: ignore[return-value]
 
     def holds(self) -> bool:
         """Whether the next item (or the end) is already here: taking it will not wait. A reader that
         writes in bursts writes what it holds before it waits (the speech socket's pump)."""
         return self._closed or bool(self._items)
 
-    def _taken(self, item: object) -> LogEntry | AudioChunk:
-        if isinstance(item, AudioChunk):
-            size = item.samples.size
-            self.buffered_samples -= size
-            if self.budget is not None:
-                self.budget.samples -= size
-        return item  # type: ignore[return-value]
+    def _unheld(self, size: int) -> None:
+        """A chunk of `size` samples was taken by the reader: no longer held for it."""
+        self.buffered_samples -= size
+        if self.budget is not None:
+            self.budget.samples -= size
 
     def _detach(self) -> None:
         if self in self.job.subscribers:

@@ -97,6 +97,7 @@ class WsSession:
         self._heartbeat: asyncio.TimerHandle | None = None  # when a running request's may be due
         self._watched_from = 0.0  # when the running request began to be watched (its start)
         self._stream: RequestStream | None = None
+        self._frame_sizes: tuple[int, tuple[int, ...]] = (0, ())  # (sample rate, its frames' sizes)
         # The connection guard's view: idle (may be closed to admit another connection) or in use.
         self._standing = standing
         standing.idle()
@@ -213,7 +214,9 @@ class WsSession:
             raise Busy("this connection already runs a request; cancel it or wait for its done event")
         info = self._scheduler.info
         sample_rate = info.sample_rate if info is not None else 24000  # None: submit raises Loading
-        frame_sizes = schedule_sizes(self._settings.chunk_schedule_ms, sample_rate)
+        if self._frame_sizes[0] != sample_rate:  # (once a connection: six calls a request, stop 54)
+            self._frame_sizes = (sample_rate, schedule_sizes(self._settings.chunk_schedule_ms, sample_rate))
+        frame_sizes = self._frame_sizes[1]
         job, subscription = await self._submit_listening(request)
         self._stream = RequestStream(
             self,
