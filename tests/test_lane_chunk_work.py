@@ -5,6 +5,7 @@ same values as `np.clip`, without that function's Python dispatch."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -120,3 +121,22 @@ def test_past_the_onset_a_first_sections_chunks_skip_the_trimmer(monkeypatch) ->
     kept = np.concatenate(audio.kept_chunks or [])
     assert kept.size == sum(chunk.samples.size for chunk in published)
     assert np.array_equal(kept[-7200:], np.concatenate(chunks[2:]))
+
+
+def test_a_chunk_asks_the_cancel_without_a_call_and_still_stops_at_it(monkeypatch) -> None:
+    job = streaming_job()
+    delivery = Delivery(job, job.sections[1], 24000, lambda _job, chunk: None)
+    asked: list[int] = []
+    real = threading.Event.is_set
+    monkeypatch.setattr(threading.Event, "is_set", lambda self: asked.append(1) or real(self))
+    chunk = np.full(480, 0.25, np.float32)
+    assert all(delivery.take(chunk) for _ in range(5))
+    assert asked == []  # `is_set` was one Python call a chunk
+    cancelling = threading.Thread(target=job.cancel_requested.set)
+    cancelling.start()
+    cancelling.join()
+    assert not delivery.take(chunk)  # the next chunk after the cancel stops the engine, as before
+    monkeypatch.undo()
+    assert job.cancel_requested.is_set() and job.cancel_requested.wait(0)  # an Event for its waiters
+    job.cancel_requested.clear()
+    assert not job.cancel_requested.requested and delivery.take(chunk)

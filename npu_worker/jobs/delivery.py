@@ -94,7 +94,7 @@ class Delivery:
     def take(self, chunk: np.ndarray) -> bool:
         """One engine chunk in; False once the job is cancelled (stop the engine). An empty chunk only
         marks a step boundary (a decoder call done)."""
-        if self.job.cancel_requested.is_set():
+        if self.job.cancel_requested.requested:
             return False
         if chunk.__class__ is not np.ndarray or chunk.dtype != np.float32 or chunk.ndim != 1:
             chunk = np.asarray(chunk, dtype=np.float32).reshape(-1)  # (espeak's are 1-D float32 already)

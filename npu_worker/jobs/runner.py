@@ -364,7 +364,7 @@ class Runner:
             push(request, delivery.take)
         else:
             self._pull(job, delivery, source or engine.stream(request), pausable)
-        if job.cancel_requested.is_set():
+        if job.cancel_requested.requested:
             return None
         return delivery.finish(key, hit)
 
@@ -374,17 +374,17 @@ class Runner:
         (`Interrupted`) ends the section as the cancel it was. A cancel that came before the stream
         was made found no call to stop (`interrupt` marks only a made stream's): none is started."""
         try:
-            if job.cancel_requested.is_set():
+            if job.cancel_requested.requested:
                 return
             for chunk in source:
                 if not delivery.take(chunk):
                     return
                 if pausable:
                     self._serve_waiting_previews(job)
-                    if job.cancel_requested.is_set():  # cancelled while it was paused: no further step
+                    if job.cancel_requested.requested:  # cancelled while it was paused: no further step
                         return
         except Interrupted:
-            if not job.cancel_requested.is_set():
+            if not job.cancel_requested.requested:
                 raise
         finally:
             close = getattr(source, "close", None)
