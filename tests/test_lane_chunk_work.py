@@ -5,6 +5,7 @@ same values as `np.clip`, without that function's Python dispatch."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
@@ -140,3 +141,30 @@ def test_a_chunk_asks_the_cancel_without_a_call_and_still_stops_at_it(monkeypatc
     assert job.cancel_requested.is_set() and job.cancel_requested.wait(0)  # an Event for its waiters
     job.cancel_requested.clear()
     assert not job.cancel_requested.requested and delivery.take(chunk)
+
+
+def python_calls_of(work: Any) -> list[str]:
+    """The Python functions (not builtins) that `work()` calls, in order, by name (not `work` itself)."""
+    called: list[str] = []
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(hook)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return called[1:]
+
+
+def test_a_chunk_past_the_onset_is_taken_and_delivered_in_two_calls_of_delivery() -> None:
+    job = streaming_job()
+    published: list[AudioChunk] = []
+    delivery = Delivery(job, job.sections[1], 24000, lambda _job, chunk: published.append(chunk))
+    tone = (0.5 * np.sin(np.arange(2400) * 0.3)).astype(np.float32)
+    assert delivery.take(tone) and delivery.watch is not None and delivery.watch.onset is not None
+    called = python_calls_of(lambda: delivery.take(tone[:480].copy()))
+    assert called == ["take", "_deliver", "to_pcm16", "__init__", "<lambda>"]  # no `feed`, no `is_set`
+    assert published[-1].samples.size == 480 and published[-1].onset is None

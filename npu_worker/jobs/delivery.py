@@ -74,32 +74,32 @@ class Delivery:
     def trimmed(self) -> bool:
         return self.trimmer is not None and self.trimmer.trimmed_samples > 0
 
-    def feed(self, chunk: np.ndarray) -> None:
-        self.raw.append(chunk)
-        if self.trimmer is not None:
-            if self.kept and self.trimmer.onset_in_output is not None:  # past the onset: as it is,
-                self._deliver(chunk, None)  # as the trimmer would hand it back (no call of it a chunk)
-                return
-            out = self.trimmer.feed(chunk)
-            onset = self.trimmer.onset_in_output if out.size and not self.kept else None
-            self._deliver(out, onset)
-            return
-        onset = None
-        if self.watch is not None and self.watch.onset is None:
-            start = self.watch.fed
-            found = self.watch.feed(chunk)
-            onset = None if found is None else found - start
-        self._deliver(chunk, onset)
-
     def take(self, chunk: np.ndarray) -> bool:
         """One engine chunk in; False once the job is cancelled (stop the engine). An empty chunk only
-        marks a step boundary (a decoder call done)."""
+        marks a step boundary (a decoder call done). Kept, trimmed or onset-watched and delivered in
+        this one call (a `feed` of its own was one more Python call a chunk; SERVER_OVERHEAD.md, stop 54)."""
         if self.job.cancel_requested.requested:
             return False
         if chunk.__class__ is not np.ndarray or chunk.dtype != np.float32 or chunk.ndim != 1:
             chunk = np.asarray(chunk, dtype=np.float32).reshape(-1)  # (espeak's are 1-D float32 already)
-        if chunk.size:
-            self.feed(chunk)
+        if not chunk.size:
+            return True
+        self.raw.append(chunk)
+        trimmer = self.trimmer
+        if trimmer is not None:
+            if self.kept and trimmer.onset_in_output is not None:  # past the onset: as it is,
+                self._deliver(chunk, None)  # as the trimmer would hand it back (no call of it a chunk)
+                return True
+            out = trimmer.feed(chunk)
+            self._deliver(out, trimmer.onset_in_output if out.size and not self.kept else None)
+            return True
+        onset = None
+        watch = self.watch
+        if watch is not None and watch.onset is None:
+            start = watch.fed
+            found = watch.feed(chunk)
+            onset = None if found is None else found - start
+        self._deliver(chunk, onset)
         return True
 
     def finish(self, key: str, hit: bytes | None) -> SectionAudio:
