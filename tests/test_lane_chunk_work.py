@@ -159,12 +159,12 @@ def python_calls_of(work: Any) -> list[str]:
     return called[1:]
 
 
-def test_a_chunk_past_the_onset_is_taken_and_delivered_in_two_calls_of_delivery() -> None:
+def test_a_chunk_past_the_onset_is_taken_and_delivered_in_one_call_of_delivery() -> None:
     job = streaming_job()
     published: list[AudioChunk] = []
     delivery = Delivery(job, job.sections[1], 24000, lambda _job, chunk: published.append(chunk))
     tone = (0.5 * np.sin(np.arange(2400) * 0.3)).astype(np.float32)
     assert delivery.take(tone) and delivery.watch is not None and delivery.watch.onset is not None
     called = python_calls_of(lambda: delivery.take(tone[:480].copy()))
-    assert called == ["take", "_deliver", "to_pcm16", "__init__", "<lambda>"]  # no `feed`, no `is_set`
+    assert called == ["take", "to_pcm16", "__init__", "<lambda>"]  # no `feed`, `_deliver` or `is_set`
     assert published[-1].samples.size == 480 and published[-1].onset is None
