@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from npu_worker import audio
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs import runner as runner_module
 from npu_worker.jobs.delivery import Delivery
 from npu_worker.jobs.model import AudioChunk, Job, Section, new_job_id
@@ -168,3 +169,32 @@ def test_a_chunk_past_the_onset_is_taken_and_delivered_in_one_call_of_delivery()
     called = python_calls_of(lambda: delivery.take(tone[:480].copy()))
     assert called == ["take", "to_pcm16", "__init__", "<lambda>"]  # no `feed`, `_deliver` or `is_set`
     assert published[-1].samples.size == 480 and published[-1].onset is None
+
+
+async def test_a_previews_chunks_past_the_urgent_bound_go_to_the_later_window_without_hand_over_audio(
+    worker, monkeypatch
+) -> None:
+    client = await worker(ToneEngine(chunk_seconds=0.1))  # 2 s of audio in 0.1 s chunks
+    handoff = client.app[SCHEDULER_KEY].journal.handoff
+    handed: list[bool] = []
+    later: list[int] = []
+    real_hand_over, waiting = runner_module.Runner.hand_over_audio, handoff.later
+
+    def hand_over(self: Any, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
+        handed.append(urgent)
+        real_hand_over(self, job, chunk, urgent)
+
+    def call_later(callback: Any, argument: Any, within: float) -> None:
+        later.append(argument.samples.size)
+        waiting(callback, argument, within)
+
+    monkeypatch.setattr(runner_module.Runner, "hand_over_audio", hand_over)
+    monkeypatch.setattr(handoff, "later", call_later)
+    ws = await connect(client)
+    try:
+        heard = await run_request(ws, batch("가" * 100))
+    finally:
+        await ws.close()
+    assert heard.done["ok_count"] == 1 and len(heard.section_pcm(0)) == 2 * 48000  # nothing lost
+    assert handed and all(handed)  # only the urgent chunks through `hand_over_audio`, a call each
+    assert len(later) == 20 - len(handed) and sum(later) == 48000 - 2400 * len(handed)

@@ -26,6 +26,7 @@ class AudioHandover:
     stats: Stats
     observer: SchedulerObserver
     urgent_samples: float  # URGENT_AUDIO_SECONDS at the loaded engine's rate (set by `Runner`)
+    hands_over_to_loop = True  # False: every chunk goes through `hand_over_audio` (the cluster runner's)
 
     def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
         first = job.first_audio_at is None and chunk.samples.size > 0
@@ -34,7 +35,10 @@ class AudioHandover:
         if job.stream_audio:
             urgent = job.handed_over_samples < self.urgent_samples
             job.handed_over_samples += int(chunk.samples.size)
-            self.hand_over_audio(job, chunk, urgent)
+            if urgent or not self.hands_over_to_loop:
+                self.hand_over_audio(job, chunk, urgent)
+            else:  # most of a preview's chunks: `hand_over_audio`'s `later`, without its call
+                self.journal.handoff.later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
             if first:  # a listener waits for exactly this: let the loop have the GIL and a core now
                 self.journal.handoff.yield_to_loop(FIRST_AUDIO_YIELD_SECONDS)
 
