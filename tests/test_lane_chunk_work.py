@@ -5,6 +5,7 @@ same values as `np.clip`, without that function's Python dispatch."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 from typing import Any
@@ -16,6 +17,7 @@ from npu_worker import audio
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs import runner as runner_module
 from npu_worker.jobs.delivery import Delivery
+from npu_worker.jobs.loop_handoff import call_soon_unless_closed
 from npu_worker.jobs.model import AudioChunk, Job, Section, new_job_id
 from npu_worker.protocol import SynthParams
 from tests.test_ws_support import batch, connect, run_request
@@ -198,3 +200,13 @@ async def test_a_previews_chunks_past_the_urgent_bound_go_to_the_later_window_wi
     assert heard.done["ok_count"] == 1 and len(heard.section_pcm(0)) == 2 * 48000  # nothing lost
     assert handed and all(handed)  # only the urgent chunks through `hand_over_audio`, a call each
     assert len(later) == 20 - len(handed) and sum(later) == 48000 - 2400 * len(handed)
+
+
+def test_a_lanes_wake_up_of_the_loop_is_asyncios_call_alone_and_nothing_once_it_closed() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        called = python_calls_of(lambda: call_soon_unless_closed(loop, print, "woken"))
+        assert called[:2] == ["call_soon_unless_closed", "call_soon_threadsafe"]  # no `suppress` around it
+    finally:
+        loop.close()
+    call_soon_unless_closed(loop, print, "late")  # a closed loop: nothing, and no RuntimeError
