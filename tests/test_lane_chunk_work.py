@@ -5,14 +5,19 @@ same values as `np.clip`, without that function's Python dispatch."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import threading
 from typing import Any
 
 import numpy as np
 import pytest
 
 from npu_worker import audio
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs import runner as runner_module
 from npu_worker.jobs.delivery import Delivery
+from npu_worker.jobs.loop_handoff import call_soon_unless_closed
 from npu_worker.jobs.model import AudioChunk, Job, Section, new_job_id
 from npu_worker.protocol import SynthParams
 from tests.test_ws_support import batch, connect, run_request
@@ -120,3 +125,88 @@ def test_past_the_onset_a_first_sections_chunks_skip_the_trimmer(monkeypatch) ->
     kept = np.concatenate(audio.kept_chunks or [])
     assert kept.size == sum(chunk.samples.size for chunk in published)
     assert np.array_equal(kept[-7200:], np.concatenate(chunks[2:]))
+
+
+def test_a_chunk_asks_the_cancel_without_a_call_and_still_stops_at_it(monkeypatch) -> None:
+    job = streaming_job()
+    delivery = Delivery(job, job.sections[1], 24000, lambda _job, chunk: None)
+    asked: list[int] = []
+    real = threading.Event.is_set
+    monkeypatch.setattr(threading.Event, "is_set", lambda self: asked.append(1) or real(self))
+    chunk = np.full(480, 0.25, np.float32)
+    assert all(delivery.take(chunk) for _ in range(5))
+    assert asked == []  # `is_set` was one Python call a chunk
+    cancelling = threading.Thread(target=job.cancel_requested.set)
+    cancelling.start()
+    cancelling.join()
+    assert not delivery.take(chunk)  # the next chunk after the cancel stops the engine, as before
+    monkeypatch.undo()
+    assert job.cancel_requested.is_set() and job.cancel_requested.wait(0)  # an Event for its waiters
+    job.cancel_requested.clear()
+    assert not job.cancel_requested.requested and delivery.take(chunk)
+
+
+def python_calls_of(work: Any) -> list[str]:
+    """The Python functions (not builtins) that `work()` calls, in order, by name (not `work` itself)."""
+    called: list[str] = []
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(hook)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return called[1:]
+
+
+def test_a_chunk_past_the_onset_is_taken_and_delivered_in_one_call_of_delivery() -> None:
+    job = streaming_job()
+    published: list[AudioChunk] = []
+    delivery = Delivery(job, job.sections[1], 24000, lambda _job, chunk: published.append(chunk))
+    tone = (0.5 * np.sin(np.arange(2400) * 0.3)).astype(np.float32)
+    assert delivery.take(tone) and delivery.watch is not None and delivery.watch.onset is not None
+    called = python_calls_of(lambda: delivery.take(tone[:480].copy()))
+    assert called == ["take", "to_pcm16", "__init__", "<lambda>"]  # no `feed`, `_deliver` or `is_set`
+    assert published[-1].samples.size == 480 and published[-1].onset is None
+
+
+async def test_a_previews_chunks_past_the_urgent_bound_go_to_the_later_window_without_hand_over_audio(
+    worker, monkeypatch
+) -> None:
+    client = await worker(ToneEngine(chunk_seconds=0.1))  # 2 s of audio in 0.1 s chunks
+    handoff = client.app[SCHEDULER_KEY].journal.handoff
+    handed: list[bool] = []
+    later: list[int] = []
+    real_hand_over, waiting = runner_module.Runner.hand_over_audio, handoff.later
+
+    def hand_over(self: Any, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
+        handed.append(urgent)
+        real_hand_over(self, job, chunk, urgent)
+
+    def call_later(callback: Any, argument: Any, within: float) -> None:
+        later.append(argument.samples.size)
+        waiting(callback, argument, within)
+
+    monkeypatch.setattr(runner_module.Runner, "hand_over_audio", hand_over)
+    monkeypatch.setattr(handoff, "later", call_later)
+    ws = await connect(client)
+    try:
+        heard = await run_request(ws, batch("가" * 100))
+    finally:
+        await ws.close()
+    assert heard.done["ok_count"] == 1 and len(heard.section_pcm(0)) == 2 * 48000  # nothing lost
+    assert handed and all(handed)  # only the urgent chunks through `hand_over_audio`, a call each
+    assert len(later) == 20 - len(handed) and sum(later) == 48000 - 2400 * len(handed)
+
+
+def test_a_lanes_wake_up_of_the_loop_is_asyncios_call_alone_and_nothing_once_it_closed() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        called = python_calls_of(lambda: call_soon_unless_closed(loop, print, "woken"))
+        assert called[:2] == ["call_soon_unless_closed", "call_soon_threadsafe"]  # no `suppress` around it
+    finally:
+        loop.close()
+    call_soon_unless_closed(loop, print, "late")  # a closed loop: nothing, and no RuntimeError

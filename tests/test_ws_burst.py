@@ -15,8 +15,8 @@ from aiohttp._websocket.writer import WebSocketWriter
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import to_pcm16
 from npu_worker.engine.base import SynthesisRequest
+from npu_worker.jobs.audio_handover import LATER_AUDIO_SECONDS, URGENT_AUDIO_SECONDS
 from npu_worker.jobs.model import AudioChunk, LogEntry
-from npu_worker.jobs.runner import LATER_AUDIO_SECONDS, URGENT_AUDIO_SECONDS
 from npu_worker.ws_server.burst import BURST_BYTES, Burst, frame_header
 from tests.test_ws_support import AiohttpWs, batch, connect, live_job, receive_until_done
 from tests.timing import seconds
@@ -213,9 +213,9 @@ async def test_a_preview_s_ok_and_done_join_the_window_its_last_chunks_wait_in(w
     `ok` and `done`, appended right after them, each woke the loop at once instead (one wake-up more
     a preview, for nothing a listener could act on sooner). They now go with that window's drain, in
     order. (The window is made 0.3 s long here, so no stall of the engine thread can end it first.)"""
-    from npu_worker.jobs import runner
+    from npu_worker.jobs import audio_handover
 
-    monkeypatch.setattr(runner, "LATER_AUDIO_SECONDS", 0.3)
+    monkeypatch.setattr(audio_handover, "LATER_AUDIO_SECONDS", 0.3)
     engine = PacedTone()
     client = await worker(engine)
     handoff = client.app[SCHEDULER_KEY].journal.handoff
@@ -247,9 +247,9 @@ async def test_a_preview_s_later_chunks_wait_in_a_window_its_last_urgent_chunk_o
     """The drain of a preview's last urgent chunk opens the window its later chunks wait in: the first
     of them had woken the loop only to arm that window's timer (one wake-up a preview). The stream is
     the same. (The window is 0.3 s long here, so no stall of the engine thread can end it first.)"""
-    from npu_worker.jobs import runner
+    from npu_worker.jobs import audio_handover
 
-    monkeypatch.setattr(runner, "LATER_AUDIO_SECONDS", 0.3)
+    monkeypatch.setattr(audio_handover, "LATER_AUDIO_SECONDS", 0.3)
     engine = PacedTone()
     client = await worker(engine)
     handoff = client.app[SCHEDULER_KEY].journal.handoff

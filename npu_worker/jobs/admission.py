@@ -245,7 +245,7 @@ class Admission:
             left = self._open.pop(job.id, 1) - 1
             if left:
                 self._open[job.id] = left
-            finished = (job.cancel_requested.is_set() or not job.pending) and not left
+            finished = (job.cancel_requested.requested or not job.pending) and not left
             if finished and job in self._active:
                 self._dequeue(job)
             self._wake_if_work(job)  # the job's next section may go to either lane now
@@ -286,7 +286,7 @@ class Admission:
     def _lane_takes(self, job: Job) -> bool:
         """A waiting lane would take a section of `job` now (`_lane_work`'s rules for one job)."""
         wanted = job.preview and ((job.stream_audio and not self._engine_waiting) or bool(self._running))
-        free = not job.cancel_requested.is_set() and not self._open.get(job.id)
+        free = not job.cancel_requested.requested and not self._open.get(job.id)
         return wanted and free and _next_of(job) is not None
 
     def _any_takeable(self) -> bool:
@@ -298,7 +298,7 @@ class Admission:
     def _takeable(self, job: Job) -> bool:
         """`job` has a section a waiting thread could take now (`_pick` passes over the others)."""
         return (
-            not job.cancel_requested.is_set() and not _among(job, self._beside) and _next_of(job) is not None
+            not job.cancel_requested.requested and not _among(job, self._beside) and _next_of(job) is not None
         )
 
     def _lends(self, running: Job) -> bool:
@@ -315,7 +315,7 @@ class Admission:
         best_key: tuple[bool, bool, bool, int] | None = None
         picked: Section | None = None
         for job in self._active:
-            if job.cancel_requested.is_set() or _among(job, self._beside):
+            if job.cancel_requested.requested or _among(job, self._beside):
                 continue
             if self._tick - job.last_served >= PASSED_OVER_LIMIT:  # waited long enough: oldest first
                 key = (False, False, False, job.last_served)
@@ -333,7 +333,7 @@ class Admission:
         """The first-served waiting preview that `wanted` accepts and no lane is running a section of."""
         best: tuple[Job, Section] | None = None
         for job in self._active:
-            if not wanted(job) or job.cancel_requested.is_set() or self._open.get(job.id):
+            if not wanted(job) or job.cancel_requested.requested or self._open.get(job.id):
                 continue
             section = _next_of(job)
             if section is not None and (best is None or _served_key(job) < _served_key(best[0])):

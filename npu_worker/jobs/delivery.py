@@ -74,32 +74,36 @@ class Delivery:
     def trimmed(self) -> bool:
         return self.trimmer is not None and self.trimmer.trimmed_samples > 0
 
-    def feed(self, chunk: np.ndarray) -> None:
-        self.raw.append(chunk)
-        if self.trimmer is not None:
-            if self.kept and self.trimmer.onset_in_output is not None:  # past the onset: as it is,
-                self._deliver(chunk, None)  # as the trimmer would hand it back (no call of it a chunk)
-                return
-            out = self.trimmer.feed(chunk)
-            onset = self.trimmer.onset_in_output if out.size and not self.kept else None
-            self._deliver(out, onset)
-            return
-        onset = None
-        if self.watch is not None and self.watch.onset is None:
-            start = self.watch.fed
-            found = self.watch.feed(chunk)
-            onset = None if found is None else found - start
-        self._deliver(chunk, onset)
-
     def take(self, chunk: np.ndarray) -> bool:
         """One engine chunk in; False once the job is cancelled (stop the engine). An empty chunk only
-        marks a step boundary (a decoder call done)."""
-        if self.job.cancel_requested.is_set():
+        marks a step boundary (a decoder call done). Kept, trimmed or onset-watched and delivered in
+        this one call: a `feed` and a `_deliver` of their own were two more Python calls a chunk
+        (benchmarks/SERVER_OVERHEAD.md, stop 54); `_deliver` is the trimmer's flush's at the end."""
+        if self.job.cancel_requested.requested:
             return False
         if chunk.__class__ is not np.ndarray or chunk.dtype != np.float32 or chunk.ndim != 1:
             chunk = np.asarray(chunk, dtype=np.float32).reshape(-1)  # (espeak's are 1-D float32 already)
-        if chunk.size:
-            self.feed(chunk)
+        if not chunk.size:
+            return True
+        self.raw.append(chunk)
+        onset = None
+        trimmer = self.trimmer
+        if trimmer is not None:
+            if not self.kept or trimmer.onset_in_output is None:  # (past the onset: as it is, as the
+                out = trimmer.feed(chunk)  # trimmer would hand it back, with no call of it a chunk)
+                if not out.size:
+                    return True
+                onset = trimmer.onset_in_output if not self.kept else None
+                chunk = out
+            self.kept.append(chunk)
+        elif self.watch is not None and self.watch.onset is None:
+            start = self.watch.fed
+            found = self.watch.feed(chunk)
+            onset = None if found is None else found - start
+        job = self.job
+        if job.stream_audio or job.first_audio_at is None:  # (as `_deliver`)
+            pcm16 = to_pcm16(chunk) if job.pcm16_listener else None  # here, not on the loop
+            self.publish(job, AudioChunk(self.section.idx, chunk, onset, pcm16))
         return True
 
     def finish(self, key: str, hit: bytes | None) -> SectionAudio:
@@ -110,6 +114,7 @@ class Delivery:
         return SectionAudio(self.raw, kept, self.rate, self.trimmed, key, hit)
 
     def _deliver(self, samples: np.ndarray, onset: int | None) -> None:
+        """What `take` does past the trimmer, for the trimmer's held-back tail."""
         if samples.size == 0 and onset is None:
             return
         if self.trimmer is not None:

@@ -47,7 +47,7 @@ class JobEnding(Readiness):
         if job.persisted and job.stopped_by_shutdown:
             log.info("shutdown: job %s left to resume at the next start", job.id)
             return
-        cancelled = job.cancel_requested.is_set()
+        cancelled = job.cancel_requested.requested
         elapsed = round(job.seconds_since_created(self.clock()), 3)
         assert self.journal is not None
         done = Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled)

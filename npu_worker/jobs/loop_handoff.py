@@ -6,7 +6,6 @@ a preview's later audio share one (split out of `journal.py`, whose append publi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -16,9 +15,13 @@ def call_soon_unless_closed(
     loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *arguments: Any
 ) -> None:
     """`callback` on the loop from another thread; nothing once the loop has closed (the app ended:
-    nobody is left to take it). A look at `is_closed` first still raced a loop closing right after."""
-    with contextlib.suppress(RuntimeError):  # "Event loop is closed", however late it closed
+    nobody is left to take it). A look at `is_closed` first still raced a loop closing right after.
+    A `try`, not `contextlib.suppress`: its three Python calls came with every wake-up of the loop by
+    an engine lane (benchmarks/SERVER_OVERHEAD.md, stop 54)."""
+    try:
         loop.call_soon_threadsafe(callback, *arguments)
+    except RuntimeError:  # "Event loop is closed", however late it closed
+        pass
 
 
 _drain_local = threading.local()  # the flushes due once the drain running on this thread has run

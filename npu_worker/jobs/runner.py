@@ -30,27 +30,21 @@ from ..protocol import (
     check_text,
 )
 from .admission import Admission
+from .audio_handover import URGENT_AUDIO_SECONDS, AudioHandover
 from .cache import SynthesisCache
 from .delivery import Delivery, SectionAudio, chunks_of
 from .finisher import Finisher
 from .job_bytes import JobBytes
 from .journal import Journal
-from .model import AudioChunk, Job, Section
+from .model import Job, Section
 from .observer import SchedulerObserver
 from .preview_lanes import PreviewLanes
-from .stats import Stats, record_first_audio
+from .stats import Stats
 
 log = logging.getLogger(__name__)
 
-FIRST_AUDIO_YIELD_SECONDS = 0.005  # at most this long the engine waits for the loop to take a first chunk
-# A streaming job's first audio wakes the loop at once; once this much has been handed over (more than
-# the first frames of any schedule: 40 + 80 + 160 ms by default), a chunk may wait LATER_AUDIO_SECONDS
-# for the loop to take it with the next ones (benchmarks/SERVER_OVERHEAD.md, 2026-12-05 night).
-URGENT_AUDIO_SECONDS = 0.5
-LATER_AUDIO_SECONDS = 0.003
 
-
-class Runner:
+class Runner(AudioHandover):
     # Serve waiting previews at the step boundaries of a batch section, when the engine says it can
     # pause a section (`preemptible`): its stream is a generator that keeps its own state, so the
     # paused section resumes where it was and makes the same samples. The cluster runner does not.
@@ -364,7 +358,7 @@ class Runner:
             push(request, delivery.take)
         else:
             self._pull(job, delivery, source or engine.stream(request), pausable)
-        if job.cancel_requested.is_set():
+        if job.cancel_requested.requested:
             return None
         return delivery.finish(key, hit)
 
@@ -374,17 +368,17 @@ class Runner:
         (`Interrupted`) ends the section as the cancel it was. A cancel that came before the stream
         was made found no call to stop (`interrupt` marks only a made stream's): none is started."""
         try:
-            if job.cancel_requested.is_set():
+            if job.cancel_requested.requested:
                 return
             for chunk in source:
                 if not delivery.take(chunk):
                     return
                 if pausable:
                     self._serve_waiting_previews(job)
-                    if job.cancel_requested.is_set():  # cancelled while it was paused: no further step
+                    if job.cancel_requested.requested:  # cancelled while it was paused: no further step
                         return
         except Interrupted:
-            if not job.cancel_requested.is_set():
+            if not job.cancel_requested.requested:
                 raise
         finally:
             close = getattr(source, "close", None)
@@ -400,29 +394,6 @@ class Runner:
             made = self.run_section(preview, section)
             self._section_ended(preview, made)
             self.paused_seconds += time.monotonic() - started
-
-    def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
-        first = job.first_audio_at is None and chunk.samples.size > 0
-        if first:
-            record_first_audio(job, self.stats, self.observer)
-        if job.stream_audio:
-            urgent = job.handed_over_samples < self.urgent_samples
-            job.handed_over_samples += int(chunk.samples.size)
-            self.hand_over_audio(job, chunk, urgent)
-            if first:  # a listener waits for exactly this: let the loop have the GIL and a core now
-                self.journal.handoff.yield_to_loop(FIRST_AUDIO_YIELD_SECONDS)
-
-    def hand_over_audio(self, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
-        """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis):
-        at once while the listener waits for its first frames, else within LATER_AUDIO_SECONDS, with
-        the chunks and events that come meanwhile (one wake-up of the loop, one burst on a socket); the
-        last urgent chunk's drain opens that window, so the chunks past it wake the loop only to drain it."""
-        if urgent and job.handed_over_samples >= self.urgent_samples:  # the last
-            self.journal.handoff.then_later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
-        elif urgent:
-            self.journal.handoff(job.publish_audio, chunk)
-        else:
-            self.journal.handoff.later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
 
 
 def _now(work: Callable[..., object], *args: object) -> None:

@@ -55,6 +55,7 @@ class ClusterRunner(Runner):
 
     journal: RedisJournal
     preempts = False  # one attempt id per run (`attempt`): sections never nest here
+    hands_over_to_loop = False  # every chunk to its PCM stream in Redis (`hand_over_audio`)
     pcm: PcmPublisher | None = None
     attempt = ""
     writes_for = ""  # the node whose files this one writes (itself, when it is a `both` node)

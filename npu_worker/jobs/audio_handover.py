@@ -1,0 +1,55 @@
+"""A streaming job's audio from the engine lane to its listeners on the event loop: its first chunks at
+once, the later ones within a few ms of each other, sharing one wake-up of the loop (split out of
+`runner.py`, whose `Runner` hands them over; the cluster runner's own `hand_over_audio` sends them to
+Redis instead).
+"""
+
+from __future__ import annotations
+
+from .journal import Journal
+from .model import AudioChunk, Job
+from .observer import SchedulerObserver
+from .stats import Stats, record_first_audio
+
+FIRST_AUDIO_YIELD_SECONDS = 0.005  # at most this long the engine waits for the loop to take a first chunk
+# A streaming job's first audio wakes the loop at once; once this much has been handed over (more than
+# the first frames of any schedule: 40 + 80 + 160 ms by default), a chunk may wait LATER_AUDIO_SECONDS
+# for the loop to take it with the next ones (benchmarks/SERVER_OVERHEAD.md, 2026-12-05 night).
+URGENT_AUDIO_SECONDS = 0.5
+LATER_AUDIO_SECONDS = 0.003
+
+
+class AudioHandover:
+    """The engine lane's half of a streaming job's audio: `publish_audio` is `Delivery`'s publish."""
+
+    journal: Journal
+    stats: Stats
+    observer: SchedulerObserver
+    urgent_samples: float  # URGENT_AUDIO_SECONDS at the loaded engine's rate (set by `Runner`)
+    hands_over_to_loop = True  # False: every chunk goes through `hand_over_audio` (the cluster runner's)
+
+    def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
+        first = job.first_audio_at is None and chunk.samples.size > 0
+        if first:
+            record_first_audio(job, self.stats, self.observer)
+        if job.stream_audio:
+            urgent = job.handed_over_samples < self.urgent_samples
+            job.handed_over_samples += int(chunk.samples.size)
+            if urgent or not self.hands_over_to_loop:
+                self.hand_over_audio(job, chunk, urgent)
+            else:  # most of a preview's chunks: `hand_over_audio`'s `later`, without its call
+                self.journal.handoff.later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
+            if first:  # a listener waits for exactly this: let the loop have the GIL and a core now
+                self.journal.handoff.yield_to_loop(FIRST_AUDIO_YIELD_SECONDS)
+
+    def hand_over_audio(self, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
+        """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis):
+        at once while the listener waits for its first frames, else within LATER_AUDIO_SECONDS, with
+        the chunks and events that come meanwhile (one wake-up of the loop, one burst on a socket); the
+        last urgent chunk's drain opens that window, so the chunks past it wake the loop only to drain it."""
+        if urgent and job.handed_over_samples >= self.urgent_samples:  # the last
+            self.journal.handoff.then_later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
+        elif urgent:
+            self.journal.handoff(job.publish_audio, chunk)
+        else:
+            self.journal.handoff.later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
