@@ -15,6 +15,7 @@ import espeakng_loader
 import numpy as np
 import pytest
 
+from npu_worker.engine import espeak_state
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.engine.espeak_lib import get_espeak
@@ -50,6 +51,7 @@ def engine() -> EspeakEngine:
 
 
 def test_the_wheels_library_has_the_statics_that_carry_over():
+    assert get_espeak().version in espeak_state.VERIFIED
     assert get_espeak()._carried.repeatable  # (a stripped build would not be: the tests below say so)
 
 
@@ -120,6 +122,16 @@ def test_a_file_whose_exported_functions_agree_but_is_another_build_or_points_el
     ).repeatable  # the file itself: still trusted
     carried = CarriedState(library, doctored(tmp_path, change))
     assert not carried.repeatable and carried._saved == []
+
+
+def test_another_espeak_release_is_left_alone(monkeypatch):
+    """Statics of the same names and size in a release whose source was not read may mean something
+    else: nothing is written (it was, for any release whose symbols matched)."""
+    library = get_espeak()._lib
+    path = espeakng_loader.get_library_path()
+    assert CarriedState(library, path).repeatable
+    monkeypatch.setattr(espeak_state, "VERIFIED", ("1.51",), raising=False)  # (as if 1.52.0 were unread)
+    assert not CarriedState(library, path).repeatable
 
 
 def test_the_same_text_twice_in_one_process_is_the_same_pcm(engine):

@@ -17,7 +17,8 @@ Nothing is read or written unless the file is the build loaded and every address
 writable memory: the file's GNU build id must be in memory where the file says (a file of another build
 whose exported functions sat at the same offsets had its statics' offsets written to), each static
 must lie inside its section and inside a writable mapping of /proc/self/maps (a symbol pointing
-elsewhere had 4 bytes of code or another object written over). A build without a build id is left alone.
+elsewhere had 4 bytes of code or another object written over). A build without a build id is left alone,
+and so is a release of espeak-ng whose source was not read for these statics (`VERIFIED`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ from dataclasses import dataclass
 # The statics that carry over (function statics of `Wavegen` and `AdvanceParameters`: GCC names them
 # "name.N", clang "function.name"); every one must be found, or none is reset.
 CARRIED = ("Flutter_ix", "agc", "h_switch_sign", "cycle_count", "amplitude2", "maxh", "maxh2")
+# The espeak-ng releases whose wavegen.c was read for what these statics do: each bounds a loop over a
+# fixed table, indexes one after a range check, counts, or scales a sample, so its value at load is
+# safe at any synthesis' start. Another release's statics of the same names (and size) may mean
+# something else: they are left alone until its source is read too (the repeatability test says so).
+VERIFIED = ("1.52.0",)
 ALSO = ("espeak_rand_state",)  # common.c's generator (Klatt's noise): reset where the build has it
 # Exported functions: each one's address in the process less its value in the file is where the file
 # was loaded; they must agree (a file that is not the one loaded is left alone)
@@ -142,6 +148,9 @@ class CarriedState:
 
     def __init__(self, library: ctypes.CDLL, path: str) -> None:
         self._saved: list[tuple[int, bytes]] = []
+        info = library.espeak_Info(None)  # (the version string, before any other call: it reads no state)
+        if not isinstance(info, bytes) or info.decode("ascii", "replace").strip() not in VERIFIED:
+            return
         try:
             symbols, build_id = _symbols(path)
         except (OSError, ValueError, IndexError, struct.error):  # (not an ELF file this reads)
