@@ -7,16 +7,20 @@ the first render and differed from its first voiced sound on (`engine/espeak_sta
 from __future__ import annotations
 
 import hashlib
+import shutil
+import struct
 import sys
 
+import espeakng_loader
 import numpy as np
 import pytest
 
+from npu_worker.engine import espeak_state
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.engine.espeak_lib import get_espeak
 from npu_worker.engine.espeak_process import EspeakProcessEngine
-from npu_worker.engine.espeak_state import CarriedState
+from npu_worker.engine.espeak_state import CarriedState, _symbols
 from tests import espeak_children
 
 child_engine = espeak_children.engine  # the fixture: this module's own loaded espeak child
@@ -47,6 +51,7 @@ def engine() -> EspeakEngine:
 
 
 def test_the_wheels_library_has_the_statics_that_carry_over():
+    assert get_espeak().version in espeak_state.VERIFIED
     assert get_espeak()._carried.repeatable  # (a stripped build would not be: the tests below say so)
 
 
@@ -57,6 +62,76 @@ def test_a_file_that_is_not_the_loaded_library_is_never_written_by(tmp_path):
     library = get_espeak()._lib
     for path in (sys.executable, str(tmp_path / "text"), str(tmp_path / "missing")):
         assert not CarriedState(library, path).repeatable, path
+
+
+def doctored(tmp_path, change) -> str:
+    """A copy of the loaded library file with `change(data, symbols, build_id)` made to its bytes."""
+    source = espeakng_loader.get_library_path()
+    copy = str(tmp_path / "libespeak-ng.so")
+    shutil.copyfile(source, copy)
+    data = bytearray(open(copy, "rb").read())
+    symbols, build_id = _symbols(copy)
+    assert build_id is not None
+    change(data, symbols, build_id)
+    open(copy, "wb").write(data)
+    return copy
+
+
+def entry(data: bytearray, symbols, prefix: str) -> int:
+    """Where in the file the symbol table entry of the 4-byte static named `prefix`... starts."""
+    (value,) = {s.value for name, listed in symbols.items() if name.startswith(prefix + ".") for s in listed}
+    at = data.find(struct.pack("<QQ", value, 4))
+    assert at > 0 and data.find(struct.pack("<QQ", value, 4), at + 1) < 0
+    return at - 8  # (st_name, st_info, st_other, st_shndx come first)
+
+
+def another_build(data, symbols, build_id):
+    """The same code at the same offsets (the anchors agree), another build id: another build."""
+    at = data.find(build_id[1])
+    data[at] ^= 0xFF
+
+
+def flutter_in_code(data, symbols, build_id):
+    """Flutter_ix said to be at espeak_Synth's first instruction (in its writable section still)."""
+    (synth,) = {symbol.value for symbol in symbols["espeak_Synth"]}
+    struct.pack_into("<Q", data, entry(data, symbols, "Flutter_ix") + 8, synth)
+
+
+def flutter_in_relro(data, symbols, build_id):
+    """Flutter_ix said to be in .data.rel.ro: a writable section, read-only once relocated (RELRO)."""
+    header = struct.unpack_from("<16sHHIQQQIHHHHHH", data)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, header[6] + 64 * i) for i in range(header[12])]
+    names = sections[header[13]][4]
+    (index,) = [
+        i for i, section in enumerate(sections) if data[names + section[0] :].startswith(b".data.rel.ro\0")
+    ]
+    at = entry(data, symbols, "Flutter_ix")
+    struct.pack_into("<HQ", data, at + 6, index, sections[index][3] + 16)
+
+
+@pytest.mark.parametrize("change", [another_build, flutter_in_code, flutter_in_relro])
+def test_a_file_whose_exported_functions_agree_but_is_another_build_or_points_elsewhere(tmp_path, change):
+    """A file with the loaded library's exported functions at the same offsets was trusted: another
+    build's statics (its build id differs), or a symbol in code or in memory made read-only after
+    relocation, had 4 bytes written there before each synthesis (a crash, or another object changed).
+    Now nothing is written unless the build id in memory is the file's and each static is in a
+    writable mapping inside its section."""
+    library = get_espeak()._lib
+    assert CarriedState(
+        library, espeakng_loader.get_library_path()
+    ).repeatable  # the file itself: still trusted
+    carried = CarriedState(library, doctored(tmp_path, change))
+    assert not carried.repeatable and carried._saved == []
+
+
+def test_another_espeak_release_is_left_alone(monkeypatch):
+    """Statics of the same names and size in a release whose source was not read may mean something
+    else: nothing is written (it was, for any release whose symbols matched)."""
+    library = get_espeak()._lib
+    path = espeakng_loader.get_library_path()
+    assert CarriedState(library, path).repeatable
+    monkeypatch.setattr(espeak_state, "VERIFIED", ("1.51",), raising=False)  # (as if 1.52.0 were unread)
+    assert not CarriedState(library, path).repeatable
 
 
 def test_the_same_text_twice_in_one_process_is_the_same_pcm(engine):

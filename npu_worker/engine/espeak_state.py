@@ -12,6 +12,13 @@ The statics are not exported, but the wheel's library keeps its symbol table (`.
 addresses are read from the file that was loaded, their bytes saved before espeak's first call, and
 written back before each synthesis (`reset`). A library without those symbols (a stripped build) is
 left as it was: its audio is not repeatable, as before (`repeatable` says which).
+
+Nothing is read or written unless the file is the build loaded and every address is the library's own
+writable memory: the file's GNU build id must be in memory where the file says (a file of another build
+whose exported functions sat at the same offsets had its statics' offsets written to), each static
+must lie inside its section and inside a writable mapping of /proc/self/maps (a symbol pointing
+elsewhere had 4 bytes of code or another object written over). A build without a build id is left alone,
+and so is a release of espeak-ng whose source was not read for these statics (`VERIFIED`).
 """
 
 from __future__ import annotations
@@ -23,6 +30,11 @@ from dataclasses import dataclass
 # The statics that carry over (function statics of `Wavegen` and `AdvanceParameters`: GCC names them
 # "name.N", clang "function.name"); every one must be found, or none is reset.
 CARRIED = ("Flutter_ix", "agc", "h_switch_sign", "cycle_count", "amplitude2", "maxh", "maxh2")
+# The espeak-ng releases whose wavegen.c was read for what these statics do: each bounds a loop over a
+# fixed table, indexes one after a range check, counts, or scales a sample, so its value at load is
+# safe at any synthesis' start. Another release's statics of the same names (and size) may mean
+# something else: they are left alone until its source is read too (the repeatability test says so).
+VERIFIED = ("1.52.0",)
 ALSO = ("espeak_rand_state",)  # common.c's generator (Klatt's noise): reset where the build has it
 # Exported functions: each one's address in the process less its value in the file is where the file
 # was loaded; they must agree (a file that is not the one loaded is left alone)
@@ -31,7 +43,9 @@ ANCHORS = ("espeak_Synth", "espeak_Initialize", "espeak_SetVoiceByName")
 _ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
 _SECTION = struct.Struct("<IIQQQQIIQQ")
 _SYMBOL = struct.Struct("<IBBHQQ")
-_SHT_SYMTAB, _SHF_WRITE, _STT_OBJECT = 2, 0x1, 1
+_NOTE = struct.Struct("<III")
+_SHT_SYMTAB, _SHT_NOTE, _SHF_WRITE, _SHF_ALLOC, _STT_OBJECT = 2, 7, 0x1, 0x2, 1
+_NT_GNU_BUILD_ID = 3
 
 
 @dataclass(frozen=True)
@@ -40,19 +54,24 @@ class _Symbol:
     size: int
     kind: int
     writable: bool
+    section: tuple[int, int]  # (address, size) of the section it is in: it must lie inside
 
 
-def _symbols(path: str) -> dict[str, list[_Symbol]]:
-    """The symbol table of a 64-bit little-endian ELF file, by name ({} when it has none)."""
+def _symbols(path: str) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | None]:
+    """The symbol table of a 64-bit little-endian ELF file, by name ({} when it has none), and its GNU
+    build id (its address in the loaded image, its bytes)."""
     with open(path, "rb") as file:
         data = file.read()
     if data[:6] != b"\x7fELF\x02\x01":  # (ELF, 64-bit, little-endian)
-        return {}
+        return {}, None
     header = _ELF_HEADER.unpack_from(data)
     offset, count = header[6], header[12]
     sections = [_SECTION.unpack_from(data, offset + index * _SECTION.size) for index in range(count)]
     found: dict[str, list[_Symbol]] = {}
+    build_id = None
     for section in sections:
+        if section[1] == _SHT_NOTE and section[2] & _SHF_ALLOC:
+            build_id = build_id or _build_id(data, section[4], section[5], section[3])
         if section[1] != _SHT_SYMTAB:
             continue
         names = sections[section[6]]  # its string table (sh_link)
@@ -61,8 +80,45 @@ def _symbols(path: str) -> dict[str, list[_Symbol]]:
             end = data.index(b"\0", names[4] + name_at)
             name = data[names[4] + name_at : end].decode("ascii", "replace")
             writable = 0 < index < len(sections) and bool(sections[index][2] & _SHF_WRITE)
-            found.setdefault(name, []).append(_Symbol(value, size, info & 0xF, writable))
+            within = (sections[index][3], sections[index][5]) if writable else (0, 0)
+            found.setdefault(name, []).append(_Symbol(value, size, info & 0xF, writable, within))
+    return found, build_id
+
+
+def _build_id(data: bytes, offset: int, size: int, address: int) -> tuple[int, bytes] | None:
+    """The GNU build id among the notes at `offset` (a section at `address` in memory), or None."""
+    at = offset
+    while at + _NOTE.size <= offset + size:
+        name_size, desc_size, kind = _NOTE.unpack_from(data, at)
+        desc_at = at + _NOTE.size + (name_size + 3) // 4 * 4
+        if kind == _NT_GNU_BUILD_ID and data[at + _NOTE.size : at + _NOTE.size + name_size] == b"GNU\0":
+            desc = data[desc_at : desc_at + desc_size]
+            return (address + desc_at - offset, desc) if len(desc) == desc_size > 0 else None
+        at = desc_at + (desc_size + 3) // 4 * 4
+    return None
+
+
+def _mappings() -> list[tuple[int, int, str]]:
+    """This process's mappings: (start, end, permissions), from /proc/self/maps ([] without it)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            lines = maps.read().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        span, permissions = line.split()[:2]
+        start, end = span.split("-")
+        found.append((int(start, 16), int(end, 16), permissions))
     return found
+
+
+def _mapped(mappings: list[tuple[int, int, str]], address: int, length: int, mode: str) -> bool:
+    """[address, address + length) lies in one mapping that allows `mode` ("r", "rw")."""
+    return any(
+        start <= address and address + length <= end and permissions.startswith(mode)
+        for start, end, permissions in mappings
+    )
 
 
 def _static(symbols: dict[str, list[_Symbol]], wanted: str) -> _Symbol | None:
@@ -72,7 +128,10 @@ def _static(symbols: dict[str, list[_Symbol]], wanted: str) -> _Symbol | None:
         for name, listed in symbols.items()
         if wanted in (name, name.split(".", 1)[0], name.rsplit(".", 1)[-1])
         for symbol in listed
-        if symbol.kind == _STT_OBJECT and symbol.size == 4 and symbol.writable
+        if symbol.kind == _STT_OBJECT
+        and symbol.size == 4
+        and symbol.writable
+        and symbol.section[0] <= symbol.value <= symbol.value + 4 <= sum(symbol.section)
     ]
     return matches[0] if len(matches) == 1 else None
 
@@ -89,19 +148,32 @@ class CarriedState:
 
     def __init__(self, library: ctypes.CDLL, path: str) -> None:
         self._saved: list[tuple[int, bytes]] = []
+        info = library.espeak_Info(None)  # (the version string, before any other call: it reads no state)
+        if not isinstance(info, bytes) or info.decode("ascii", "replace").strip() not in VERIFIED:
+            return
         try:
-            symbols = _symbols(path)
+            symbols, build_id = _symbols(path)
         except (OSError, ValueError, IndexError, struct.error):  # (not an ELF file this reads)
             return
         bases = {_loaded_at(library, name, symbols) for name in ANCHORS}
-        if len(bases) != 1 or None in bases:
+        if len(bases) != 1 or None in bases or build_id is None:
             return
         base = bases.pop()
         assert base is not None
         found = {name: _static(symbols, name) for name in CARRIED + ALSO}
         if any(found[name] is None for name in CARRIED):
             return
-        for at in sorted(base + symbol.value for symbol in found.values() if symbol is not None):
+        # The build loaded (its build id in memory where the file has it), and every static in its
+        # own writable memory: anything else is another file's word for where they are
+        mappings, (where, expected) = _mappings(), build_id
+        if not _mapped(mappings, base + where, len(expected), "r"):
+            return
+        if ctypes.string_at(base + where, len(expected)) != expected:
+            return
+        addresses = sorted(base + symbol.value for symbol in found.values() if symbol is not None)
+        if not all(_mapped(mappings, at, 4, "rw") for at in addresses):
+            return
+        for at in addresses:
             value = ctypes.string_at(at, 4)
             if self._saved and self._saved[-1][0] + len(self._saved[-1][1]) == at:  # one span, one call
                 self._saved[-1] = (self._saved[-1][0], self._saved[-1][1] + value)
