@@ -47,8 +47,8 @@ class PlantedLink(UnfollowedLink):
 
 
 class MovedFolder(UnfollowedLink):
-    """A folder on the path was moved while the walk went through it (`..` came back elsewhere, or
-    could not be opened)."""
+    """A folder on the path was moved while the walk went through it (`..` came back elsewhere), or its
+    `..` cannot be opened (the message says which)."""
 
 
 class TooManyLinks(UnfollowedLink):
@@ -159,14 +159,15 @@ class Walk:
         if back.fd is None and back.info is not None:
             assert left.fd is not None  # `down` closed it for a folder, which is open
             try:
-                fd: int | None = os.open("..", LOOKUP | os.O_DIRECTORY, dir_fd=left.fd)
-            except OSError:  # its `..` cannot be opened now (Linux still opens a removed folder's)
-                fd = None
+                fd = os.open("..", LOOKUP | os.O_DIRECTORY, dir_fd=left.fd)
+            except OSError as exc:  # no search right in it (the system's open is refused too), not a move
+                raise MovedFolder(
+                    f"goes through {left.path}/.., which cannot be opened ({exc.strerror})"
+                ) from None
             finally:
                 close(left)
-            if fd is None or not os.path.samestat(os.fstat(fd), back.info):
-                if fd is not None:
-                    os.close(fd)
+            if not os.path.samestat(os.fstat(fd), back.info):
+                os.close(fd)
                 raise MovedFolder(
                     f"goes through {left.path}, a folder moved elsewhere while the path was resolved"
                 )
