@@ -101,6 +101,8 @@ def resolve_unplanted(path: str) -> str:
                 walk.down(Part(current, info, fd))
                 continue
             try:
+                if shared or planted is not None:
+                    check_hard_linked(current, info.st_nlink)
                 if info.st_uid != me:
                     check_link(
                         current,
@@ -249,6 +251,17 @@ def check_link(
     if shared is not None and owner != shared[0]:
         raise PlantedLink(
             f"goes through {link}, a link that another user (uid {owner}) put in the {shared[1]} folder {folder}"
+        )
+
+
+def check_hard_linked(link: str, names: int) -> None:
+    """PlantedLink for a link with other names (hard links) where another user could have put it: a
+    link's owner says who made it, not who linked it there, and where fs.protected_hardlinks is off
+    anyone may hard-link the worker's own link (an operator's `current -> lectures/alice`) into a
+    shared folder, which the walk then followed as the worker's own."""
+    if names > 1:
+        raise PlantedLink(
+            f"goes through {link}, a link with {names} names (hard links) in a folder another user can write in"
         )
 
 
