@@ -253,13 +253,15 @@ def read_beneath(path: str, roots: Sequence[str], limit: int, *, own: bool, one_
 
 
 def one_name_only(info: os.stat_result, path: str) -> None:
-    """OSError where a caller's file has other names (hard links): anyone may link a file they cannot
-    read into a folder they can write in, where the kernel's fs.protected_hardlinks is off (as in many
-    containers), and the worker then read it for them as if it lay beneath a root (its other name may
-    lie anywhere on that file system)."""
+    """RefWavNotAllowed where a caller's file has other names (hard links): anyone may link a file they
+    cannot read into a folder they can write in, where the kernel's fs.protected_hardlinks is off (as in
+    many containers), and the worker then read it for them as if it lay beneath a root (its other name
+    may lie anywhere on that file system). By name, not an OSError: the engine, which reads the
+    transcript `ref.txt` only as the section runs, said of one so refused "EngineError: reference ...
+    has no transcript: put it in ref.txt beside the wav", of a transcript that was there."""
     if info.st_nlink > 1:
-        raise OSError(
-            errno.EPERM, f"it has {info.st_nlink} names (hard links); a reference must have one", path
+        raise RefWavNotAllowed(
+            f"{path}: it has {info.st_nlink} names (hard links); a reference must have one"
         )
 
 

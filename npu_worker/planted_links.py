@@ -47,8 +47,8 @@ class PlantedLink(UnfollowedLink):
 
 
 class MovedFolder(UnfollowedLink):
-    """A folder on the path was moved while the walk went through it (`..` came back elsewhere, or
-    could not be opened)."""
+    """A folder on the path was moved while the walk went through it (`..` came back elsewhere), or its
+    `..` cannot be opened (the message says which)."""
 
 
 class TooManyLinks(UnfollowedLink):
@@ -101,6 +101,8 @@ def resolve_unplanted(path: str) -> str:
                 walk.down(Part(current, info, fd))
                 continue
             try:
+                if shared or planted is not None:
+                    check_hard_linked(current, info.st_nlink)
                 if info.st_uid != me:
                     check_link(
                         current,
@@ -159,14 +161,15 @@ class Walk:
         if back.fd is None and back.info is not None:
             assert left.fd is not None  # `down` closed it for a folder, which is open
             try:
-                fd: int | None = os.open("..", LOOKUP | os.O_DIRECTORY, dir_fd=left.fd)
-            except OSError:  # its `..` cannot be opened now (Linux still opens a removed folder's)
-                fd = None
+                fd = os.open("..", LOOKUP | os.O_DIRECTORY, dir_fd=left.fd)
+            except OSError as exc:  # no search right in it (the system's open is refused too), not a move
+                raise MovedFolder(
+                    f"goes through {left.path}/.., which cannot be opened ({exc.strerror})"
+                ) from None
             finally:
                 close(left)
-            if fd is None or not os.path.samestat(os.fstat(fd), back.info):
-                if fd is not None:
-                    os.close(fd)
+            if not os.path.samestat(os.fstat(fd), back.info):
+                os.close(fd)
                 raise MovedFolder(
                     f"goes through {left.path}, a folder moved elsewhere while the path was resolved"
                 )
@@ -248,6 +251,17 @@ def check_link(
     if shared is not None and owner != shared[0]:
         raise PlantedLink(
             f"goes through {link}, a link that another user (uid {owner}) put in the {shared[1]} folder {folder}"
+        )
+
+
+def check_hard_linked(link: str, names: int) -> None:
+    """PlantedLink for a link with other names (hard links) where another user could have put it: a
+    link's owner says who made it, not who linked it there, and where fs.protected_hardlinks is off
+    anyone may hard-link the worker's own link (an operator's `current -> lectures/alice`) into a
+    shared folder, which the walk then followed as the worker's own."""
+    if names > 1:
+        raise PlantedLink(
+            f"goes through {link}, a link with {names} names (hard links) in a folder another user can write in"
         )
 
 

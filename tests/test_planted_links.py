@@ -68,6 +68,30 @@ async def test_the_cli_sends_a_planted_link_to_the_worker_which_refuses_it(worke
     assert (theirs / "s00.wav").read_bytes() == b"kept"
 
 
+async def test_the_workers_own_link_hard_linked_into_the_shared_folder_is_refused(worker, tmp_path, shared):
+    """Where fs.protected_hardlinks is off (as in many containers) another user may hard-link the
+    worker's own link, an operator's `current -> another-callers-lecture`, into the shared folder
+    (done here as root, as the kernel then lets anyone): its owner is the worker, so the walk followed
+    it as the worker's own, and /synth replaced the other caller's lecture. The link where the operator
+    put it, in a folder no one else writes in, is still followed."""
+    client = await worker()
+    theirs = tmp_path / "another-callers-lecture"
+    theirs.mkdir()
+    (theirs / "s00.wav").write_bytes(b"kept")
+    (tmp_path / "current").symlink_to(theirs)
+    os.link(tmp_path / "current", shared / "lecture", follow_symlinks=False)
+    body = {"text": "하나", "output_path": str(shared / "lecture" / "s00.wav")}
+    response = await client.post("/synth", json=body)
+    assert response.status == 400
+    answer = await response.json()
+    assert_error_body(answer, "OutputPathNotAllowed")
+    assert f"{shared / 'lecture'}, a link with 2 names (hard links)" in answer["error"], answer
+    assert (theirs / "s00.wav").read_bytes() == b"kept"
+    body = {"text": "하나", "output_path": str(tmp_path / "current" / "s01.wav")}
+    answer = await (await client.post("/synth", json=body)).json()
+    assert answer["status"] == "ok" and answer["wav_path"] == str(theirs / "s01.wav"), answer
+
+
 async def test_a_folder_linked_by_another_user_is_refused(worker, tmp_path, shared):
     client = await worker()
     elsewhere = tmp_path / "elsewhere"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import grp
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -172,3 +174,44 @@ def test_a_folder_moved_while_the_walk_goes_back_out_of_it_is_refused(tmp_path, 
     monkeypatch.setattr(os, "open", open_moving)
     with pytest.raises(RefWavNotAllowed, match="lecture, a folder moved elsewhere while the path was"):
         resolve_ref_wav(str(open_folder / "lecture" / ".." / "voice.wav"), (str(tmp_path),))
+
+
+def as_nobody(call: Callable[[], str]) -> str:
+    """What `call` returns (or the refusal it raises, in words) run by another local user (uid 65534,
+    in a forked child): a worker not run as root."""
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(reader)
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            try:
+                said = call()
+            except Exception as exc:
+                said = str(exc)  # a WorkerError says its name
+            os.write(writer, said.encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as said:
+        answer = said.read().decode()
+    os.waitpid(child, 0)
+    return answer
+
+
+def test_a_folder_the_worker_may_not_search_is_not_said_to_have_moved():
+    """`locked/../voice.wav`, with a worker not run as root that may not search `locked` (another user's,
+    0700): the walk cannot open `..` from it (nor can the system open that path), and the refusal said
+    "a folder moved elsewhere while the path was resolved" of a folder no one had moved."""
+    base = Path(tempfile.mkdtemp(prefix="npu-worker-test-", dir="/tmp"))  # one that user may pass through
+    try:
+        base.chmod(0o755)
+        (base / "locked").mkdir(mode=0o700)
+        (base / "voice.wav").write_bytes(b"RIFF")
+        said = as_nobody(lambda: resolve_ref_wav(str(base / "locked" / ".." / "voice.wav"), (str(base),)))
+    finally:
+        shutil.rmtree(base)
+    assert said.startswith("RefWavNotAllowed: ref_wav goes through"), said
+    assert f"{base}/locked/.., which cannot be opened (Permission denied)" in said, said
+    assert "moved" not in said, said

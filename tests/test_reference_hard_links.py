@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker.engine.base import Voice
+from npu_worker.engine.zipvoice.prompt import load_reference, transcript_for
 from npu_worker.paths import PathPolicy
 from npu_worker.protocol import RefWavNotAllowed
 from tests.test_http_bad_input import assert_error_body
@@ -44,7 +46,26 @@ def test_a_reference_hard_linked_after_admission_is_not_read(linked, tmp_path):
     policy = PathPolicy((str(root),), str(tmp_path / "state"))
     with pytest.raises(RefWavNotAllowed, match="2 names"):
         policy.check_ref_wav(str(ref))
-    with pytest.raises(OSError, match="2 names"):
+    with pytest.raises(RefWavNotAllowed, match="2 names"):
         policy.read_reference(str(ref), 1 << 20)
     os.unlink(tmp_path / "outside" / "secret.wav")  # one name again: the caller's own file
     assert policy.read_reference(str(ref), 1 << 20)[:4] == b"RIFF"
+
+
+def test_a_hard_linked_transcript_is_refused_by_name_when_the_engine_reads_it(tmp_path):
+    """The sidecar `ref.txt` is read only when the section runs: refused there as OSError, the engine
+    said `EngineError: reference ... has no transcript: put it in ref.txt beside the wav`, of a
+    transcript that was there; the same for a wav linked after its check."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir(mode=0o700)
+    (root / "ref.wav").write_bytes(b"RIFF" + bytes(40))
+    (outside / "secret.txt").write_text("the secret")
+    os.link(outside / "secret.txt", root / "ref.txt")
+    policy = PathPolicy((str(root),), str(tmp_path / "state"))
+    voice = Voice(str(root / "ref.wav"), read=policy.read_reference)
+    with pytest.raises(RefWavNotAllowed, match=r"ref\.txt: it has 2 names \(hard links\)"):
+        transcript_for(voice)
+    os.link(root / "ref.wav", outside / "other.wav")
+    with pytest.raises(RefWavNotAllowed, match=r"ref\.wav: it has 2 names \(hard links\)"):
+        load_reference(str(root / "ref.wav"), 24000, policy.read_reference)
