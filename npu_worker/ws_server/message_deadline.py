@@ -29,7 +29,6 @@ The body budget is not paused: a message that does not finish grows in aiohttp's
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -40,6 +39,7 @@ from ..app_keys import BODY_BUDGET_KEY, CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from ..body_budget import BodyBudget, BodyHold
 from ..connection_hooks import bytes_received, tell_received
 from ..protocol import BodyBudgetFull, WorkerError
+from .ping_answers import PingAnswers
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +70,13 @@ def message_deadline(request: web.Request, ws: web.WebSocketResponse) -> Message
     return deadline
 
 
-async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> AsyncIterator[WSMessage]:
+async def messages(
+    ws: web.WebSocketResponse, deadline: MessageDeadline, pings: PingAnswers
+) -> AsyncIterator[WSMessage]:
     """The socket's messages but pings and pongs (`open_socket` turns aiohttp's autoping off): a ping
-    is answered here, and the bytes of both are taken off the deadline's count, since they belong to
-    no message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
+    is answered (`ping_answers.py`: never waited on here, so the read goes on while the peer's buffers
+    are full), and the bytes of both are taken off the deadline's count, since they belong to no
+    message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
     while True:
         deadline.waiting = True  # every byte in since the last message is now an unfinished message's
         message = await ws.receive()
@@ -83,8 +86,7 @@ async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> Asyn
         if message.type in (WSMsgType.PING, WSMsgType.PONG):
             deadline.took_control(CONTROL_FRAME_HEAD + len(message.data))
             if message.type == WSMsgType.PING:
-                with contextlib.suppress(ConnectionError):  # (closing: the loop ends with the next read)
-                    await ws.pong(message.data)
+                pings.answer(message.data)
             continue
         yield message
         del message  # (a whole message, up to --max-body-bytes, is not kept while the next is awaited)
