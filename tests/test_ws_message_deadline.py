@@ -217,3 +217,36 @@ async def trickle_into(sock: socket.socket) -> None:
     while True:
         await asyncio.sleep(0.1)
         await loop.sock_sendall(sock, masked_frame(0x00, b"x"))
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_message_begun_behind_a_whole_one_is_timed(served, path):
+    """Taking a whole message set the count's mark at every byte received so far: the start of the next
+    message, come in the same write (or while the whole one waited its turn), was taken off with it. A
+    first fragment sent right behind a `cancel`, then nothing, kept its socket for ever."""
+    listener = await served(body_timeout=0.5)
+    loop = asyncio.get_running_loop()
+    with socket.socket() as sock:
+        await upgrade(sock, listener.port, path)
+        await until(lambda: listener.guard.open and not listener.guard.waiting, "the handshake")
+        whole = masked_frame(0x81, b'{"type": "cancel"}')
+        await loop.sock_sendall(sock, whole + masked_frame(0x01, b'{"type": "cancel", "pad": "'))
+        await until(lambda: not listener.guard.open, "the connection to be dropped")
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_message_begun_with_the_handshake_is_timed(served, path):
+    """The count started at every byte received when the socket opened: a first fragment sent in the
+    handshake's own write, then nothing, kept its socket for ever."""
+    listener = await served(body_timeout=0.5)
+    loop = asyncio.get_running_loop()
+    with socket.socket() as sock:
+        sock.setblocking(False)
+        await loop.sock_connect(sock, ("127.0.0.1", listener.port))
+        handshake = (
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        await loop.sock_sendall(sock, handshake.encode() + masked_frame(0x01, b'{"type": "cancel", "pad": "'))
+        await until(lambda: listener.guard.open, "the connection")
+        await until(lambda: not listener.guard.open, "the connection to be dropped")
