@@ -13,7 +13,6 @@ frame the worker sends: a peer that takes nothing for 1.5 heartbeat intervals is
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 
 from aiohttp import WSMsgType, web
@@ -57,11 +56,14 @@ class PingAnswers:
         transport.write(frame_header(WSMsgType.PONG, len(payload)) + payload)
 
     async def _drain(self) -> None:
-        with contextlib.suppress(ConnectionError):  # (dropped: the reading loop ends with the close)
+        try:
             while self._request.protocol.writing_paused:
                 await taken(self._request.writer.drain(), self._grace, self._abort)
                 payload, self._newest = self._newest, None
                 if payload is None:
                     break
                 self._write(payload)
-        self._draining = None
+        except ConnectionError:  # dropped, or gone: the reading loop ends with the close
+            pass
+        finally:
+            self._draining = None  # (whatever ended it: the next ping is answered, not only kept)
