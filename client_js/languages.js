@@ -3,7 +3,7 @@
  * field, and a language it does not list said before Play sends anything (the worker refused it with
  * `UnknownLanguage` only once the page had connected and sent the request). Spelled as the worker
  * spells it: case and `_` aside, and a region of a listed language (`ko-KR`) is spoken where `ko` is.
- * A worker that lists none (sovits, an api node, an older one) answers for itself, as before.
+ * A worker that lists none (sovits, an api node whose engine nodes list none, an older one) answers for itself, as before.
  */
 
 export const MAX_LANGUAGES_SHOWN = 500;

@@ -106,6 +106,34 @@ def test_the_walk_finds_the_unmasked_frame_across_any_split():
     assert one_by_one == [None] * (start + 1) + [0]
 
 
+def test_the_walk_counts_the_unfinished_message_across_any_split():
+    """`unfinished` (what the message watch times): the bytes of the data message begun and not
+    finished, its fragments' headers included, the pings between them not; 0 once its last frame is in."""
+
+    def fragment(opcode: int, payload: bytes) -> bytes:  # no FIN
+        whole = frame(opcode, payload, masked=True)
+        return bytes([whole[0] & 0x7F]) + whole[1:]
+
+    begun = fragment(0x1, b"a" * 130) + frame(0x9, b"p" * 125, masked=True) + fragment(0x0, b"b" * 5)
+    ping = len(frame(0x9, b"p" * 125, masked=True))
+    stream = frame(0x1, b"", masked=True) + frame(0x1, b"x" * 300, masked=True) + begun
+    at_end = len(begun) - ping
+    for cut in range(len(stream) + 1):
+        walk = FrameMasks()
+        assert walk.unmasked_at(stream[:cut]) is None and walk.unmasked_at(stream[cut:]) is None
+        assert walk.unfinished == at_end, cut
+    walk = FrameMasks()
+    seen = []
+    for i in range(len(stream)):
+        walk.unmasked_at(stream[i : i + 1])
+        seen.append(walk.unfinished)
+    assert seen[len(stream) - len(begun) - 1] == 0  # the whole messages before it: nothing unfinished
+    assert seen[len(stream) - len(begun) + 5] == 6  # the fragment's first bytes, as they come
+    assert seen[-1] == at_end
+    walk.unmasked_at(frame(0x0, b"c", masked=True))  # the last fragment
+    assert walk.unfinished == 0
+
+
 def test_the_installed_aiohttp_has_every_hook_the_check_needs():
     assert missing_aiohttp_hooks() == []
 

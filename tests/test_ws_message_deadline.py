@@ -177,3 +177,76 @@ async def test_an_idle_socket_that_only_pings_and_pongs_is_kept(served, path):
         await ws.send('{"type": "cancel"}')
         answer = json.loads(await asyncio.wait_for(ws.recv(), seconds(10)))
         assert answer.get("event", answer.get("type")) == "error"  # read and answered: still served
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_pong_the_peer_leaves_untaken_does_not_stop_the_watch(served, path):
+    """The loop that reads the socket answered each ping and waited until the peer took the pong; while
+    it waited, the watch took the socket for busy with a message (only past 64 KiB counted). A peer that
+    pinged without reading until a pong waited, then began a small message and trickled it (each byte
+    putting the heartbeat's ping off), kept its socket for ever."""
+    listener = await served(body_timeout=0.5)
+    loop = asyncio.get_running_loop()
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # (before connecting: a small window)
+        await upgrade(sock, listener.port, path)
+        await until(lambda: listener.guard.open and not listener.guard.waiting, "the handshake")
+        (handler,) = listener.guard.open
+        sent = handler.bytes_received
+        for _ in range(1000):  # 512 pings (64 KiB of pongs) at a time, until a pong waits on the peer
+            burst = masked_ping(b"p" * 125) * 512
+            await loop.sock_sendall(sock, burst)
+            sent += len(burst)
+            await until(lambda: handler.bytes_received >= sent, "the pings read")  # noqa: B023
+            await asyncio.sleep(0.01)  # (the reading loop's turn)
+            if handler._drain_waiter is not None:  # the pongs' writer waits for the peer to take some
+                break
+        else:
+            pytest.fail("no pong ever waited on the peer")
+        await loop.sock_sendall(sock, masked_frame(0x01, b'{"type": "cancel", "pad": "'))  # never ends
+        trickling = asyncio.create_task(trickle_into(sock))
+        try:
+            await until(lambda: not listener.guard.open, "the connection to be dropped")
+        finally:
+            trickling.cancel()
+
+
+async def trickle_into(sock: socket.socket) -> None:
+    """A continuation byte of the unfinished message every 0.1 s."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(0.1)
+        await loop.sock_sendall(sock, masked_frame(0x00, b"x"))
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_message_begun_behind_a_whole_one_is_timed(served, path):
+    """Taking a whole message set the count's mark at every byte received so far: the start of the next
+    message, come in the same write (or while the whole one waited its turn), was taken off with it. A
+    first fragment sent right behind a `cancel`, then nothing, kept its socket for ever."""
+    listener = await served(body_timeout=0.5)
+    loop = asyncio.get_running_loop()
+    with socket.socket() as sock:
+        await upgrade(sock, listener.port, path)
+        await until(lambda: listener.guard.open and not listener.guard.waiting, "the handshake")
+        whole = masked_frame(0x81, b'{"type": "cancel"}')
+        await loop.sock_sendall(sock, whole + masked_frame(0x01, b'{"type": "cancel", "pad": "'))
+        await until(lambda: not listener.guard.open, "the connection to be dropped")
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_message_begun_with_the_handshake_is_timed(served, path):
+    """The count started at every byte received when the socket opened: a first fragment sent in the
+    handshake's own write, then nothing, kept its socket for ever."""
+    listener = await served(body_timeout=0.5)
+    loop = asyncio.get_running_loop()
+    with socket.socket() as sock:
+        sock.setblocking(False)
+        await loop.sock_connect(sock, ("127.0.0.1", listener.port))
+        handshake = (
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        await loop.sock_sendall(sock, handshake.encode() + masked_frame(0x01, b'{"type": "cancel", "pad": "'))
+        await until(lambda: listener.guard.open, "the connection")
+        await until(lambda: not listener.guard.open, "the connection to be dropped")

@@ -175,7 +175,7 @@ def unspoken(lang: str, health: dict[str, Any]) -> LanguageRefused | None:
     """The run's end before it starts: `/health` lists the languages its engine speaks (`languages`) and
     `lang` is none of them, in the worker's spelling (`" KO_kr "` is `ko-kr`, spoken where `ko` is). The
     first request was sent and refused (`UnknownLanguage`) before. A worker that lists none (one that
-    takes any language, an api node, an older one) is asked by the run itself, as before."""
+    takes any language, an api node whose engine nodes list none, an older one) is asked by the run itself, as before."""
     listed = health.get("languages")
     if not isinstance(listed, list) or not all(isinstance(code, str) for code in listed) or not listed:
         return None

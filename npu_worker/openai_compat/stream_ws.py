@@ -41,6 +41,7 @@ from ..ws_server.opening import (
     taken,
     write_burst,
 )
+from ..ws_server.ping_answers import PingAnswers
 from ..ws_server.standing import Standing
 from .core import engine_info, loaded_engine
 from .errors import openai_error, with_param
@@ -366,19 +367,17 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     if isinstance(ws, MaskedFramesResponse):  # a refused frame comes to the loop below, the socket open
         ws.refusals_to_the_route()
     deadline = message_deadline(request, ws)
+    grace = SEND_GRACE_HEARTBEATS * request.app[SETTINGS_KEY].heartbeat_interval
+    pings = PingAnswers(request, ws, grace, drop_untaken(request, ws, grace))
     session = SpeechStreamSession(
-        request,
-        ws,
-        Standing(request, ws),
-        drop_untaken(request, ws, SEND_GRACE_HEARTBEATS * request.app[SETTINGS_KEY].heartbeat_interval),
-        deadline,
+        request, ws, Standing(request, ws), drop_untaken(request, ws, grace), deadline
     )
     sessions = request.app[WS_SESSIONS_KEY]
     sessions.add(session)
     serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")
     serving.add_done_callback(session.served)
     try:
-        async for message in messages(ws, deadline):
+        async for message in messages(ws, deadline, pings):
             deadline.took_message()
             if serving.done():  # session.close served, or the socket broke under a send
                 break
@@ -399,6 +398,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
                 break
     finally:
         deadline.close()
+        pings.close()
         sessions.discard(session)
         serving.cancel()
         await session.close()

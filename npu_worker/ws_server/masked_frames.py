@@ -16,16 +16,25 @@ from aiohttp.web_protocol import RequestHandler
 
 UNMASKED_REASON = "a client frame was not masked (RFC 6455 §5.1)"
 _MASK_BIT = 0x80
+_FIN_BIT = 0x80
+_OPCODE_BITS = 0x0F
+_CONTROL_OPCODES = 0x8  # opcodes from 8 up (close, ping, pong) belong to no message
 _LENGTH_BITS = 0x7F
 _EXTENDED_LENGTH = {126: 2, 127: 8}  # a 7-bit length of 126 or 127: the length follows in 2 or 8 bytes
 
 
 class FrameMasks:
-    """Follows the frames of a byte stream, piece by piece, to find the first one without a mask."""
+    """Follows the frames of a byte stream, piece by piece, to find the first one without a mask, and
+    counts the bytes of the data message that has begun and not finished (`unfinished`: its frames'
+    headers and payloads, not the pings and pongs between them), which the message watch times
+    (`message_deadline.py`: the reader's own count is private)."""
 
     def __init__(self) -> None:
         self._head = b""  # the current frame's header, as far as it has come
         self._payload_left = 0  # bytes of the current frame's payload still to come
+        self._in_message = False  # the current frame is a data frame (text, binary, continuation)
+        self._ends_message = False  # ... and its message's last (FIN)
+        self.unfinished = 0
 
     def unmasked_at(self, data: bytes) -> int | None:
         """Where in `data` the first unmasked frame begins (0 where it began in an earlier piece), or
@@ -36,19 +45,32 @@ class FrameMasks:
                 step = min(self._payload_left, len(data) - pos)
                 self._payload_left -= step
                 pos += step
+                self._count(step)
                 continue
             began = pos - len(self._head)
             while len(self._head) < (size := _header_size(self._head)) and pos < len(data):
                 piece = data[pos : pos + size - len(self._head)]
                 self._head += piece
                 pos += len(piece)
+                if self._head[0] & _OPCODE_BITS < _CONTROL_OPCODES:
+                    self.unfinished += len(piece)
                 if len(self._head) >= 2 and not self._head[1] & _MASK_BIT:
                     return max(began, 0)
             if len(self._head) < _header_size(self._head):
                 return None  # the header goes on in the next piece
             self._payload_left = _payload_length(self._head)
+            self._in_message = self._head[0] & _OPCODE_BITS < _CONTROL_OPCODES
+            self._ends_message = bool(self._head[0] & _FIN_BIT)
             self._head = b""
+            self._count(0)
         return None
+
+    def _count(self, payload: int) -> None:
+        """`payload` more bytes of the current frame came; its message ends with its last one."""
+        if self._in_message:
+            self.unfinished += payload
+            if not self._payload_left and self._ends_message:
+                self.unfinished = 0
 
 
 def _header_size(head: bytes) -> int:
@@ -106,14 +128,14 @@ class _MaskedFramesOnly:
     def __init__(self, reader: Any, messages: Any) -> None:
         self._reader = reader
         self._messages = messages  # the queue the socket's `receive` reads: the error goes there
-        self._walk = FrameMasks()
+        self.walk = FrameMasks()
         self._failed = False
 
     def feed_data(self, data: bytes | bytearray | memoryview) -> tuple[bool, bytes]:
         if self._failed:
             return True, b""
         data = bytes(data)
-        cut = self._walk.unmasked_at(data)
+        cut = self.walk.unmasked_at(data)
         if cut is None:
             return self._reader.feed_data(data)  # type: ignore[no-any-return]
         if cut:
@@ -152,6 +174,8 @@ class _RefusalToTheRoute:
 class MaskedFramesResponse(web.WebSocketResponse):
     """aiohttp's socket, refusing unmasked client frames; what came with the handshake is walked too."""
 
+    frames: FrameMasks | None = None  # the walk, once the handshake is done
+
     def refusals_to_the_route(self) -> None:
         """A frame the reader refuses reaches the route before the socket closes (`_RefusalToTheRoute`);
         the route closes it (with `message.data.code`)."""
@@ -163,6 +187,7 @@ class MaskedFramesResponse(web.WebSocketResponse):
         arrived, connection._message_tail = connection._message_tail, b""  # else fed to aiohttp's reader
         super()._post_start(request, protocol, writer)
         checked = _MaskedFramesOnly(connection._payload_parser, self._reader)
+        self.frames = checked.walk  # (`message_deadline` reads its `unfinished`)
         connection._payload_parser = checked
         if arrived:
             checked.feed_data(arrived)

@@ -4,7 +4,9 @@ aiohttp holds a message's frames until the last one is in (up to `--max-body-byt
 bound on that: a peer that trickles one unfinished message kept up to 8 MiB per socket for as long as it
 liked (20 such sockets: +173 MiB). aiohttp's reader keeps its partial message in private (compiled) state,
 so the watch counts bytes instead: the connection's bytes in (`connection_hooks.bytes_received`) since the handler
-last took a whole message. While the handler waits for its next message, any such byte is an unfinished
+last took a whole message, but for the next message's bytes that had come by then (`FrameMasks.unfinished`,
+the socket's walk of its frame headers: taken off with the whole one, a first fragment sent right behind
+it, or with the handshake, was never timed). While the handler waits for its next message, any such byte is an unfinished
 message's (a whole one would have been handed over); while it is busy with one, whole messages may wait in
 aiohttp's queue, so only more than UNFINISHED_ALLOWANCE of them count. Either for longer than the body
 timeout is a message that does not finish: the socket is closed with 1008 (policy violation), saying so.
@@ -29,7 +31,6 @@ The body budget is not paused: a message that does not finish grows in aiohttp's
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -40,6 +41,8 @@ from ..app_keys import BODY_BUDGET_KEY, CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from ..body_budget import BodyBudget, BodyHold
 from ..connection_hooks import bytes_received, tell_received
 from ..protocol import BodyBudgetFull, WorkerError
+from .masked_frames import FrameMasks
+from .ping_answers import PingAnswers
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +68,20 @@ def message_deadline(request: web.Request, ws: web.WebSocketResponse) -> Message
         closing.close_refusing(request, ws, code, reason)
 
     budget = request.app[BODY_BUDGET_KEY]
-    deadline = MessageDeadline(received, request.app[SETTINGS_KEY].body_timeout, drop, budget)
+    frames = getattr(ws, "frames", None)  # (`MaskedFramesResponse`'s walk: both routes open one)
+    unfinished = (lambda: frames.unfinished) if isinstance(frames, FrameMasks) else None
+    deadline = MessageDeadline(received, request.app[SETTINGS_KEY].body_timeout, drop, budget, unfinished)
     tell_received(request, deadline.received)
     return deadline
 
 
-async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> AsyncIterator[WSMessage]:
+async def messages(
+    ws: web.WebSocketResponse, deadline: MessageDeadline, pings: PingAnswers
+) -> AsyncIterator[WSMessage]:
     """The socket's messages but pings and pongs (`open_socket` turns aiohttp's autoping off): a ping
-    is answered here, and the bytes of both are taken off the deadline's count, since they belong to
-    no message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
+    is answered (`ping_answers.py`: never waited on here, so the read goes on while the peer's buffers
+    are full), and the bytes of both are taken off the deadline's count, since they belong to no
+    message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
     while True:
         deadline.waiting = True  # every byte in since the last message is now an unfinished message's
         message = await ws.receive()
@@ -83,8 +91,7 @@ async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> Asyn
         if message.type in (WSMsgType.PING, WSMsgType.PONG):
             deadline.took_control(CONTROL_FRAME_HEAD + len(message.data))
             if message.type == WSMsgType.PING:
-                with contextlib.suppress(ConnectionError):  # (closing: the loop ends with the next read)
-                    await ws.pong(message.data)
+                pings.answer(message.data)
             continue
         yield message
         del message  # (a whole message, up to --max-body-bytes, is not kept while the next is awaited)
@@ -99,10 +106,14 @@ class MessageDeadline:
         deadline: float,
         drop: Callable[[int, str], object],
         budget: BodyBudget | None = None,
+        unfinished: Callable[[], int] | None = None,
     ) -> None:
         self._received = received or (lambda: 0)
+        # The next message's bytes that have come (`FrameMasks.unfinished`): never taken off the count
+        # with a whole message or a ping (none where the frames are not walked).
+        self._unfinished = unfinished or (lambda: 0)
         self._deadline, self._drop = deadline, drop
-        self._mark = self._received()
+        self._mark = self._received() - self._unfinished()  # (one may have come with the handshake)
         self._over_since: float | None = None
         self._paused = False
         self.waiting = False  # the handler awaits the next message: none waits whole in aiohttp's queue
@@ -114,7 +125,10 @@ class MessageDeadline:
                 self._hold = budget.hold(self._dropped_for_room)
 
     def took_message(self) -> None:
-        self._mark, self._over_since = self._received(), None
+        """A whole message was read: the count starts again, but for the next message's bytes that came
+        already (in the same write, or while this one waited its turn: taken off with it, a first
+        fragment sent right behind a message was never timed)."""
+        self._mark, self._over_since = self._received() - self._unfinished(), None
         if self._hold is not None:
             self._hold.release()
 
@@ -123,7 +137,7 @@ class MessageDeadline:
         bytes received: a message's `took_message` already counted the pings queued behind it (one
         write of a message and 52 KiB of pings let the next unfinished message grow 52 KiB past the
         allowance, unheld and untimed)."""
-        self._mark = min(self._mark + size, self._received())
+        self._mark = min(self._mark + size, self._received() - self._unfinished())
         self.received()
 
     def received(self) -> None:

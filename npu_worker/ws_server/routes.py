@@ -12,6 +12,7 @@ from ..http_compat.metrics import METRICS_KEY
 from .masked_frames import require_aiohttp_hooks
 from .message_deadline import message_deadline, messages
 from .opening import SEND_GRACE_HEARTBEATS, drop_untaken, let_go, open_socket
+from .ping_answers import PingAnswers
 from .schedule import schedule_sizes
 from .standing import Standing
 
@@ -45,6 +46,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     settings = app[SETTINGS_KEY]
     ws = await open_socket(request)
     metrics = app.get(METRICS_KEY)
+    grace = SEND_GRACE_HEARTBEATS * settings.heartbeat_interval  # (a frame the peer takes nothing of)
     session = WsSession(
         request,
         ws,
@@ -53,13 +55,14 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         app[LIMITS_KEY],
         standing=Standing(request, ws),
         count_error=metrics.count_error if metrics is not None else None,
-        abort=drop_untaken(request, ws, SEND_GRACE_HEARTBEATS * settings.heartbeat_interval),
+        abort=drop_untaken(request, ws, grace),
     )
     sessions = app[WS_SESSIONS_KEY]
     sessions.add(session)
     deadline = message_deadline(request, ws)
+    pings = PingAnswers(request, ws, grace, drop_untaken(request, ws, grace))
     try:
-        async for message in messages(ws, deadline):
+        async for message in messages(ws, deadline, pings):
             deadline.took_message()
             if message.type == WSMsgType.TEXT:
                 handling = session.on_text(message.data, time.monotonic())
@@ -75,6 +78,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         log.debug("ws: the peer is gone (%s)", exc)  # its doing, never an internal error with an incident
     finally:
         deadline.close()
+        pings.close()
         sessions.discard(session)
         await session.close()
         let_go(request)

@@ -119,7 +119,8 @@ class Heartbeat:
         if not lists:
             return None
         everywhere = set(lists[0]).intersection(*lists[1:])
-        return [code for code in lists[0] if code in everywhere]
+        return list(dict.fromkeys(code for code in lists[0] if code in everywhere))  # (each once: a planted
+        # list first by name repeated its codes, up to 64 KiB of them, in every /health)
 
     async def read_view(self) -> None:
         view = await self.jobs.cluster_view(ALIVE_WITHIN)
