@@ -10,8 +10,17 @@ import pytest
 
 from npu_worker.app_keys import SETTINGS_KEY
 from npu_worker.bench.cli import main as bench_main
+from npu_worker.config import Settings
 from tests.test_bench_run import base_of
 from tests.tone_engine import ToneEngine
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """espeak-ng on the engine thread (`--no-espeak-process`): bench reads the worker's languages and its
+    refusals, the same either way, and the child each worker started (its own interpreter, numpy, the
+    Korean reader) was most of these tests' CPU. The child's own tests are tests/test_espeak_*.py."""
+    return settings.replace(espeak_process=False)
 
 
 @pytest.mark.parametrize("transport", ["ws", "http", "fragments"])

@@ -37,18 +37,27 @@ def submit_private_lecture(base: str) -> str:
         return str(json.loads(response.read())["job_id"])
 
 
+@pytest.fixture(scope="module")
+def rebinding_browser() -> Any:
+    """Headless Chromium whose resolver answers REBOUND with the loopback, as the attacker's DNS does
+    once the page has loaded; one for the module (each test opens its own page)."""
+    require_chromium()
+    with chromium([f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1"]) as browser:
+        yield browser
+
+
 def read_from(page: Any, origin: str, paths: list[str]) -> list[dict[str, Any]]:
     page.goto(f"{origin}/health")  # any page of that origin; /health answers every name
     return list(page.evaluate(READ, paths))
 
 
-def test_a_page_reached_through_a_rebound_name_cannot_read_jobs_or_audio(settings: Settings) -> None:
-    require_chromium()
-    resolve = f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1"
-    with serve_worker(settings, ToneEngine()) as worker, chromium([resolve]) as browser:
+def test_a_page_reached_through_a_rebound_name_cannot_read_jobs_or_audio(
+    settings: Settings, rebinding_browser: Any
+) -> None:
+    with serve_worker(settings, ToneEngine()) as worker:
         job_id = submit_private_lecture(worker.url)
         paths = ["/jobs", f"/jobs/{job_id}/result", f"/jobs/{job_id}/sections/0/audio"]
-        page = browser.new_page()
+        page = rebinding_browser.new_page()
         port = urlsplit(worker.url).port
 
         rebound = read_from(page, f"http://{REBOUND}:{port}", paths)
@@ -62,14 +71,11 @@ def test_a_page_reached_through_a_rebound_name_cannot_read_jobs_or_audio(setting
         assert job_id in loopback[0]["body"]
 
 
-def test_with_a_token_the_host_is_not_checked_the_token_is(settings: Settings) -> None:
-    require_chromium()
-    resolve = f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1"
-    with (
-        serve_worker(settings.replace(token="s3cret"), ToneEngine()) as worker,
-        chromium([resolve]) as browser,
-    ):
-        page = browser.new_page()
+def test_with_a_token_the_host_is_not_checked_the_token_is(
+    settings: Settings, rebinding_browser: Any
+) -> None:
+    with serve_worker(settings.replace(token="s3cret"), ToneEngine()) as worker:
+        page = rebinding_browser.new_page()
         port = urlsplit(worker.url).port
         answers = read_from(page, f"http://{REBOUND}:{port}", ["/jobs", "/jobs?token=s3cret"])
         assert [answer["status"] for answer in answers] == [401, 200]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.config import Settings
 from npu_worker.config_sources import add_settings_arguments, load_settings
 from npu_worker.jobs.job_bytes import JobBytes
 from npu_worker.jobs.model import KeptJob
@@ -23,6 +24,14 @@ from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
 SHORT = "전압을 측정합니다."  # one espeak-ng section: a few tens of KB of wav
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """espeak-ng on the engine thread (`--no-espeak-process`): these tests count the bytes jobs keep, not
+    where espeak runs, and the child each worker started (its own interpreter, numpy, the Korean reader)
+    was ≈ 0.7 s of CPU a worker, 20 workers here. The child's own tests are tests/test_espeak_*.py."""
+    return settings.replace(espeak_process=False)
 
 
 def held(folder: Path) -> int:

@@ -375,8 +375,11 @@ def test_the_port_line_comes_once_the_socket_takes_connections(tmp_path):
 
 
 def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[LoggedProcess, str]:
-    """`serve` on a free port, once its engine is ready, and what it logged up to then."""
-    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", *args]
+    """`serve` on a free port, once its engine is ready, and what it logged up to then. espeak in the
+    worker's own process (`--no-espeak-process`): what these tests read is said before the engine loads,
+    and the child (its own interpreter, numpy, the Korean reader) was ≈ 0.7 s of CPU a start, 13 starts
+    here; the child's start is test_espeak_early.py's."""
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", "--no-espeak-process", *args]
     command += ["--state-dir", str(tmp_path / "state")]
     environ = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     process = LoggedProcess(command, env=environ)
