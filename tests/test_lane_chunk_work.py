@@ -210,3 +210,28 @@ def test_a_lanes_wake_up_of_the_loop_is_asyncios_call_alone_and_nothing_once_it_
     finally:
         loop.close()
     call_soon_unless_closed(loop, print, "late")  # a closed loop: nothing, and no RuntimeError
+
+
+class TappingRunner(runner_module.Runner):
+    """A runner that hands its audio over somewhere of its own (as the cluster runner sends it to
+    Redis), here a list beside the loop's listeners: it says nothing of `hands_over_to_loop`."""
+
+    tapped: list[int]
+
+    def hand_over_audio(self, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
+        self.tapped.append(int(chunk.samples.size))
+        super().hand_over_audio(job, chunk, urgent)
+
+
+async def test_a_runner_with_its_own_hand_over_gets_every_chunk_not_only_the_urgent_ones(worker) -> None:
+    client = await worker(ToneEngine(chunk_seconds=0.1))  # 2 s of audio in 0.1 s chunks
+    runner = client.app[SCHEDULER_KEY].runner
+    runner.__class__, runner.tapped = TappingRunner, []
+    ws = await connect(client)
+    try:
+        heard = await run_request(ws, batch("가" * 100))
+    finally:
+        await ws.close()
+    assert heard.done["ok_count"] == 1 and len(heard.section_pcm(0)) == 2 * 48000
+    assert runner.tapped == [2400] * 20  # past the first 0.5 s too (they went around it, unseen)
+    assert runner_module.Runner.hands_over_to_loop and not TappingRunner.hands_over_to_loop

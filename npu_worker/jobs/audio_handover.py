@@ -26,7 +26,17 @@ class AudioHandover:
     stats: Stats
     observer: SchedulerObserver
     urgent_samples: float  # URGENT_AUDIO_SECONDS at the loaded engine's rate (set by `Runner`)
-    hands_over_to_loop = True  # False: every chunk goes through `hand_over_audio` (the cluster runner's)
+    # False: every chunk goes through `hand_over_audio` (the cluster runner's, to Redis); a subclass
+    # that defines its own `hand_over_audio` gets False unless it says otherwise (`__init_subclass__`).
+    hands_over_to_loop = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A runner that hands its audio over elsewhere has every chunk go there: the later chunks'
+        short cut to the loop (`publish_audio`) would skip its `hand_over_audio`, and its listeners
+        would miss all but the first URGENT_AUDIO_SECONDS, with no error."""
+        super().__init_subclass__(**kwargs)
+        if "hand_over_audio" in cls.__dict__ and "hands_over_to_loop" not in cls.__dict__:
+            cls.hands_over_to_loop = False
 
     def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
         first = job.first_audio_at is None and chunk.samples.size > 0
