@@ -144,3 +144,35 @@ def test_a_new_file_and_one_replacing_a_link_get_the_umasks_modes(tmp_path, outs
         os.umask(previous)
     assert (tmp_path / "new.wav").stat().st_mode & 0o777 == 0o640
     assert (tmp_path / "linked.wav").stat().st_mode & 0o777 == 0o640
+
+
+def _another_group() -> int:
+    """A group the worker may give its files other than the one a new file gets (root: any)."""
+    if os.geteuid() == 0:
+        return 65534
+    others = [group for group in os.getgroups() if group != os.getegid()]
+    if not others:
+        pytest.skip("this user is in no second group to give a file")
+    return others[0]
+
+
+@pytest.mark.parametrize(("mode", "umask", "made"), [(0o640, 0o022, 0o640), (0o660, 0o027, 0o640)])
+async def test_a_callers_file_made_again_keeps_its_group(worker, tmp_path, mode, umask, made):
+    """A caller's 0640 wav of a small group, made again by a /synth, came back 0640 of the worker's
+    group: readable by a group the caller never chose. It keeps its group (the umask still bounds the
+    group's bits), created without group bits until it has it."""
+    group = _another_group()
+    client = await worker()
+    target = tmp_path / "team" / "s00.wav"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    os.chown(target, -1, group)
+    target.chmod(mode)
+    previous = os.umask(umask)
+    try:
+        answer = await client.post("/synth", json={"text": "하나.", "output_path": str(target)})
+        assert (await answer.json())["status"] == "ok"
+    finally:
+        os.umask(previous)
+    assert target.read_bytes()[:4] == b"RIFF"
+    assert (target.stat().st_gid, target.stat().st_mode & 0o777) == (group, made)
