@@ -129,7 +129,8 @@ def write_beneath(
     """
     *directories, name = parts
     with open_beneath(root, directories, create=True, private=private) as dir_fd:
-        replaced = _check_replaceable(dir_fd, name)
+        existing = _check_replaceable(dir_fd, name)
+        replaced = existing if existing is not None and stat.S_ISREG(existing.st_mode) else None
         for leftover in leftovers.LEFTOVERS.take(dir_fd, name):
             leftovers.remove_part_beneath(dir_fd, leftover)
         temp = temp_name(name)
@@ -150,7 +151,7 @@ def write_beneath(
                 stream.flush()
                 if durable:
                     os.fsync(stream.fileno())
-            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            _put_in_place(dir_fd, temp, name, replacing=existing is not None)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=dir_fd)
@@ -158,8 +159,8 @@ def write_beneath(
 
 
 def _check_replaceable(dir_fd: int, name: str) -> os.stat_result | None:
-    """Refuse to replace what is not the worker's own file; returns the regular file replaced, whose
-    modes and group bound the new file's (None: nothing there, or a link, whose modes are no file's)."""
+    """Refuse to replace what is not the worker's own file; returns what is there (None: nothing). A
+    regular file's modes and group bound the new file's (a link's are no file's)."""
     try:
         existing = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
@@ -170,7 +171,26 @@ def _check_replaceable(dir_fd: int, name: str) -> os.stat_result | None:
         raise LinkRefused(errno.EPERM, f"{name} is not a regular file")
     if existing.st_uid != os.geteuid():
         raise LinkRefused(errno.EPERM, f"{name} belongs to another user")
-    return existing if stat.S_ISREG(existing.st_mode) else None
+    return existing
+
+
+def _put_in_place(dir_fd: int, temp: str, name: str, *, replacing: bool) -> None:
+    """Rename `temp` to `name`; where nothing was there at the check, without replacing what appeared
+    since (a hard link, which fails where `name` exists): another user who made `name` in a shared
+    folder meanwhile had their file replaced by a worker run as root (`_check_replaceable` refuses it;
+    the sticky bit stops the others). What appeared is checked, and replaced only if it may be."""
+    if not replacing:
+        try:
+            os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            _check_replaceable(dir_fd, name)
+        except OSError as exc:  # a file system without hard links: the rename, as before
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                raise
+        else:
+            os.unlink(temp, dir_fd=dir_fd)
+            return
+    os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
 def _take_replaced_group(fd: int, replaced: os.stat_result, group_bits: int) -> None:

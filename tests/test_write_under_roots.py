@@ -176,3 +176,27 @@ async def test_a_callers_file_made_again_keeps_its_group(worker, tmp_path, mode,
         os.umask(previous)
     assert target.read_bytes()[:4] == b"RIFF"
     assert (target.stat().st_gid, target.stat().st_mode & 0o777) == (group, made)
+
+
+def test_another_users_file_made_while_the_wav_is_written_is_not_replaced(tmp_path, monkeypatch):
+    """Nothing at the name when it was checked, then another user made a file there (a shared sticky
+    folder, /tmp's kind) before the rename: a worker run as root replaced it, the very file the check
+    refuses. The wav now takes the name only where nothing is there, and what appeared is checked."""
+    if os.geteuid() != 0:
+        pytest.skip("making a file of another user needs root")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    theirs = shared / "s00.wav"
+    temp_name = files.temp_name
+
+    def made_meanwhile(name: str) -> str:  # the temp name is chosen after the check: their file now
+        theirs.write_bytes(b"theirs")
+        os.chown(theirs, 65534, 65534)
+        return temp_name(name)
+
+    monkeypatch.setattr(files, "temp_name", made_meanwhile)
+    with pytest.raises(OutputPathNotAllowed, match="belongs to another user"):
+        write_under_roots(str(theirs), b"new", (str(tmp_path),))
+    assert theirs.read_bytes() == b"theirs" and theirs.stat().st_uid == 65534
+    assert os.listdir(shared) == ["s00.wav"]  # no temp file left behind
