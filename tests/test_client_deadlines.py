@@ -233,6 +233,9 @@ async def test_a_submission_sent_and_never_answered_says_the_batch_may_be_queued
     script = silent if answer == "silent" else (lambda method, path: b"")
     timeouts = {"synth_batch_polling": "timeout", "synth_batch_streaming": "read_timeout"}
     async with RogueWorker(script) as rogue:
-        with pytest.raises(client.TransportError, match="it may have queued the batch: GET /jobs lists it"):
+        with pytest.raises(
+            client.TransportError, match="it may have queued the batch: GET /jobs lists it"
+        ) as raised:
             await run(call, rogue.base, use_async, reattach_attempts=2, **{timeouts[call]: 0.5})
+    assert "the worker answered" not in str(raised.value)  # it never did
     assert len(rogue.requests) == 1 and rogue.requests[0][0] == "POST"

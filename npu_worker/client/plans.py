@@ -33,8 +33,12 @@ from npu_worker.client.retrying import (
 from npu_worker.client.steps import Call, Deliver, Follow, Plan, Sleep, Step
 
 TERMINAL_STATUSES = frozenset({"done", "cancelled"})
-# A submission the worker began to answer and then broke off: it queues a batch before it answers.
-MAY_HAVE_QUEUED = "the worker answered, so it may have queued the batch: GET /jobs lists it (sent again, it would run twice)"
+# A submission sent whose answer never came whole (none began, or it broke off). The words said "the
+# worker answered", untrue of an answer that never began.
+MAY_HAVE_QUEUED = (
+    "the worker queues a batch before it answers, so it may have queued the batch: GET /jobs lists it"
+    " (sent again, it would run twice)"
+)
 
 
 def synth_plan(
