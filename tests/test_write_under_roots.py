@@ -8,6 +8,8 @@ the worker are tested in `test_path_safety.py`."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -200,3 +202,37 @@ def test_another_users_file_made_while_the_wav_is_written_is_not_replaced(tmp_pa
         write_under_roots(str(theirs), b"new", (str(tmp_path),))
     assert theirs.read_bytes() == b"theirs" and theirs.stat().st_uid == 65534
     assert os.listdir(shared) == ["s00.wav"]  # no temp file left behind
+
+
+def test_a_group_the_worker_may_not_give_leaves_the_file_no_group_rights():
+    """A worker not root, not in the replaced file's group (its caller's file, chgrp'ed by root): it may
+    not give the new file that group, and 0640 in its own group was readable by a group the caller never
+    chose; the new file has no group rights. The worker is uid 65534 in a forked child, writing in a
+    folder of /tmp (it may not pass through pytest's private folders)."""
+    if os.geteuid() != 0:
+        pytest.skip("a worker of another user, in a group it is not in, needs root to fork")
+    folder = tempfile.mkdtemp(prefix="npu-worker-test-")
+    try:
+        os.chown(folder, 65534, 65534)
+        target = os.path.join(folder, "s00.wav")
+        with open(target, "wb") as old:
+            old.write(b"old")
+        os.chown(target, 65534, 0)  # root's group: not one of 65534's
+        os.chmod(target, 0o640)
+        child = os.fork()
+        if child == 0:
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                os.umask(0o022)
+                write_under_roots(target, b"new", (folder,))
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, "the worker of uid 65534 could not write"
+        info = os.stat(target)
+        assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (65534, 65534, 0o600)
+    finally:
+        shutil.rmtree(folder)
