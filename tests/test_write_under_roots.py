@@ -2,8 +2,9 @@
 is replaced, not followed; a root or a folder above it swapped for a link after start is refused, for a
 read too; a crashed write's leftover is removed (the folder listed once), never a link's or another
 user's; another user's file is not replaced; a path outside the roots or not normalised is refused; a
-replaced file's modes bound the new one's (also met through /synth here). The other rules met through
-the worker are tested in `test_path_safety.py`."""
+replaced file's modes and group bound the new one's (also met through /synth here); a file another user
+made at a free name while the wav was written is not replaced. The other rules met through the worker
+are tested in `test_path_safety.py`."""
 
 from __future__ import annotations
 
