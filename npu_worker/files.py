@@ -129,43 +129,97 @@ def write_beneath(
     """
     *directories, name = parts
     with open_beneath(root, directories, create=True, private=private) as dir_fd:
-        replaced_mode = _check_replaceable(dir_fd, name)
+        existing = _check_replaceable(dir_fd, name)
+        replaced = existing if existing is not None and stat.S_ISREG(existing.st_mode) else None
         for leftover in leftovers.LEFTOVERS.take(dir_fd, name):
             leftovers.remove_part_beneath(dir_fd, leftover)
         temp = temp_name(name)
+        mode = 0o640 if private else 0o666
+        if replaced is not None:  # (the worker, its owner, reads and writes its outputs)
+            mode &= stat.S_IMODE(replaced.st_mode) | 0o600
         out = os.open(
             temp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            (0o640 if private else 0o666) & (replaced_mode | 0o600),  # (the worker reads its own outputs)
+            mode if replaced is None else mode & ~0o070,  # no group's until it is the replaced one's
             dir_fd=dir_fd,
         )
         try:
+            if replaced is not None:
+                _take_replaced_group(out, replaced, mode & 0o070)
             with os.fdopen(out, "wb") as stream:
                 stream.write(data)
                 stream.flush()
                 if durable:
                     os.fsync(stream.fileno())
-            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            _put_in_place(dir_fd, temp, name, replacing=existing is not None)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=dir_fd)
             raise
 
 
-def _check_replaceable(dir_fd: int, name: str) -> int:
-    """Refuse to replace what is not the worker's own file; returns the permission bits the new file
-    may have at most (those of the regular file replaced; a link's are no file's)."""
+def _check_replaceable(dir_fd: int, name: str) -> os.stat_result | None:
+    """Refuse to replace what is not the worker's own file; returns what is there (None: nothing). A
+    regular file's modes and group bound the new file's (a link's are no file's)."""
     try:
         existing = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        return 0o777
+        return None
     if stat.S_ISDIR(existing.st_mode):
         raise LinkRefused(errno.EISDIR, f"{name} is a directory")
     if not (stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)):
         raise LinkRefused(errno.EPERM, f"{name} is not a regular file")
     if existing.st_uid != os.geteuid():
         raise LinkRefused(errno.EPERM, f"{name} belongs to another user")
-    return stat.S_IMODE(existing.st_mode) if stat.S_ISREG(existing.st_mode) else 0o777
+    return existing
+
+
+def _put_in_place(dir_fd: int, temp: str, name: str, *, replacing: bool) -> None:
+    """Rename `temp` to `name`; where nothing was there at the check, without replacing what appeared
+    since (a hard link, which fails where `name` exists): another user who made `name` in a shared
+    folder meanwhile had their file replaced by a worker run as root (`_check_replaceable` refuses it;
+    the sticky bit stops the others). What appeared is checked, and replaced only if it may be."""
+    if not replacing:
+        try:
+            os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            _check_replaceable(dir_fd, name)
+        except OSError as exc:  # a file system without hard links: the rename, as before
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                raise
+        else:
+            os.unlink(temp, dir_fd=dir_fd)
+            return
+    os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+
+
+def _take_replaced_group(fd: int, replaced: os.stat_result, group_bits: int) -> None:
+    """Give the new file (created without group bits) the replaced file's group, then `group_bits` less
+    the umask's. A caller's 0640 wav of a small group, made again, had the worker's group (or the
+    folder's) and the same 0640: readable by a group the caller never chose. Where the worker may not
+    give that group (not one of its groups), or its umask cannot be read, the file keeps no group bits."""
+    info = os.fstat(fd)
+    if info.st_gid != replaced.st_gid:
+        try:
+            os.fchown(fd, -1, replaced.st_gid)
+        except OSError:  # EPERM; EINVAL: a group this user namespace does not map
+            return
+    umask = _umask()
+    if group_bits and umask is not None:
+        os.fchmod(fd, stat.S_IMODE(info.st_mode) | (group_bits & ~umask))
+
+
+def _umask() -> int | None:
+    """This process's umask, read without setting it (`os.umask` sets it for every thread meanwhile:
+    a folder made then would be 0777); None where /proc does not say (Linux before 4.7, other systems)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def write_under_roots(path: str, data: bytes, roots: Sequence[str], *, private: bool = False) -> None:

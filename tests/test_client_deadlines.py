@@ -214,3 +214,28 @@ async def test_a_polling_submission_answered_then_broken_off_says_the_batch_may_
         with pytest.raises(client.TransportError, match="it may have queued the batch: GET /jobs lists it"):
             await run("synth_batch_polling", rogue.base, use_async, timeout=0.5, reattach_attempts=2)
     assert rogue.requests == [("POST", "/synth_batch?async=1")]
+
+
+async def silent(method: str, path: str) -> AsyncIterator[bytes]:
+    """No answer at all (a proxy holding it): nothing for 20 s, then the connection closed."""
+    await asyncio.sleep(20)
+    yield b""
+
+
+@both
+@pytest.mark.parametrize("call", ["synth_batch_polling", "synth_batch_streaming"])
+@pytest.mark.parametrize("answer", ["silent", "closed"])
+async def test_a_submission_sent_and_never_answered_says_the_batch_may_be_queued(use_async, call, answer):
+    """The worker queues a batch before it answers, and a proxy may hold or drop that answer: sent whole,
+    with no answer begun within the timeout or the connection closed without one, a submission was a
+    bare "no whole answer" or "Remote end closed connection without response" (sync), or "Server
+    disconnected" (aio); `batch` run again made the lecture twice. Sent once, said so."""
+    script = silent if answer == "silent" else (lambda method, path: b"")
+    timeouts = {"synth_batch_polling": "timeout", "synth_batch_streaming": "read_timeout"}
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(
+            client.TransportError, match="it may have queued the batch: GET /jobs lists it"
+        ) as raised:
+            await run(call, rogue.base, use_async, reattach_attempts=2, **{timeouts[call]: 0.5})
+    assert "the worker answered" not in str(raised.value)  # it never did
+    assert len(rogue.requests) == 1 and rogue.requests[0][0] == "POST"

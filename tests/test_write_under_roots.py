@@ -2,12 +2,15 @@
 is replaced, not followed; a root or a folder above it swapped for a link after start is refused, for a
 read too; a crashed write's leftover is removed (the folder listed once), never a link's or another
 user's; another user's file is not replaced; a path outside the roots or not normalised is refused; a
-replaced file's modes bound the new one's (also met through /synth here). The other rules met through
-the worker are tested in `test_path_safety.py`."""
+replaced file's modes and group bound the new one's (also met through /synth here); a file another user
+made at a free name while the wav was written is not replaced. The other rules met through the worker
+are tested in `test_path_safety.py`."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -144,3 +147,93 @@ def test_a_new_file_and_one_replacing_a_link_get_the_umasks_modes(tmp_path, outs
         os.umask(previous)
     assert (tmp_path / "new.wav").stat().st_mode & 0o777 == 0o640
     assert (tmp_path / "linked.wav").stat().st_mode & 0o777 == 0o640
+
+
+def _another_group() -> int:
+    """A group the worker may give its files other than the one a new file gets (root: any)."""
+    if os.geteuid() == 0:
+        return 65534
+    others = [group for group in os.getgroups() if group != os.getegid()]
+    if not others:
+        pytest.skip("this user is in no second group to give a file")
+    return others[0]
+
+
+@pytest.mark.parametrize(("mode", "umask", "made"), [(0o640, 0o022, 0o640), (0o660, 0o027, 0o640)])
+async def test_a_callers_file_made_again_keeps_its_group(worker, tmp_path, mode, umask, made):
+    """A caller's 0640 wav of a small group, made again by a /synth, came back 0640 of the worker's
+    group: readable by a group the caller never chose. It keeps its group (the umask still bounds the
+    group's bits), created without group bits until it has it."""
+    group = _another_group()
+    client = await worker()
+    target = tmp_path / "team" / "s00.wav"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    os.chown(target, -1, group)
+    target.chmod(mode)
+    previous = os.umask(umask)
+    try:
+        answer = await client.post("/synth", json={"text": "하나.", "output_path": str(target)})
+        assert (await answer.json())["status"] == "ok"
+    finally:
+        os.umask(previous)
+    assert target.read_bytes()[:4] == b"RIFF"
+    assert (target.stat().st_gid, target.stat().st_mode & 0o777) == (group, made)
+
+
+def test_another_users_file_made_while_the_wav_is_written_is_not_replaced(tmp_path, monkeypatch):
+    """Nothing at the name when it was checked, then another user made a file there (a shared sticky
+    folder, /tmp's kind) before the rename: a worker run as root replaced it, the very file the check
+    refuses. The wav now takes the name only where nothing is there, and what appeared is checked."""
+    if os.geteuid() != 0:
+        pytest.skip("making a file of another user needs root")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    theirs = shared / "s00.wav"
+    temp_name = files.temp_name
+
+    def made_meanwhile(name: str) -> str:  # the temp name is chosen after the check: their file now
+        theirs.write_bytes(b"theirs")
+        os.chown(theirs, 65534, 65534)
+        return temp_name(name)
+
+    monkeypatch.setattr(files, "temp_name", made_meanwhile)
+    with pytest.raises(OutputPathNotAllowed, match="belongs to another user"):
+        write_under_roots(str(theirs), b"new", (str(tmp_path),))
+    assert theirs.read_bytes() == b"theirs" and theirs.stat().st_uid == 65534
+    assert os.listdir(shared) == ["s00.wav"]  # no temp file left behind
+
+
+def test_a_group_the_worker_may_not_give_leaves_the_file_no_group_rights():
+    """A worker not root, not in the replaced file's group (its caller's file, chgrp'ed by root): it may
+    not give the new file that group, and 0640 in its own group was readable by a group the caller never
+    chose; the new file has no group rights. The worker is uid 65534 in a forked child, writing in a
+    folder of /tmp (it may not pass through pytest's private folders)."""
+    if os.geteuid() != 0:
+        pytest.skip("a worker of another user, in a group it is not in, needs root to fork")
+    folder = tempfile.mkdtemp(prefix="npu-worker-test-")
+    try:
+        os.chown(folder, 65534, 65534)
+        target = os.path.join(folder, "s00.wav")
+        with open(target, "wb") as old:
+            old.write(b"old")
+        os.chown(target, 65534, 0)  # root's group: not one of 65534's
+        os.chmod(target, 0o640)
+        child = os.fork()
+        if child == 0:
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                os.umask(0o022)
+                write_under_roots(target, b"new", (folder,))
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, "the worker of uid 65534 could not write"
+        info = os.stat(target)
+        assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (65534, 65534, 0o600)
+    finally:
+        shutil.rmtree(folder)

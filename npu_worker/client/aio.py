@@ -104,12 +104,14 @@ class _Http:
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            if deadline.expired():
-                raise TransportError(f"{method} {url}: {answer_too_slow(seconds)}") from exc
+            if deadline.expired():  # (its connection made, as a rule: the request may have been read)
+                raise AnswerCut(f"{method} {url}: {answer_too_slow(seconds)}") from exc
+            unconnected = isinstance(exc, aiohttp.ClientConnectorError)
             refused = isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
                 exc.os_error, ConnectionRefusedError
             )
-            raise (NotConnected if refused else TransportError)(f"{method} {url}: {exc!r}") from exc
+            error = NotConnected if refused else TransportError if unconnected else AnswerCut
+            raise error(f"{method} {url}: {exc!r}") from exc
 
     async def _error_body(self, method: str, url: str, response: aiohttp.ClientResponse) -> bytes:
         """At most ERROR_BODY_LIMIT bytes of a refusal's body, whole within the read timeout; what came

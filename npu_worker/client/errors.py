@@ -26,8 +26,9 @@ class NotConnected(TransportError):
 
 
 class AnswerCut(TransportError):
-    """The worker began a JSON answer (its 2xx status came), then its body broke or stalled: what the
-    request asked may have been done (a batch queued), so it is not sent again."""
+    """The request went out, then its answer never came whole: none began (the connection closed, or
+    no head within the timeout: a proxy holding it), or its body broke or stalled. What the request
+    asked may have been done (a batch queued), so it is not sent again."""
 
 
 class Stalled(TransportError):

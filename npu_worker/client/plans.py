@@ -33,8 +33,12 @@ from npu_worker.client.retrying import (
 from npu_worker.client.steps import Call, Deliver, Follow, Plan, Sleep, Step
 
 TERMINAL_STATUSES = frozenset({"done", "cancelled"})
-# A submission the worker began to answer and then broke off: it queues a batch before it answers.
-MAY_HAVE_QUEUED = "the worker answered, so it may have queued the batch: GET /jobs lists it (sent again, it would run twice)"
+# A submission sent whose answer never came whole (none began, or it broke off). The words said "the
+# worker answered", untrue of an answer that never began.
+MAY_HAVE_QUEUED = (
+    "the worker queues a batch before it answers, so it may have queued the batch: GET /jobs lists it"
+    " (sent again, it would run twice)"
+)
 
 
 def synth_plan(
@@ -67,7 +71,7 @@ def streaming_plan(
     check_seconds("reattach_delay", delay, zero_allowed=True)
     patience = Patience(wait_limit, delay, collector.clock)
     before = collector.last_seq
-    problem = yield from submitted(Follow("POST", "/synth_batch", body), attempts, delay, patience)
+    problem = yield from submitted_once(Follow("POST", "/synth_batch", body), attempts, delay, patience)
     failures, lost_at = 0, collector.clock()
     while collector.done is None:
         if collector.job_id is None:
@@ -195,6 +199,19 @@ def cancel_plan(
     return answer
 
 
+def submitted_once(
+    step: Call | Follow, attempts: int, delay: float, patience: Patience
+) -> Generator[Step, Any, Any]:
+    """A batch's submission (`submitted`); sent and its answer never whole (`AnswerCut`: none began,
+    or it broke off), the error says the batch may be queued. It was a bare "no whole answer" (or
+    "Remote end closed connection without response" from a stream's): `batch` run again made the
+    lecture twice."""
+    try:
+        return (yield from submitted(step, attempts, delay, patience))
+    except AnswerCut as exc:
+        raise TransportError(f"{exc}; {MAY_HAVE_QUEUED}") from exc
+
+
 def polling_plan(
     collector: BatchCollector,
     body: dict[str, Any],
@@ -213,10 +230,9 @@ def polling_plan(
     check_seconds("reattach_delay", delay, zero_allowed=True)
     check_seconds("poll_interval", interval, zero_allowed=True)
     patience = Patience(wait_limit, delay, collector.clock)
-    try:
-        accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
-    except AnswerCut as exc:  # (a bare "no whole answer": `batch --poll` run again made the lecture twice)
-        raise TransportError(f"{exc}; {MAY_HAVE_QUEUED}") from exc
+    accepted = yield from submitted_once(
+        Call("POST", "/synth_batch?async=1", body), attempts, delay, patience
+    )
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
     collector.job_id, collector.total = accepted["job_id"], accepted.get("total")

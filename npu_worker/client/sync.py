@@ -184,7 +184,9 @@ class _Http:
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
             refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
-            raise (NotConnected if refused else TransportError)(f"{method} {self.base}{path}: {exc}") from exc
+            sent = not isinstance(exc, urllib.error.URLError)  # (urllib wraps what failed while sending)
+            error = NotConnected if refused else AnswerCut if sent else TransportError
+            raise error(f"{method} {self.base}{path}: {exc}") from exc
 
     def json(
         self, method: str, path: str, body: Any = None, at_once: bool = False
