@@ -22,7 +22,7 @@ from npu_worker.engine.korean_reading import spoken
         (
             "x + 1.5 ≤ 2x입니다",
             "x 더하기 1 점 오가 2x 이하입니다",
-        ),  # x 더하기 1 점 오x 이하입니다: the 2 lost
+        ),  # x 더하기 1 점 오 ≤ 2x입니다
         ("3 < 2x", "3 < 2x"),  # no formula before its number: as before
         ("5 - 3 > 2x", "5 빼기 3 > 2x"),  # numbers alone before the sign: as before
         ("x + 1 ≤ 2y", "x 더하기 1이 2y 이하"),  # as before
@@ -59,7 +59,7 @@ def test_a_subject_noun_names_a_bounded_letter(written: str, said: str) -> None:
         ("E = mc² is the equation.", "E = m c squared is the equation."),  # E = mc의 2제곱 is …
         ("In this case x^2 is the square.", "In this case x squared is the square."),  # x의 2제곱
         ("The value of 2^10 is 1024.", "The value of 2 to the power of 10 is 1024."),  # 2의 10제곱
-        ("The area is 5 m^2 here.", "The area is 5 square meters here."),  # 5 제곱미터
+        ("The area is 5 m^2 here.", "The area is 5 square meters here."),  # 5 미터^2: the power unsaid
         ("E = mc^2 입니다.", "E는 mc의 2제곱 입니다."),  # a Korean sentence's: as before
         ("x^2 = 4", "x의 2제곱은 4"),  # a formula alone: as before
     ],
