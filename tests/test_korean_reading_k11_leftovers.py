@@ -86,3 +86,21 @@ def test_an_english_sentences_powers_are_said_in_english(written: str, said: str
 )
 def test_a_formulas_join_of_two_bounds_is_said(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ≥ 2(x - 1)", "x 2(x 빼기 1) 이상"),  # x 2 이상(x 빼기 1): the bound's word inside the product
+        ("x + 1 ≥ 2(x - 1)", "x 더하기 1이 2(x 빼기 1) 이상"),  # x 더하기 1이 2 이상(x 빼기 1)
+        ("y < 3(x + 2)이면", "y 3(x 더하기 2) 미만이면"),  # y 3 미만(x 더하기 2)이면
+        ("x ≤ 2(x - 1)입니다", "x는 2(x 빼기 1) 이하입니다"),  # x 2 이하(x 빼기 1)입니다
+        ("x ≥ 2(x - 1)가 되면", "x 2(x 빼기 1) 이상이 되면"),  # x 2 이상(x 빼기 1)가 되면
+        ("x > 0.5(a + b)", "x 0 점 오(a 더하기 b) 초과"),  # x 0 점 오 초과(a 더하기 b)
+        ("x < 10(단위: m)", "x 10 미만(단위: m)"),  # a note in the bracket: as before
+        ("x < 3(1 + 2)", "x 3 미만(1 더하기 2)"),  # no letter in the bracket: as before
+        ("3 < 2(x)", "3 < 2(x)"),  # two numbers' sides: as before
+    ],
+)
+def test_a_bound_by_a_numbers_product_with_a_bracket_is_said_after_it(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -23,6 +23,7 @@ import pytest
 from npu_worker.engine import (
     korean_absolute,
     korean_arrows,
+    korean_bracket_bounds,
     korean_chains,
     korean_code,
     korean_dates,
@@ -42,6 +43,7 @@ from npu_worker.engine.korean_reading import PLAIN, spoken
 MODULES: list[ModuleType] = [
     korean_absolute,
     korean_arrows,
+    korean_bracket_bounds,
     korean_chains,
     korean_code,
     korean_dates,

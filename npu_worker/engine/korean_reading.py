@@ -32,6 +32,7 @@ import re
 from . import english_reading
 from . import korean_absolute as absolute
 from . import korean_arrows as arrows
+from . import korean_bracket_bounds as bracket_bounds
 from . import korean_chains as chains
 from . import korean_code as code
 from . import korean_dates as dates
@@ -234,6 +235,7 @@ def _numerals_and_dates(text: str) -> str:
     text = ranges.FORMULA_BOUNDED_BY.sub(ranges.formula_bounded_by, text)
     text = ranges.CODE_BOUNDED_BY.sub(ranges.code_bounded_by, text)  # "if (0 <= x &&"
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
+    text = bracket_bounds.BRACKET_BOUND.sub(ranges.bound, text)  # "x ≥ 2(x - 1)" before BOUND
     text = ranges.BOUND.sub(ranges.bound, text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = formulas.SCIENTIFIC.sub(
