@@ -104,3 +104,21 @@ def test_a_formulas_join_of_two_bounds_is_said(written: str, said: str) -> None:
 )
 def test_a_bound_by_a_numbers_product_with_a_bracket_is_said_after_it(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("y = x**2", "y는 x의 2제곱"),  # y는 x 2: the power unsaid
+        ("2**10", "2의 10제곱"),  # 2 10
+        ("x**-1", "x의 마이너스 1제곱"),  # x -1
+        ("a**b", "a의 b제곱"),  # a b
+        ("x**2 + y**2 ≤ 1이면", "x의 2제곱 더하기 y의 2제곱 1 이하이면"),  # as "x^2 + y^2 ≤ 1이면"
+        ("The result is 2**10 here.", "The result is 2 to the power of 10 here."),  # an English sentence's
+        ("**전압**과 *저항*", "전압과 저항"),  # emphasis: as before
+        ("값은 **2**입니다", "값은 2입니다"),  # as before
+        ("my**var", "my var"),  # a longer word: as before
+    ],
+)
+def test_a_python_power_is_said(written: str, said: str) -> None:
+    assert spoken(written) == said
