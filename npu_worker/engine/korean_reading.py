@@ -11,6 +11,7 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
 `korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds), `korean_chains` (chains of bounds),
+`korean_bracket_bounds` (a bound by a bracket's product),
 `korean_absolute` (absolute values), `korean_code` (code's assignments),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
