@@ -70,10 +70,16 @@ def test_a_dash_between_words_is_no_minus(text):
 
 @pytest.mark.parametrize(
     ("written", "said"),
-    [("2**10", "2 10"), ("my*var", "my var"), ("my__var", "my var"), ("**전압**과 *저항*", "전압과 저항")],
+    [
+        ("2**10", "2의 10제곱"),
+        ("my*var", "my var"),
+        ("my__var", "my var"),
+        ("**전압**과 *저항*", "전압과 저항"),
+    ],
 )
 def test_stars_that_emphasise_nothing_still_part_their_neighbours(written, said):
-    """ "2**10" was read 210 (이백십) and "a*b" as the word "ab": only emphasis pairs are dropped whole."""
+    """ "2**10" was read 210 (이백십) and "a*b" as the word "ab": only emphasis pairs are dropped whole ("2**10" is a
+    Python power since k11, 2의 10제곱)."""
     assert spoken(written) == said
 
 

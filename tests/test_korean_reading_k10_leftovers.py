@@ -78,12 +78,12 @@ def test_a_power_of_the_denominator_is_said_under_the_fraction(written: str, sai
     [
         (
             "E = mc^2 is the equation.",
-            "E = mc의 2제곱 is the equation.",
-        ),  # E는 mc의 2제곱 is …: "=" said in Korean
+            "E = m c squared is the equation.",
+        ),  # E는 mc의 2제곱 is …: "=" said in Korean (k11: its power in English too)
         ("f(x) = x + 1 for the interval", "f(x) = x 더하기 1 for the interval"),  # f(x)는 x 더하기 1 for …
         (
             "E = mc^2 is the equation. 그리고 x = 3입니다.",
-            "E = mc의 2제곱 is the equation. 그리고 x는 3입니다.",
+            "E = m c squared is the equation. 그리고 x는 3입니다.",
         ),
         ("E = mc^2는 유명하다.", "E는 mc의 2제곱은 유명하다."),  # a Korean sentence: as before
         ("for x in xs: total = 0", "for x in xs: total는 0"),  # code's "for": as before

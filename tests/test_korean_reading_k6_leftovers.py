@@ -105,7 +105,7 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("$1+$2", "1 달러+2 달러"),
         ("Note * 2", "Note   2"),  # a word, no term
         ("*중요* 내용", "중요 내용"),
-        ("2**10", "2 10"),
+        ("2**10", "2의 10제곱"),  # k11: a Python power (it was 2 10, unsaid)
         ("∇f", "델 f"),
         ("∇²u", "라플라시안 u"),
         ("ln 2", "엘엔 2"),

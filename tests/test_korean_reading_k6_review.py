@@ -94,7 +94,7 @@ def test_a_price_near_a_word_of_code_is_money(written, said):
     ("written", "said"),
     [
         ("x > y; y > z", "x y 초과; y z 초과"),  # x y 초과; y가 z보다 크다: one line in two voices
-        ("x>y||y>z", "x y 초과||y z 초과"),
+        ("x>y||y>z", "x y 초과 또는 y z 초과"),  # k11: the join said (it was unsaid)
         ("문장입니다; x > y", "문장입니다; x y 초과"),
         ("a && b > c", "a && b c 초과"),
         ("if (a ≤ b를", "if (a b 이하를"),  # if (a가 b보다 작거나 같다: the particle dropped

@@ -171,7 +171,7 @@ def test_code_in_one_voice(written: str, said: str) -> None:
         ("x = 0;", "x는 0;"),  # no type, no "for": a formula's
         ("x = 3, y = 4이면", "x는 3, y는 4이면"),
         ("f(x, y = 3)", "f(x, y는 3)"),
-        ("0 <= x && x < n", "0 이상 x && x n 미만"),  # no keyword: a formula's throughout, as "x>y||y>z"
+        ("0 <= x && x < n", "0 이상 x 그리고 x n 미만"),  # no keyword: a formula's throughout (k11: && said)
         ("if (0 <= x이면", "if (0 이상 x이면"),  # a sentence's
         ("vector<int> v;", "vector<int> v;"),  # a type's brackets
         ("template<typename T>", "template<typename T>"),

@@ -168,7 +168,7 @@ def test_a_product_of_numbers_and_a_formulas_bound_read_as_before(written: str, 
     [
         ("x + 1 ≤ 2y이면", "x 더하기 1이 2y 이하이면"),  # x 더하기 1 ≤ 2y이면: the sign unsaid
         ("x - 1 < 2cm", "x 빼기 1이 2 센티미터 미만"),
-        ("x + 1 ≤ 2x", "x 더하기 1 ≤ 2x"),  # left: "2x 이하" would be read so many times, 2배 (as "10x 이상")
+        ("x + 1 ≤ 2x", "x 더하기 1이 2x 이하"),  # k11 (k9 left it, the sign unsaid)
         ("f(x) > 0이면", "f(x) 0 초과이면"),  # a condition's: as before
     ],
 )

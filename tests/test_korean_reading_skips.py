@@ -23,6 +23,7 @@ import pytest
 from npu_worker.engine import (
     korean_absolute,
     korean_arrows,
+    korean_bracket_bounds,
     korean_chains,
     korean_code,
     korean_dates,
@@ -42,6 +43,7 @@ from npu_worker.engine.korean_reading import PLAIN, spoken
 MODULES: list[ModuleType] = [
     korean_absolute,
     korean_arrows,
+    korean_bracket_bounds,
     korean_chains,
     korean_code,
     korean_dates,
@@ -78,6 +80,7 @@ MAY_MATCH_PLAIN = {
     "korean_chains._TOPIC_BEFORE": "searched before a chain of bounds",
     "korean_ranges._STATEMENT_AFTER": 'matched after a single bound, "x ≤ 1입니다"',
     "korean_chains._SUBJECT_BEFORE": 'searched before a chain of bounds, "가격이 1 < p < 2"',
+    "korean_code._BOUND_WORD": 'searched around a formula\'s "&&" or "||"',
     "korean_absolute._LENGTH_WORD": 'searched around an absolute value, "len(s)는 |s|"',
     "korean_absolute._LENGTH_BEFORE": 'searched just before an absolute value, "길이 |v|"',
     "korean_code._SENTENCE_END": 'splits a text with "=" into sentences, "Use let x = 3; here."',

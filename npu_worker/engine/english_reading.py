@@ -49,9 +49,12 @@ _BOUND_FORMS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "
 
 def spoken(text: str) -> str:
     """`text` with its powers and relation signs in English words."""
-    text = UNIT_POWER.sub(_unit_power, text.translate(_BOUND_FORMS))
-    text = POWER.sub(_power, text)
-    return RELATION.sub(_relation, text)
+    return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
+
+
+def powers_spoken(text: str) -> str:
+    """`text` with its powers in English words: also an English sentence's in a Korean text (`korean_reading`)."""
+    return POWER.sub(_power, UNIT_POWER.sub(_unit_power, text))
 
 
 def _relation(match: re.Match[str]) -> str:

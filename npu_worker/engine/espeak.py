@@ -121,7 +121,12 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 0입니다" x는 …; "x < yᵢ", "x ≤ 2σᵢ", "x ≤ M₁", "|x| ≤ Mᵢ" x yᵢ 미만, x 2시그마ᵢ 이하, x M원 이하, x의 절댓값이 Mᵢ 이하 (not
 # 미만ᵢ, 이하ᵢ, or the sign unsaid); "x/2²" 2의 2제곱분의 x (not 2분의 x의 2제곱); "E = mc^2 is the equation." its "="
 # left to espeak's "equals" (not E는); "값이 0 ≠ 1입니다" 값 0이 1이 아닙니다 (not 값이 0은).
-AUDIO_REVISION = 18
+# 19: stop 54's leftovers (korean11): "x + 1 ≤ 2x", "x + 1 ≤ 2yᵢ" x 더하기 1이 2x 이하 (not the sign unsaid); "값이 x ≤ 1입니다"
+# 값 x가 1 이하입니다 (not 값이 x는, a subject then a topic); "E = mc^2 is the equation." E = m c squared … (not mc의 2제곱,
+# Korean in an English sentence); "0 <= x && x < n", "x>y||y>z" with no keyword … 그리고 …, … 또는 … (not the join unsaid);
+# "x ≥ 2(x - 1)" x 2(x 빼기 1) 이상 (not x 2 이상(x 빼기 1), the bound's word inside the product); Python's "x**2", "2**10"
+# x의 2제곱, 2의 10제곱 (not x 2, 2 10: the power unsaid).
+AUDIO_REVISION = 19
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -209,3 +209,28 @@ def chain(match: re.Match[str]) -> str:
     else:
         topic = "은" if closed else "는"
     return f"{middle}{topic} {lower} {upper} {word}{ending}"
+
+
+# A subject noun before a single bound's statement, "값이 x ≤ 1입니다", "함수가 f(x) > 0입니다" (k10: 값이 x는 1 이하입니다, a
+# subject and a topic in a row): the noun names the letter, as before a chain, 값 x가 1 이하입니다. Run once the bounds
+# are said: the letter's topic particle (은 or 는, by its sound) becomes the subject's (이 or 가).
+_SUBJECT_THEN_TOPIC = re.compile(
+    r"(?<![가-힣])([가-힣]{1,6}[이가] )([A-Za-zα-ω][₀-₉]{0,2}|[A-Za-z]{1,4}\([^()\n]{0,11}\))([은는]) "
+    r"(?=[^\n]{1,40}?(?:미만|이하|초과|이상) ?(?:입니[다까]|이다)(?![가-힣]))"
+)
+_BOUND_WORDS = ("미만", "이하", "초과", "이상")
+
+
+def subject_of_statement(text: str) -> str:
+    """`text` with a subject noun before a bounded letter's topic said as the chain's is: 값 x가 1 이하입니다."""
+    if not any(word in text for word in _BOUND_WORDS):
+        return text
+    return _SUBJECT_THEN_TOPIC.sub(_subject_named, text)
+
+
+def _subject_named(match: re.Match[str]) -> str:
+    noun, letter, topic = match.groups()
+    subject = subject_before(noun)
+    if not subject:  # a pronoun's, "그것이 x는 …": kept, as before a chain
+        return match.group()
+    return f"{noun[: subject.start(2)]} {letter}{'이' if topic == '은' else '가'} "

@@ -77,3 +77,31 @@ def assignment(match: re.Match[str]) -> str:
         if not _STATEMENT_OPENS.search(statement):
             return match.group(0)
     return f"{head}에 {value}{particle_after(value, '을')} 대입"
+
+
+# Code's "&&" and "||" between two bounds of a formula, "0 <= x && x < n", "x>y||y>z" (k10: 0 이상 x && x n 미만, the
+# join unsaid): the words a lecturer says, 0 이상 x 그리고 x n 미만, x y 초과 또는 y z 초과. Only with a bound's word on each
+# side; a statement a keyword opens, "if (0 <= x && x < n)", keeps its code voice (`korean_ranges`), its "&&" too.
+_JOIN = re.compile(r"(?<=[\w)]) ?(&&|\|\|) ?(?=[\w(])")
+_BOUND_WORD = re.compile("미만|이하|초과|이상")
+_KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
+
+
+def formula_joins_said(text: str) -> str:
+    """`text` with a formula's "&&" and "||" between two bounds said 그리고 and 또는."""
+    if "&&" not in text and "||" not in text:
+        return text
+    return _JOIN.sub(_join_said, text)
+
+
+def _join_said(match: re.Match[str]) -> str:
+    text, start, end = match.string, match.start(), match.end()
+    line_start = text.rfind("\n", 0, start) + 1
+    if not (
+        _BOUND_WORD.search(text[max(line_start, start - 24) : start])
+        and _BOUND_WORD.search(text[end : end + 24].split("\n", 1)[0])
+    ):
+        return match.group()
+    if _KEYWORD.search(text, max(line_start, start - 80), start):
+        return match.group()
+    return " 그리고 " if match.group(1) == "&&" else " 또는 "

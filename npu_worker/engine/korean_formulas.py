@@ -56,6 +56,9 @@ SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A
 # ... with the particle after it in the form 제곱 takes, "x^2를" x의 2제곱을.
 # An exponent in LaTeX's braces, "x^{2}", "10^{-3}", "f^{-1}", "a^{T}" (espeak: 엑스 이, 십 마이너스 삼, the power
 # lost): unwrapped first, read as "x^2", "10^-3" are. A longer one, "x^{n+1}", is left.
+# A power in Python's "**", "y = x**2", "2**10" (k10: y는 x 2, 2 10: the stars a space, the power unsaid): as "^", x의 2제곱,
+# 2의 10제곱. Only glued to a term and before a number or one letter: Markdown's "**전압**", "a **b**" are emphasis.
+PYTHON_POWER = re.compile(r"(?<=[A-Za-z\d)])\*\*(?=[-−]?\d{1,3}(?![\d.*])|[A-Za-z](?![A-Za-z\d*]))")
 BRACED_EXPONENT = re.compile(r"\^ ?\{ ?([-−]?\d+|[A-Za-z]) ?\}")
 POWER = re.compile(
     r"(?:(?<=[\dA-Za-zα-ω])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"

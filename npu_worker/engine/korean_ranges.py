@@ -153,8 +153,13 @@ _FORMULA_WORD = (
     r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|[a-z]/\d{1,3}(?![\d/.])|\d[\d.]{0,11}(?:[a-z]{0,3}[α-ω]|[A-Za-z]{0,3})|[A-Za-z](?:\d{1,3}|[α-ω])?(?![A-Za-z])|더하기|빼기"
     r"|곱하기|나누기|플러스|마이너스)"
 )
+# ... and after a formula's last number, "x + 1 ≤ 2x", "x + 1 ≤ 2yᵢ" (it was left, x 더하기 1 ≤ 2x: `BOUND` leaves a
+# term to this rule, which wanted a letter before the sign): the number its subject, x 더하기 1이 2x 이하, as `BOUND`'s.
+_SAID_FORMULA_BEFORE = re.compile(
+    r"(?:[a-zα-ω)²³]|제곱) (?:더하기|빼기|플러스|마이너스) (\d{1,6}(?:\.\d{1,6})?) ?$"
+)
 EXPRESSION_BOUND = re.compile(
-    rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
+    rf"(?=[ <>≤≥])(?:(?<=[a-z)\d])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
     rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}})(?!의 절댓값)(?![A-Za-zα-ω\d(./])(?! ?[<>≤≥])"
     rf"(?:{PARTICLE})?"
 )
@@ -397,6 +402,13 @@ def expression_bound(match: re.Match[str]) -> str:
     if _LONE_LETTER.fullmatch(formula):
         return match.group(0)
     word = BOUND_WORDS[sign]
+    text, start = match.string, match.start()
+    if text[start - 1 : start].isdigit():  # the match holds the space before the sign
+        number = _SAID_FORMULA_BEFORE.search(text, max(0, start - 24), start)
+        if not number:  # "3 < 2x": two sides with no formula before, left
+            return match.group(0)
+        ending = particle_after(word, particle) if particle else ""
+        return f"{particle_after(number.group(1), '이')} {formula} {word}{ending}"
     stated = "" if particle else _stated(match.string, match.start(), match.end())  # "x ≤ y/2입니다": x는
     return f"{stated or ' '}{formula} {word}{particle_after(word, particle) if particle else ''}"
 

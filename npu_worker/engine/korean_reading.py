@@ -11,6 +11,7 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
 `korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds), `korean_chains` (chains of bounds),
+`korean_bracket_bounds` (a bound by a bracket's product),
 `korean_absolute` (absolute values), `korean_code` (code's assignments),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
@@ -32,6 +33,7 @@ import re
 from . import english_reading
 from . import korean_absolute as absolute
 from . import korean_arrows as arrows
+from . import korean_bracket_bounds as bracket_bounds
 from . import korean_chains as chains
 from . import korean_code as code
 from . import korean_dates as dates
@@ -98,22 +100,28 @@ def spoken(text: str) -> str:
     paths: list[str] = []
     if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
         text = _ADDRESS.sub(lambda m: _held(m, paths), text)
-    text = _numbers_spoken(_english_equals_held(text)).replace(_HELD_EQUALS, "=")
+    if "**" in text:  # "x**2" as "x^2", an English sentence's too
+        text = formulas.PYTHON_POWER.sub("^", text)
+    text = _numbers_spoken(_english_held(text)).replace(_HELD_EQUALS, "=")
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
 
 
 # An English sentence's "=", "E = mc^2 is the equation." (k9 read E는 mc의 2제곱 is …: its "^2" said in Korean by the
 # time "=" was read, the sentence no longer without Hangul): found in the text as written and held as a noncharacter no
 # rule reads, then given back to espeak's English "equals".
+# ... and its powers, said in English words (k10: E = mc의 2제곱 is the equation., Korean in an English sentence): E = m c
+# squared is the equation., as `english_reading` says them for `lang=en`.
 _HELD_EQUALS = "\ufdd0"
 _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
+_ENGLISH_SIGN = re.compile("[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ]")  # what `_english_held` reads in an English sentence
 
 
-def _english_equals_held(text: str) -> str:
-    if "=" not in text or _HELD_EQUALS in text:
+def _english_held(text: str) -> str:
+    if not _ENGLISH_SIGN.search(text) or _HELD_EQUALS in text:
         return text
     for begin, end in reversed(code.english_sentences(text)):
-        text = text[:begin] + _EQUALS_SIGN.sub(_HELD_EQUALS, text[begin:end]) + text[end:]
+        sentence = english_reading.powers_spoken(text[begin:end])
+        text = text[:begin] + _EQUALS_SIGN.sub(_HELD_EQUALS, sentence) + text[end:]
     return text
 
 
@@ -191,6 +199,8 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
     text = ranges.MISPLACED_INDEX.sub(ranges.index_on_its_term, text)  # "x ≤ 2σᵢ"
+    text = chains.subject_of_statement(text)  # "값이 x ≤ 1입니다": 값 x가, once every bound is said
+    text = code.formula_joins_said(text)  # "0 <= x && x < n": 그리고, once every bound is said
     text = _EMPHASIS.sub(template(r"\2"), text)
     text = _STARS.sub(" ", text)
     text = formulas.QUARTER.sub(template(r"\1 4"), text)
@@ -228,6 +238,7 @@ def _numerals_and_dates(text: str) -> str:
     text = ranges.FORMULA_BOUNDED_BY.sub(ranges.formula_bounded_by, text)
     text = ranges.CODE_BOUNDED_BY.sub(ranges.code_bounded_by, text)  # "if (0 <= x &&"
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
+    text = bracket_bounds.BRACKET_BOUND.sub(ranges.bound, text)  # "x ≥ 2(x - 1)" before BOUND
     text = ranges.BOUND.sub(ranges.bound, text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = formulas.SCIENTIFIC.sub(

@@ -70,7 +70,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # espeak engine's revision 17 lists.
 # 22: the single bounds' leftovers (k9): "x ≤ 1입니다" x는 1 이하입니다, "x/2 ≤ y" 2분의 x가 y 이하, "x ≤ 2σ" 2시그마 이하
 # and the rest the espeak engine's revision 18 lists.
-AUDIO_REVISION = 22
+# 23: stop 54's leftovers (korean11): "x + 1 ≤ 2x" 1이 2x 이하, "값이 x ≤ 1입니다" 값 x가, an English sentence's powers in
+# English, a formula's "&&" 그리고, and the rest the espeak engine's revision 19 lists.
+AUDIO_REVISION = 23
 
 
 def audio_settings(

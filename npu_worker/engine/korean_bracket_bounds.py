@@ -1,0 +1,21 @@
+"""A bound whose side is a number's product with a bracket, "x ≥ 2(x - 1)", "y < 3(x + 2)이면", for `korean_reading`.
+
+`korean_ranges.BOUND` took the number alone for the bound's amount and said its word inside the product: x 2 이상(x 빼기
+1), y 3 미만(x 더하기 2)이면. Here the product is the amount, read by `korean_ranges.bound` as any other (the subject
+after a formula's last number, the particle in the bound word's form): x 2(x 빼기 1) 이상, x 더하기 1이 2(x 빼기 1) 이상.
+Only a bracket of a formula's characters, glued to its number and ending the side: "x < 10(단위: m)" is a note, and
+"x ≥ 2(x - 1) + 3" (a longer side) is left to the rules as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_formulas import PARTICLE
+
+# Applied before `korean_ranges.BOUND`, with its function: the same sign's look-behinds, the product in the amount's group.
+BRACKET_BOUND = re.compile(
+    r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?"
+    r"([-−]?\d{1,6}(?:\.\d{1,6})?\((?=[^)]{0,30}[A-Za-zα-ω])[A-Za-zα-ω\d+\-−*/^ .]{1,30}\))"
+    rf"(?![A-Za-z\d_(.,]| ?[-+−×*/^] ?[\w(])(?:{PARTICLE})?"
+)
