@@ -46,6 +46,12 @@ log = logging.getLogger(__name__)
 UNFINISHED_ALLOWANCE = 64 * 1024  # bytes in since the last whole message before the clock starts
 CONTROL_FRAME_HEAD = 6  # a client's ping or pong on the wire, past its payload: 2 bytes and the mask
 CHECK_SECONDS = 1.0
+# aiohttp hands over a queued message, and the kernel takes an answer, without a wait: a peer's one write
+# of 37 000 1-byte messages (its answers read) held the whole worker's loop until the last was answered
+# (/health waited 7.4 s). The read loop gives a turn away every this many messages. (Not after each one
+# yet: the pings queued behind a message must be read before the next message's bytes come, or
+# `took_control` takes them off twice; rvc11's `FrameMasks.unfinished` count lifts that.)
+MESSAGES_A_TURN = 16
 
 
 # Close reasons (RFC 6455: at most 123 bytes), each saying what the peer can do.
@@ -74,7 +80,11 @@ async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> Asyn
     """The socket's messages but pings and pongs (`open_socket` turns aiohttp's autoping off): a ping
     is answered here, and the bytes of both are taken off the deadline's count, since they belong to
     no message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
+    handed = 0  # messages handed over since the last turn this loop gave away
     while True:
+        if handed == MESSAGES_A_TURN:
+            handed = 0
+            await asyncio.sleep(0)  # (the loop's other work: see MESSAGES_A_TURN)
         deadline.waiting = True  # every byte in since the last message is now an unfinished message's
         message = await ws.receive()
         deadline.waiting = False
@@ -86,6 +96,7 @@ async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> Asyn
                 with contextlib.suppress(ConnectionError):  # (closing: the loop ends with the next read)
                     await ws.pong(message.data)
             continue
+        handed += 1
         yield message
         del message  # (a whole message, up to --max-body-bytes, is not kept while the next is awaited)
 
