@@ -80,10 +80,9 @@ async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> Asyn
     """The socket's messages but pings and pongs (`open_socket` turns aiohttp's autoping off): a ping
     is answered here, and the bytes of both are taken off the deadline's count, since they belong to
     no message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
-    handed = 0  # messages handed over since the last turn this loop gave away
     while True:
-        if handed == MESSAGES_A_TURN:
-            handed = 0
+        if deadline.handed >= MESSAGES_A_TURN:
+            deadline.handed = 0
             await asyncio.sleep(0)  # (the loop's other work: see MESSAGES_A_TURN)
         deadline.waiting = True  # every byte in since the last message is now an unfinished message's
         message = await ws.receive()
@@ -96,7 +95,7 @@ async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> Asyn
                 with contextlib.suppress(ConnectionError):  # (closing: the loop ends with the next read)
                     await ws.pong(message.data)
             continue
-        handed += 1
+        deadline.handed += 1
         yield message
         del message  # (a whole message, up to --max-body-bytes, is not kept while the next is awaited)
 
@@ -117,6 +116,7 @@ class MessageDeadline:
         self._over_since: float | None = None
         self._paused = False
         self.waiting = False  # the handler awaits the next message: none waits whole in aiohttp's queue
+        self.handed = 0  # messages `messages` handed over since it last gave the loop a turn
         self._timer: asyncio.TimerHandle | None = None
         self._hold: BodyHold | None = None
         if received is not None:
