@@ -8,6 +8,7 @@ import time
 from asyncio import selector_events
 from typing import Any
 
+import numpy as np
 import pytest
 from aiohttp import WSMsgType
 from aiohttp._websocket.writer import WebSocketWriter
@@ -55,6 +56,28 @@ async def test_a_burst_holds_the_frames_aiohttp_writes_byte_for_byte(length):
     assert burst.take() == expected
     assert not burst and burst.size == 0
     assert frame_header(WSMsgType.BINARY, length) == binary[: len(binary) - length]
+
+
+def test_every_length_s_inline_header_is_frame_header_s_and_a_pcm_frame_counts_its_bytes():
+    """`Burst.text`/`binary` build the header inline (stop 54): every length around the 126 and 65536
+    bounds and every 97th up to 70000, both opcodes, against `frame_header` (checked against aiohttp
+    above); a PCM frame's buffer is int16, whose `len` is half its bytes: the length is its `nbytes`."""
+    pcm = np.arange(35001, dtype="<i2")
+    lengths = {*range(400), *range(65280, 65800), *range(0, 70001, 97), 70000}
+    for length in sorted(lengths):
+        payload = bytes(length)
+        frame = pcm[: length // 2]
+        burst = Burst()
+        burst.text(payload)
+        burst.binary(frame.data)
+        expected = (
+            frame_header(WSMsgType.TEXT, length)
+            + payload
+            + frame_header(WSMsgType.BINARY, frame.nbytes)
+            + frame.tobytes()
+        )
+        assert burst.size == len(expected), length
+        assert burst.take() == expected, length
 
 
 class WriteCount:

@@ -161,7 +161,9 @@ async def test_a_peer_still_reading_when_its_socket_ends_gets_the_rest_and_the_c
 async def test_a_peer_that_sends_one_byte_messages_and_reads_nothing_is_dropped_as_the_peer(served, caplog):
     """1-byte messages for ever, their `error` answers never read: the send deadline drops the peer
     (bounded), but its `ConnectionResetError` came out of the handler's refusal and was logged as the
-    worker's own failure, "internal error on GET /ws (incident …)" with a traceback, for each such peer."""
+    worker's own failure, "internal error on GET /ws (incident …)" with a traceback, for each such peer.
+    (The sender yields to the loop after each message, and the server's send buffer is small: it took
+    42.8 s alone and over 60 s under load, the sender filling megabytes of kernel buffers unyielding.)"""
     caplog.set_level(logging.INFO)
     listener = await served(ToneEngine(), heartbeat_interval=0.2)
     small = socket.socket()
@@ -171,11 +173,16 @@ async def test_a_peer_that_sends_one_byte_messages_and_reads_nothing_is_dropped_
     ws = await websockets.connect(
         f"ws://127.0.0.1:{listener.port}/ws", sock=small, max_queue=1, ping_interval=None, ping_timeout=None
     )
+    (handler,) = listener.guard.open  # its answers fill a 4 KiB send buffer, not one autotuned to MiBs
+    handler.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     try:
         async with asyncio.timeout(seconds(60)):
             with contextlib.suppress(websockets.ConnectionClosed):
                 while True:  # each an `UnknownMessage`/`BadRequest` answer the peer never reads
                     await ws.send("x")
+                    # (a send the kernel takes at once never yields: the loop was the sender's until
+                    # the server's receive buffer, autotuned up to tcp_rmem's max, was full; 2 M sends)
+                    await asyncio.sleep(0)
         await until(lambda: not listener.guard.open, "the connection to be dropped")
     finally:
         ws.transport.abort()

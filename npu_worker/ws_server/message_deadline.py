@@ -49,6 +49,12 @@ log = logging.getLogger(__name__)
 UNFINISHED_ALLOWANCE = 64 * 1024  # bytes in since the last whole message before the clock starts
 CONTROL_FRAME_HEAD = 6  # a client's ping or pong on the wire, past its payload: 2 bytes and the mask
 CHECK_SECONDS = 1.0
+# aiohttp hands over a queued message, and the kernel takes an answer, without a wait: a peer's one write
+# of 37 000 1-byte messages (its answers read) held the whole worker's loop until the last was answered
+# (/health waited 7.4 s). The read loop gives a turn away every this many messages. (Not after each one
+# yet: the pings queued behind a message must be read before the next message's bytes come, or
+# `took_control` takes them off twice; rvc11's `FrameMasks.unfinished` count lifts that.)
+MESSAGES_A_TURN = 16
 
 
 # Close reasons (RFC 6455: at most 123 bytes), each saying what the peer can do.
@@ -83,6 +89,9 @@ async def messages(
     are full), and the bytes of both are taken off the deadline's count, since they belong to no
     message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
     while True:
+        if deadline.handed >= MESSAGES_A_TURN:
+            deadline.handed = 0
+            await asyncio.sleep(0)  # (the loop's other work: see MESSAGES_A_TURN)
         deadline.waiting = True  # every byte in since the last message is now an unfinished message's
         message = await ws.receive()
         deadline.waiting = False
@@ -93,6 +102,7 @@ async def messages(
             if message.type == WSMsgType.PING:
                 pings.answer(message.data)
             continue
+        deadline.handed += 1
         yield message
         del message  # (a whole message, up to --max-body-bytes, is not kept while the next is awaited)
 
@@ -117,6 +127,7 @@ class MessageDeadline:
         self._over_since: float | None = None
         self._paused = False
         self.waiting = False  # the handler awaits the next message: none waits whole in aiohttp's queue
+        self.handed = 0  # messages `messages` handed over since it last gave the loop a turn
         self._timer: asyncio.TimerHandle | None = None
         self._hold: BodyHold | None = None
         if received is not None:
