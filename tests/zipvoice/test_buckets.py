@@ -37,6 +37,20 @@ def dynamic_session(path: Path) -> Any:
     return providers.open_session(path, "cpu", CONFIG)
 
 
+@functools.cache
+def bucketed_decoder(path: Path) -> decoders.BucketedDecoder:
+    """`open_bucketed_decoder` at BUCKETS, once per decoder file: its fixed-shape session at 63 frames
+    is the one the fixed-shape test checks at 63 (opening one is ≈ 3-4 s of CPU on the real structure)."""
+    return runtime.open_bucketed_decoder(path, "cpu", CONFIG, BUCKETS)
+
+
+def fixed_session(path: Path, frames: int) -> Any:
+    """A fixed-shape CPU session at `frames`: the bucketed decoder's where it is one of BUCKETS."""
+    if frames in BUCKETS:
+        return bucketed_decoder(path).decoders[frames].session
+    return providers.open_session(path, "cpu", CONFIG, {"N": 1, "T": frames})
+
+
 def decoder_inputs(frames: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     x, text = (rng.standard_normal((1, frames, 100), dtype=np.float32) for _ in range(2))
@@ -82,7 +96,7 @@ def test_fixed_shape_session_equals_the_dynamic_one_at_odd_and_even_lengths(
     one_real_structure_dir, precision, frames
 ):
     path = decoder_path(one_real_structure_dir, precision)
-    fixed = runtime.Decoder(providers.open_session(path, "cpu", CONFIG, {"N": 1, "T": frames}), 3.0)
+    fixed = runtime.Decoder(fixed_session(path, frames), 3.0)
     dynamic = runtime.Decoder(dynamic_session(path), 3.0)
     inputs = decoder_inputs(frames)
     assert relative_l2(dynamic(0.3, *inputs), fixed(0.3, *inputs)) < 1e-5
@@ -91,7 +105,7 @@ def test_fixed_shape_session_equals_the_dynamic_one_at_odd_and_even_lengths(
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_bucketed_decoder_runs_every_bucket_at_odd_and_even_lengths(one_real_structure_dir, precision):
     path = decoder_path(one_real_structure_dir, precision)
-    bucketed = runtime.open_bucketed_decoder(path, "cpu", CONFIG, BUCKETS)
+    bucketed = bucketed_decoder(path)
     bucketed.set_guidance_scale(3.0)
     dynamic = runtime.Decoder(dynamic_session(path), 3.0)
     for frames in (40, 41, 62, 63, 100, 101, 127, 128, 131):
