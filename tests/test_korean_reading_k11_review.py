@@ -23,3 +23,22 @@ from npu_worker.engine.korean_reading import spoken
 )
 def test_a_writers_subject_and_topic_are_kept(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # The "**" closing Markdown's emphasis, a number or a letter after it: korean11 read a power (2의 x제곱)
+        ("**2**x 빠릅니다", "2x 빠릅니다"),
+        ("**F**1 점수", "F1 점수"),
+        ("**x**2", "x2"),
+        ("**Top**3", "Top3"),
+        # ... while Python's powers are said, after an emphasis too, and on a line after an unclosed one
+        ("**중요**: y = x**2", "중요: y는 x의 2제곱"),
+        ("y = x**2 + z**2", "y는 x의 2제곱 더하기 z의 2제곱"),
+        ("**주의\ny = x**2", " 주의\ny는 x의 2제곱"),  # the unclosed stars a space, as before
+        ("10**6", "10의 6제곱"),
+    ],
+)
+def test_an_emphasis_closing_before_a_term_is_no_power(written: str, said: str) -> None:
+    assert spoken(written) == said

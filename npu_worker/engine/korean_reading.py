@@ -101,7 +101,7 @@ def spoken(text: str) -> str:
     if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
         text = _ADDRESS.sub(lambda m: _held(m, paths), text)
     if "**" in text:  # "x**2" as "x^2", an English sentence's too
-        text = formulas.PYTHON_POWER.sub("^", text)
+        text = formulas.python_powers(text)
     text = _numbers_spoken(_english_held(text)).replace(_HELD_EQUALS, "=")
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
 
