@@ -42,3 +42,19 @@ def test_a_writers_subject_and_topic_are_kept(written: str, said: str) -> None:
 )
 def test_an_emphasis_closing_before_a_term_is_no_power(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A note in English words glued to a bound's number: korean11 read it inside the bound, 0 점 영오(two-sided) 미만
+        ("p < 0.05(two-sided)", "p 0 점 영오 미만(two-sided)"),
+        ("n > 30(approx.)", "n 30 초과(approx.)"),
+        ("x ≥ 2(see below)", "x 2 이상(see below)"),
+        # ... while a product with a bracket is the bound's amount, as korean11
+        ("x ≥ 2(x - 1)", "x 2(x 빼기 1) 이상"),
+        ("k ≤ 2(N - 1)", "k 2(N 빼기 1) 이하"),
+    ],
+)
+def test_a_note_after_a_bounds_number_stays_after_its_word(written: str, said: str) -> None:
+    assert spoken(written) == said
