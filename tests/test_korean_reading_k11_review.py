@@ -58,3 +58,21 @@ def test_an_emphasis_closing_before_a_term_is_no_power(written: str, said: str) 
 )
 def test_a_note_after_a_bounds_number_stays_after_its_word(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A side with its sign unsaid between two joins: korean11 read 그리고 beside it, by the bound before the join
+        (
+            "bool inside = x >= 0 && x < width && y >= 0 && y < height;",
+            "bool inside는 x 0 이상 && x < width && y 0 이상 && y < height;",
+        ),
+        ("x ≥ 0 && x < width", "x 0 이상 && x < width"),
+        # ... while each join between two bounds is said, in a chain too
+        ("x ≥ 0 && y ≥ 0 && z ≥ 0", "x 0 이상 그리고 y 0 이상 그리고 z 0 이상"),
+        ("x>y||y>z", "x y 초과 또는 y z 초과"),
+    ],
+)
+def test_a_join_is_said_between_its_own_two_bounds(written: str, said: str) -> None:
+    assert spoken(written) == said
