@@ -4,7 +4,8 @@
 1), y 3 미만(x 더하기 2)이면. Here the product is the amount, read by `korean_ranges.bound` as any other (the subject
 after a formula's last number, the particle in the bound word's form): x 2(x 빼기 1) 이상, x 더하기 1이 2(x 빼기 1) 이상.
 Only a bracket of a formula's characters, glued to its number and ending the side: "x < 10(단위: m)" is a note, and
-"x ≥ 2(x - 1) + 3" (a longer side) is left to the rules as before.
+"x ≥ 2(x - 1) + 3" (a longer side) is left to the rules as before. A word of three letters or more makes it a note
+too, "p < 0.05(two-sided)", "n > 30(approx.)" (k11 read p 0 점 영오(two-sided) 미만, the note inside the bound).
 """
 
 from __future__ import annotations
@@ -16,6 +17,6 @@ from .korean_formulas import PARTICLE
 # Applied before `korean_ranges.BOUND`, with its function: the same sign's look-behinds, the product in the amount's group.
 BRACKET_BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?"
-    r"([-−]?\d{1,6}(?:\.\d{1,6})?\((?=[^)]{0,30}[A-Za-zα-ω])[A-Za-zα-ω\d+\-−*/^ .]{1,30}\))"
+    r"([-−]?\d{1,6}(?:\.\d{1,6})?\((?=[^)]{0,30}[A-Za-zα-ω])(?![^)]{0,30}[A-Za-z]{3})[A-Za-zα-ω\d+\-−*/^ .]{1,30}\))"
     rf"(?![A-Za-z\d_(.,]| ?[-+−×*/^] ?[\w(])(?:{PARTICLE})?"
 )

@@ -84,6 +84,9 @@ def assignment(match: re.Match[str]) -> str:
 # side; a statement a keyword opens, "if (0 <= x && x < n)", keeps its code voice (`korean_ranges`), its "&&" too.
 _JOIN = re.compile(r"(?<=[\w)]) ?(&&|\|\|) ?(?=[\w(])")
 _BOUND_WORD = re.compile("미만|이하|초과|이상")
+# ... each side's bound its own, up to the next join: "x >= 0 && x < width && y >= 0" keeps its "&&" (k11 read 그리고
+# beside "x < width", the sign unsaid, by the word of the bound before it).
+_ANY_JOIN = re.compile(r"&&|\|\|")
 _KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
 
 
@@ -97,10 +100,9 @@ def formula_joins_said(text: str) -> str:
 def _join_said(match: re.Match[str]) -> str:
     text, start, end = match.string, match.start(), match.end()
     line_start = text.rfind("\n", 0, start) + 1
-    if not (
-        _BOUND_WORD.search(text[max(line_start, start - 24) : start])
-        and _BOUND_WORD.search(text[end : end + 24].split("\n", 1)[0])
-    ):
+    before = _ANY_JOIN.split(text[max(line_start, start - 24) : start])[-1]
+    after = _ANY_JOIN.split(text[end : end + 24].split("\n", 1)[0], maxsplit=1)[0]
+    if not (_BOUND_WORD.search(before) and _BOUND_WORD.search(after)):
         return match.group()
     if _KEYWORD.search(text, max(line_start, start - 80), start):
         return match.group()

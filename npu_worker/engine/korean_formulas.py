@@ -59,6 +59,27 @@ SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A
 # A power in Python's "**", "y = x**2", "2**10" (k10: y는 x 2, 2 10: the stars a space, the power unsaid): as "^", x의 2제곱,
 # 2의 10제곱. Only glued to a term and before a number or one letter: Markdown's "**전압**", "a **b**" are emphasis.
 PYTHON_POWER = re.compile(r"(?<=[A-Za-z\d)])\*\*(?=[-−]?\d{1,3}(?![\d.*])|[A-Za-z](?![A-Za-z\d*]))")
+# ... nor the "**" that closes an emphasis a "**" opened, "**2**x 빠릅니다", "**F**1 점수" (k11 read 2의 x제곱, F의
+# 1제곱: the closing stars a power): the line's pairs are taken in order, a power never opening one.
+_STARS_PAIR = re.compile(r"\*\*")
+
+
+def python_powers(text: str) -> str:
+    """`text` with Python's powers as "^": `PYTHON_POWER`'s stars that no emphasis's "**" before them opened."""
+    pieces, end, opened = [], 0, False
+    for stars in _STARS_PAIR.finditer(text):
+        if "\n" in text[end : stars.start()]:
+            opened = False  # an emphasis closes on its line
+        if opened:
+            opened = False
+        elif PYTHON_POWER.match(text, stars.start()):
+            pieces.append(text[end : stars.start()] + "^")
+            end = stars.end()
+        else:
+            opened = not text[stars.end() : stars.end() + 1].isspace()
+    return "".join(pieces) + text[end:] if pieces else text
+
+
 BRACED_EXPONENT = re.compile(r"\^ ?\{ ?([-−]?\d+|[A-Za-z]) ?\}")
 POWER = re.compile(
     r"(?:(?<=[\dA-Za-zα-ω])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"

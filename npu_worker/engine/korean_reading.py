@@ -101,7 +101,7 @@ def spoken(text: str) -> str:
     if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
         text = _ADDRESS.sub(lambda m: _held(m, paths), text)
     if "**" in text:  # "x**2" as "x^2", an English sentence's too
-        text = formulas.PYTHON_POWER.sub("^", text)
+        text = formulas.python_powers(text)
     text = _numbers_spoken(_english_held(text)).replace(_HELD_EQUALS, "=")
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
 
@@ -149,6 +149,7 @@ def _numbers_spoken(text: str) -> str:
     text = text.translate(_OTHER_BOUND_SIGNS)
     if "‹" in text or "›" in text:
         text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
+    written = text  # as the writer put its signs, for `chains.subject_of_statement`
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
     if _BOUND_SIGN.search(text):
@@ -199,7 +200,7 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
     text = ranges.MISPLACED_INDEX.sub(ranges.index_on_its_term, text)  # "x ≤ 2σᵢ"
-    text = chains.subject_of_statement(text)  # "값이 x ≤ 1입니다": 값 x가, once every bound is said
+    text = chains.subject_of_statement(text, written)  # "값이 x ≤ 1입니다": 값 x가, once every bound is said
     text = code.formula_joins_said(text)  # "0 <= x && x < n": 그리고, once every bound is said
     text = _EMPHASIS.sub(template(r"\2"), text)
     text = _STARS.sub(" ", text)
