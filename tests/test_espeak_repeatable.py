@@ -158,7 +158,7 @@ def symbol_entries_of_no_size(path, data, symbols, build_id):
 
 
 def notes_past_any_file_offset(path, data, symbols, build_id):
-    """The build id note section's file offset 2**64 - 1 (a ValueError out of pyelftools' seek)."""
+    """The build id note section's file offset 2**64 - 1 (an OverflowError out of its stream's seek)."""
     with open(path, "rb") as file:
         elf = ELFFile(file)
         (index,) = [
@@ -187,6 +187,18 @@ def test_a_damaged_library_file_writes_nothing_and_raises_nothing(tmp_path, dama
     left unrepeatable, and loading espeak goes on: no error out of it."""
     carried = CarriedState(get_espeak()._lib, doctored(tmp_path, damage))
     assert not carried.repeatable and carried._saved == []
+
+
+def test_a_private_copy_of_the_library_is_read_once_per_process(tmp_path):
+    """Each lane loads a private copy of the same file: its symbol table is read once per process
+    (pyelftools takes 50-160 ms a read). A copy with other bytes is read anew (the tests above)."""
+    path, copy = espeakng_loader.get_library_path(), str(tmp_path / "libespeak-ng.so")
+    shutil.copyfile(path, copy)
+    library = get_espeak()._lib
+    assert CarriedState(library, path).repeatable
+    hits = espeak_state._read.cache_info().hits
+    assert CarriedState(library, copy).repeatable
+    assert espeak_state._read.cache_info().hits == hits + 1
 
 
 def test_another_espeak_release_is_left_alone(monkeypatch):

@@ -24,6 +24,8 @@ and so is a release of espeak-ng whose source was not read for these statics (`V
 from __future__ import annotations
 
 import ctypes
+import functools
+import io
 from dataclasses import dataclass
 
 from elftools.common.exceptions import ELFError
@@ -57,26 +59,34 @@ class _Symbol:
 
 def _symbols(path: str) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | None]:
     """The symbol table (`.symtab`) of an ELF file, by name ({} when it has none), and its GNU build id
-    (its address in the loaded image, its bytes). pyelftools raises `ELFError` on a file it cannot read."""
+    (its address in the loaded image, its bytes). pyelftools raises `ELFError` on a file it cannot read.
+    Shared between callers: read only."""
     with open(path, "rb") as file:
-        elf = ELFFile(file)
-        sections = list(elf.iter_sections())
-        found: dict[str, list[_Symbol]] = {}
-        build_id = None
-        for section in sections:
-            if isinstance(section, NoteSection) and section["sh_flags"] & SH_FLAGS.SHF_ALLOC:
-                build_id = build_id or _build_id(elf, section)
-            if not isinstance(section, SymbolTableSection) or section["sh_type"] != "SHT_SYMTAB":
-                continue  # (.dynsym has the exported names only)
-            for symbol in section.iter_symbols():
-                index = symbol["st_shndx"]  # (a number, or "SHN_UNDEF", "SHN_ABS", ...)
-                within = sections[index] if isinstance(index, int) and 0 < index < len(sections) else None
-                writable = within is not None and bool(within["sh_flags"] & SH_FLAGS.SHF_WRITE)
-                span = (within["sh_addr"], within["sh_size"]) if within is not None and writable else (0, 0)
-                kind = symbol["st_info"]["type"]
-                found.setdefault(symbol.name, []).append(
-                    _Symbol(symbol["st_value"], symbol["st_size"], kind, writable, span)
-                )
+        return _read(file.read())
+
+
+@functools.lru_cache(maxsize=2)
+def _read(data: bytes) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | None]:
+    """`_symbols` of a file's bytes, once per process for the same bytes: pyelftools takes 50-160 ms
+    over espeak's 1269 symbols, and each lane loads a private copy of the same file."""
+    elf = ELFFile(io.BytesIO(data))
+    sections = list(elf.iter_sections())
+    found: dict[str, list[_Symbol]] = {}
+    build_id = None
+    for section in sections:
+        if isinstance(section, NoteSection) and section["sh_flags"] & SH_FLAGS.SHF_ALLOC:
+            build_id = build_id or _build_id(elf, section)
+        if not isinstance(section, SymbolTableSection) or section["sh_type"] != "SHT_SYMTAB":
+            continue  # (.dynsym has the exported names only)
+        for symbol in section.iter_symbols():
+            index = symbol["st_shndx"]  # (a number, or "SHN_UNDEF", "SHN_ABS", ...)
+            within = sections[index] if isinstance(index, int) and 0 < index < len(sections) else None
+            writable = within is not None and bool(within["sh_flags"] & SH_FLAGS.SHF_WRITE)
+            span = (within["sh_addr"], within["sh_size"]) if within is not None and writable else (0, 0)
+            kind = symbol["st_info"]["type"]
+            found.setdefault(symbol.name, []).append(
+                _Symbol(symbol["st_value"], symbol["st_size"], kind, writable, span)
+            )
     return found, build_id
 
 
@@ -147,10 +157,10 @@ class CarriedState:
             return
         # (a file missing, not ELF, or damaged: pyelftools raises ELFError, ELFParseError among them,
         # its construct's own errors where it parses unwrapped, as a note's name that never ends, and
-        # ValueError for an offset past what a file can seek to)
+        # ValueError or OverflowError for an offset past what a stream can seek to)
         try:
             symbols, build_id = _symbols(path)
-        except (OSError, ValueError, ELFError, ConstructError):
+        except (OSError, ValueError, OverflowError, ELFError, ConstructError):
             return
         bases = {_loaded_at(library, name, symbols) for name in ANCHORS}
         if len(bases) != 1 or None in bases or build_id is None:
