@@ -14,6 +14,8 @@ import sys
 import espeakng_loader
 import numpy as np
 import pytest
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from npu_worker.engine import espeak_state
 from npu_worker.engine.base import SynthesisRequest
@@ -65,51 +67,67 @@ def test_a_file_that_is_not_the_loaded_library_is_never_written_by(tmp_path):
 
 
 def doctored(tmp_path, change) -> str:
-    """A copy of the loaded library file with `change(data, symbols, build_id)` made to its bytes."""
+    """A copy of the loaded library file with `change(path, data, symbols, build_id)` made to its bytes."""
     source = espeakng_loader.get_library_path()
     copy = str(tmp_path / "libespeak-ng.so")
     shutil.copyfile(source, copy)
     data = bytearray(open(copy, "rb").read())
     symbols, build_id = _symbols(copy)
     assert build_id is not None
-    change(data, symbols, build_id)
+    change(copy, data, symbols, build_id)
     open(copy, "wb").write(data)
     return copy
 
 
-def entry(data: bytearray, symbols, prefix: str) -> int:
+def entry(path: str, prefix: str) -> int:
     """Where in the file the symbol table entry of the 4-byte static named `prefix`... starts."""
-    (value,) = {s.value for name, listed in symbols.items() if name.startswith(prefix + ".") for s in listed}
-    at = data.find(struct.pack("<QQ", value, 4))
-    assert at > 0 and data.find(struct.pack("<QQ", value, 4), at + 1) < 0
-    return at - 8  # (st_name, st_info, st_other, st_shndx come first)
+    with open(path, "rb") as file:
+        symtab = ELFFile(file).get_section_by_name(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
+        (index,) = [
+            i
+            for i, symbol in enumerate(symtab.iter_symbols())
+            if symbol.name.startswith(prefix + ".") and symbol["st_size"] == 4
+        ]
+        return int(symtab["sh_offset"] + index * symtab["sh_entsize"])
 
 
-def another_build(data, symbols, build_id):
+def another_build(path, data, symbols, build_id):
     """The same code at the same offsets (the anchors agree), another build id: another build."""
     at = data.find(build_id[1])
     data[at] ^= 0xFF
 
 
-def flutter_in_code(data, symbols, build_id):
+def flutter_in_code(path, data, symbols, build_id):
     """Flutter_ix said to be at espeak_Synth's first instruction (in its writable section still)."""
     (synth,) = {symbol.value for symbol in symbols["espeak_Synth"]}
-    struct.pack_into("<Q", data, entry(data, symbols, "Flutter_ix") + 8, synth)
+    struct.pack_into("<Q", data, entry(path, "Flutter_ix") + 8, synth)  # (its st_value)
 
 
-def flutter_in_relro(data, symbols, build_id):
+def flutter_in_relro(path, data, symbols, build_id):
     """Flutter_ix said to be in .data.rel.ro: a writable section, read-only once relocated (RELRO)."""
-    header = struct.unpack_from("<16sHHIQQQIHHHHHH", data)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, header[6] + 64 * i) for i in range(header[12])]
-    names = sections[header[13]][4]
-    (index,) = [
-        i for i, section in enumerate(sections) if data[names + section[0] :].startswith(b".data.rel.ro\0")
-    ]
-    at = entry(data, symbols, "Flutter_ix")
-    struct.pack_into("<HQ", data, at + 6, index, sections[index][3] + 16)
+    with open(path, "rb") as file:
+        sections = list(ELFFile(file).iter_sections())
+    (index,) = [i for i, section in enumerate(sections) if section.name == ".data.rel.ro"]
+    # (its st_shndx, then its st_value: 16 bytes into that section)
+    struct.pack_into("<HQ", data, entry(path, "Flutter_ix") + 6, index, sections[index]["sh_addr"] + 16)
 
 
-@pytest.mark.parametrize("change", [another_build, flutter_in_code, flutter_in_relro])
+def flutter_outside_its_section(path, data, symbols, build_id):
+    """Flutter_ix said to be in .data while its address is in .bss: writable memory still, but not where
+    its own table entry says (a damaged or forged table; only the section bound catches it)."""
+    with open(path, "rb") as file:
+        sections = list(ELFFile(file).iter_sections())
+    (index,) = [i for i, section in enumerate(sections) if section.name == ".data"]
+    (value,) = {s.value for name, listed in symbols.items() if name.startswith("Flutter_ix.") for s in listed}
+    assert not sections[index]["sh_addr"] <= value < sections[index]["sh_addr"] + sections[index]["sh_size"]
+    struct.pack_into("<H", data, entry(path, "Flutter_ix") + 6, index)  # (its st_shndx)
+
+
+CHANGES = [another_build, flutter_in_code, flutter_in_relro, flutter_outside_its_section]
+
+
+@pytest.mark.parametrize("change", CHANGES)
 def test_a_file_whose_exported_functions_agree_but_is_another_build_or_points_elsewhere(tmp_path, change):
     """A file with the loaded library's exported functions at the same offsets was trusted: another
     build's statics (its build id differs), or a symbol in code or in memory made read-only after
@@ -122,6 +140,65 @@ def test_a_file_whose_exported_functions_agree_but_is_another_build_or_points_el
     ).repeatable  # the file itself: still trusted
     carried = CarriedState(library, doctored(tmp_path, change))
     assert not carried.repeatable and carried._saved == []
+
+
+def unterminated_note_name(path, data, symbols, build_id):
+    """The build id note's name "GNU\\0" without its terminator (pyelftools' construct error)."""
+    at = data.find(b"GNU\0" + build_id[1])
+    data[at + 3] = ord("X")
+
+
+def symbol_entries_of_no_size(path, data, symbols, build_id):
+    """.symtab's entry size 0 (pyelftools' ELFError)."""
+    with open(path, "rb") as file:
+        elf = ELFFile(file)
+        (index,) = [i for i, section in enumerate(elf.iter_sections()) if section.name == ".symtab"]
+        at = elf["e_shoff"] + index * elf["e_shentsize"] + 56  # (its sh_entsize)
+    struct.pack_into("<Q", data, at, 0)
+
+
+def notes_past_any_file_offset(path, data, symbols, build_id):
+    """The build id note section's file offset 2**64 - 1 (an OverflowError out of its stream's seek)."""
+    with open(path, "rb") as file:
+        elf = ELFFile(file)
+        (index,) = [
+            i for i, section in enumerate(elf.iter_sections()) if section.name == ".note.gnu.build-id"
+        ]
+        at = elf["e_shoff"] + index * elf["e_shentsize"] + 24  # (its sh_offset)
+    struct.pack_into("<Q", data, at, 2**64 - 1)
+
+
+def section_headers_cut_off(path, data, symbols, build_id):
+    """The file cut off before its section headers end (pyelftools' ELFParseError)."""
+    del data[len(data) - 100 :]
+
+
+DAMAGES = [
+    unterminated_note_name,
+    symbol_entries_of_no_size,
+    notes_past_any_file_offset,
+    section_headers_cut_off,
+]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_library_file_writes_nothing_and_raises_nothing(tmp_path, damage):
+    """A library file the ELF reader cannot read (each damage raises another of pyelftools' errors) is
+    left unrepeatable, and loading espeak goes on: no error out of it."""
+    carried = CarriedState(get_espeak()._lib, doctored(tmp_path, damage))
+    assert not carried.repeatable and carried._saved == []
+
+
+def test_a_private_copy_of_the_library_is_read_once_per_process(tmp_path):
+    """Each lane loads a private copy of the same file: its symbol table is read once per process
+    (pyelftools takes 50-160 ms a read). A copy with other bytes is read anew (the tests above)."""
+    path, copy = espeakng_loader.get_library_path(), str(tmp_path / "libespeak-ng.so")
+    shutil.copyfile(path, copy)
+    library = get_espeak()._lib
+    assert CarriedState(library, path).repeatable
+    hits = espeak_state._read.cache_info().hits
+    assert CarriedState(library, copy).repeatable
+    assert espeak_state._read.cache_info().hits == hits + 1
 
 
 def test_another_espeak_release_is_left_alone(monkeypatch):

@@ -24,8 +24,15 @@ and so is a release of espeak-ng whose source was not read for these statics (`V
 from __future__ import annotations
 
 import ctypes
-import struct
+import functools
+import io
 from dataclasses import dataclass
+
+from elftools.common.exceptions import ELFError
+from elftools.construct import ConstructError
+from elftools.elf.constants import SH_FLAGS
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import NoteSection, SymbolTableSection
 
 # The statics that carry over (function statics of `Wavegen` and `AdvanceParameters`: GCC names them
 # "name.N", clang "function.name"); every one must be found, or none is reset.
@@ -40,61 +47,58 @@ ALSO = ("espeak_rand_state",)  # common.c's generator (Klatt's noise): reset whe
 # was loaded; they must agree (a file that is not the one loaded is left alone)
 ANCHORS = ("espeak_Synth", "espeak_Initialize", "espeak_SetVoiceByName")
 
-_ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
-_SECTION = struct.Struct("<IIQQQQIIQQ")
-_SYMBOL = struct.Struct("<IBBHQQ")
-_NOTE = struct.Struct("<III")
-_SHT_SYMTAB, _SHT_NOTE, _SHF_WRITE, _SHF_ALLOC, _STT_OBJECT = 2, 7, 0x1, 0x2, 1
-_NT_GNU_BUILD_ID = 3
-
 
 @dataclass(frozen=True)
 class _Symbol:
     value: int
     size: int
-    kind: int
+    kind: str  # ("STT_OBJECT", "STT_FUNC", ...)
     writable: bool
     section: tuple[int, int]  # (address, size) of the section it is in: it must lie inside
 
 
 def _symbols(path: str) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | None]:
-    """The symbol table of a 64-bit little-endian ELF file, by name ({} when it has none), and its GNU
-    build id (its address in the loaded image, its bytes)."""
+    """The symbol table (`.symtab`) of an ELF file, by name ({} when it has none), and its GNU build id
+    (its address in the loaded image, its bytes). pyelftools raises `ELFError` on a file it cannot read.
+    Shared between callers: read only."""
     with open(path, "rb") as file:
-        data = file.read()
-    if data[:6] != b"\x7fELF\x02\x01":  # (ELF, 64-bit, little-endian)
-        return {}, None
-    header = _ELF_HEADER.unpack_from(data)
-    offset, count = header[6], header[12]
-    sections = [_SECTION.unpack_from(data, offset + index * _SECTION.size) for index in range(count)]
+        return _read(file.read())
+
+
+@functools.lru_cache(maxsize=2)
+def _read(data: bytes) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | None]:
+    """`_symbols` of a file's bytes, once per process for the same bytes: pyelftools takes 50-160 ms
+    over espeak's 1269 symbols, and each lane loads a private copy of the same file."""
+    elf = ELFFile(io.BytesIO(data))
+    sections = list(elf.iter_sections())
     found: dict[str, list[_Symbol]] = {}
     build_id = None
     for section in sections:
-        if section[1] == _SHT_NOTE and section[2] & _SHF_ALLOC:
-            build_id = build_id or _build_id(data, section[4], section[5], section[3])
-        if section[1] != _SHT_SYMTAB:
-            continue
-        names = sections[section[6]]  # its string table (sh_link)
-        for at in range(section[4], section[4] + section[5], _SYMBOL.size):
-            name_at, info, _, index, value, size = _SYMBOL.unpack_from(data, at)
-            end = data.index(b"\0", names[4] + name_at)
-            name = data[names[4] + name_at : end].decode("ascii", "replace")
-            writable = 0 < index < len(sections) and bool(sections[index][2] & _SHF_WRITE)
-            within = (sections[index][3], sections[index][5]) if writable else (0, 0)
-            found.setdefault(name, []).append(_Symbol(value, size, info & 0xF, writable, within))
+        if isinstance(section, NoteSection) and section["sh_flags"] & SH_FLAGS.SHF_ALLOC:
+            build_id = build_id or _build_id(elf, section)
+        if not isinstance(section, SymbolTableSection) or section["sh_type"] != "SHT_SYMTAB":
+            continue  # (.dynsym has the exported names only)
+        for symbol in section.iter_symbols():
+            index = symbol["st_shndx"]  # (a number, or "SHN_UNDEF", "SHN_ABS", ...)
+            within = sections[index] if isinstance(index, int) and 0 < index < len(sections) else None
+            writable = within is not None and bool(within["sh_flags"] & SH_FLAGS.SHF_WRITE)
+            span = (within["sh_addr"], within["sh_size"]) if within is not None and writable else (0, 0)
+            kind = symbol["st_info"]["type"]
+            found.setdefault(symbol.name, []).append(
+                _Symbol(symbol["st_value"], symbol["st_size"], kind, writable, span)
+            )
     return found, build_id
 
 
-def _build_id(data: bytes, offset: int, size: int, address: int) -> tuple[int, bytes] | None:
-    """The GNU build id among the notes at `offset` (a section at `address` in memory), or None."""
-    at = offset
-    while at + _NOTE.size <= offset + size:
-        name_size, desc_size, kind = _NOTE.unpack_from(data, at)
-        desc_at = at + _NOTE.size + (name_size + 3) // 4 * 4
-        if kind == _NT_GNU_BUILD_ID and data[at + _NOTE.size : at + _NOTE.size + name_size] == b"GNU\0":
-            desc = data[desc_at : desc_at + desc_size]
-            return (address + desc_at - offset, desc) if len(desc) == desc_size > 0 else None
-        at = desc_at + (desc_size + 3) // 4 * 4
+def _build_id(elf: ELFFile, section: NoteSection) -> tuple[int, bytes] | None:
+    """The GNU build id among a section's notes (its address in memory, its bytes), or None."""
+    for note in section.iter_notes():
+        if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
+            desc = bytes(note["n_descdata"])
+            # (the note's header, then its name padded to 4 bytes, then the id)
+            desc_at = note["n_offset"] + elf.structs.Elf_Nhdr.sizeof() + (note["n_namesz"] + 3) // 4 * 4
+            address = section["sh_addr"] + desc_at - section["sh_offset"]
+            return (address, desc) if len(desc) == note["n_descsz"] > 0 else None
     return None
 
 
@@ -128,7 +132,7 @@ def _static(symbols: dict[str, list[_Symbol]], wanted: str) -> _Symbol | None:
         for name, listed in symbols.items()
         if wanted in (name, name.split(".", 1)[0], name.rsplit(".", 1)[-1])
         for symbol in listed
-        if symbol.kind == _STT_OBJECT
+        if symbol.kind == "STT_OBJECT"
         and symbol.size == 4
         and symbol.writable
         and symbol.section[0] <= symbol.value <= symbol.value + 4 <= sum(symbol.section)
@@ -151,9 +155,12 @@ class CarriedState:
         info = library.espeak_Info(None)  # (the version string, before any other call: it reads no state)
         if not isinstance(info, bytes) or info.decode("ascii", "replace").strip() not in VERIFIED:
             return
+        # (a file missing, not ELF, or damaged: pyelftools raises ELFError, ELFParseError among them,
+        # its construct's own errors where it parses unwrapped, as a note's name that never ends, and
+        # ValueError or OverflowError for an offset past what a stream can seek to)
         try:
             symbols, build_id = _symbols(path)
-        except (OSError, ValueError, IndexError, struct.error):  # (not an ELF file this reads)
+        except (OSError, ValueError, OverflowError, ELFError, ConstructError):
             return
         bases = {_loaded_at(library, name, symbols) for name in ANCHORS}
         if len(bases) != 1 or None in bases or build_id is None:
