@@ -14,6 +14,8 @@ from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 from aiohttp.http_websocket import WebSocketError
 from aiohttp.web_protocol import RequestHandler
 
+from .pong_wait import PongWait
+
 UNMASKED_REASON = "a client frame was not masked (RFC 6455 §5.1)"
 _MASK_BIT = 0x80
 _FIN_BIT = 0x80
@@ -92,6 +94,8 @@ _HOOKS = (
     (web.WebSocketResponse, "_post_start", "set_parser", "the frame reader handed to the connection"),
     (RequestHandler, "set_parser", "_message_tail", "the bytes that came with the handshake"),
     (RequestHandler, "data_received", "_payload_parser", "the frame reader each arriving piece is fed to"),
+    (web.WebSocketResponse, "_send_heartbeat", "_pong_response_cb", "the pong deadline a ping sets"),
+    (web.WebSocketResponse, "_send_heartbeat", "_pong_not_received", "what that deadline calls"),
 )
 
 
@@ -175,6 +179,23 @@ class MaskedFramesResponse(web.WebSocketResponse):
     """aiohttp's socket, refusing unmasked client frames; what came with the handshake is walked too."""
 
     frames: FrameMasks | None = None  # the walk, once the handshake is done
+    _pong_wait: PongWait | None = None
+
+    def _send_heartbeat(self) -> None:
+        pending = self._pong_response_cb
+        super()._send_heartbeat()
+        if self._pong_response_cb is not None and self._pong_response_cb is not pending:  # a ping went out
+            self._pong_wait = PongWait()
+            self._pong_wait.ping_sent(self._req.transport if self._req is not None else None)
+
+    def _pong_not_received(self) -> None:
+        """A peer still taking what was sent before the ping gets another pong wait (`pong_wait.py`);
+        one that took nothing since the ping (or the last wait) is dropped, as aiohttp does."""
+        transport = self._req.transport if self._req is not None else None
+        if self._pong_wait is not None and self._loop is not None and self._pong_wait.still_taking(transport):
+            self._pong_response_cb = self._loop.call_later(self._pong_heartbeat, self._pong_not_received)
+            return
+        super()._pong_not_received()
 
     def refusals_to_the_route(self) -> None:
         """A frame the reader refuses reaches the route before the socket closes (`_RefusalToTheRoute`);

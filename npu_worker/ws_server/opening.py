@@ -7,13 +7,14 @@ import contextlib
 import logging
 import socket
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Protocol
+from typing import Any, Protocol
 
 from aiohttp import WSCloseCode, web
 
 from ..app_keys import CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from .burst import Burst
 from .masked_frames import MaskedFramesResponse
+from .pong_wait import bytes_acked
 
 log = logging.getLogger(__name__)
 
@@ -151,17 +152,35 @@ def drop_untaken(request: web.Request, ws: web.WebSocketResponse, grace: float) 
     return lambda: closing.close_refusing(request, ws, WSCloseCode.POLICY_VIOLATION, reason)
 
 
-async def taken(send: Awaitable[None], grace: float, abort: Callable[[], object]) -> None:
+async def taken(
+    send: Awaitable[None], grace: float, abort: Callable[[], object], transport: Any = None
+) -> None:
     """Await one frame's send (it waits while the peer's buffers are full); a peer that has taken
     nothing for `grace` seconds is dropped (`abort`: `drop_untaken`): ConnectionResetError. The
     heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the ping
-    off), and a sender would wait on it for ever, holding its request's audio."""
+    off), and a sender would wait on it for ever, holding its request's audio. Given the `transport`,
+    a peer whose kernel acknowledged more of what was sent within each grace is still taking
+    (`pong_wait.bytes_acked`): a slow reader with megabytes queued ahead of the send was dropped."""
+    if transport is None or (acked := bytes_acked(transport)) is None:
+        try:
+            async with asyncio.timeout(grace):
+                await send
+        except TimeoutError:
+            abort()
+            raise ConnectionResetError(f"the peer took nothing for {grace:g} s") from None
+        return
+    sending = asyncio.ensure_future(send)
     try:
-        async with asyncio.timeout(grace):
-            await send
-    except TimeoutError:
-        abort()
-        raise ConnectionResetError(f"the peer took nothing for {grace:g} s") from None
+        while not (await asyncio.wait({sending}, timeout=grace))[0]:
+            now = bytes_acked(transport)
+            if now is None or now <= acked:
+                abort()
+                raise ConnectionResetError(f"the peer took nothing for {grace:g} s")
+            acked = now
+        sending.result()
+    finally:
+        if not sending.done():
+            sending.cancel()
 
 
 async def write_burst(
@@ -179,7 +198,7 @@ async def write_burst(
         raise ConnectionResetError("Cannot write to closing transport")  # (as aiohttp's writer)
     transport.write(burst.take())
     if request.protocol.writing_paused:
-        await taken(request.writer.drain(), grace, abort)
+        await taken(request.writer.drain(), grace, abort, transport)
 
 
 async def going_away_step(step: Awaitable[object], seconds: float = GOING_AWAY_SECONDS) -> None:

@@ -145,7 +145,7 @@ class WsSession:
 
     async def _taken(self, send: Awaitable[None]) -> None:
         """Await one frame's send; a peer that has taken nothing for `_send_grace` seconds is dropped."""
-        await taken(send, self._send_grace, self._abort)
+        await taken(send, self._send_grace, self._abort, self._request.transport)
         self._last_sent = time.monotonic()
 
     async def send_error(self, error: WorkerError) -> None:

@@ -1,0 +1,81 @@
+"""A reader taking a long request's audio slowly, but all the while, is not dropped for a late pong
+(ws_server/pong_wait.py): the ping waits behind the audio sent before it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import struct
+from pathlib import Path
+
+from tests.serve_process import ServeProcess
+from tests.test_ws_message_deadline import masked_frame, upgrade
+from tests.timing import seconds
+
+REPO = Path(__file__).resolve().parent.parent
+
+CHUNK = 512  # read a piece this size every PAUSE seconds (≈ 100-250 KB/s: 2-5 × real time at 24 kHz)
+PAUSE = 0.002
+
+
+async def read_slowly(sock: socket.socket) -> tuple[int, list[dict]]:
+    """The PCM bytes and events of one request, read a piece at a time, each ping answered as read (a
+    browser's or a library's way); ends at `done` or when the connection goes."""
+    loop = asyncio.get_running_loop()
+    buf, pcm, events = b"", 0, []
+
+    async def need(size: int) -> bytes:
+        nonlocal buf
+        while len(buf) < size:
+            await asyncio.sleep(PAUSE)
+            piece = await loop.sock_recv(sock, CHUNK)
+            if not piece:
+                raise EOFError(f"the connection ended after {pcm} bytes of audio, events {events[-3:]}")
+            buf += piece
+        out, buf = buf[:size], buf[size:]
+        return out
+
+    while b"\r\n\r\n" not in buf:  # the handshake's answer
+        buf += await loop.sock_recv(sock, CHUNK)
+    buf = buf.split(b"\r\n\r\n", 1)[1]
+    while True:
+        first, size = await need(2)
+        size &= 0x7F
+        if size >= 126:
+            (size,) = struct.unpack("!H" if size == 126 else "!Q", await need(2 if size == 126 else 8))
+        data = await need(size)
+        opcode = first & 0x0F
+        if opcode == 0x2:
+            pcm += len(data)
+        elif opcode == 0x1:
+            events.append(json.loads(data))
+            if events[-1]["event"] == "done":
+                return pcm, events
+        elif opcode == 0x9:  # a ping: its pong
+            await loop.sock_sendall(sock, masked_frame(0x8A, data))
+        elif opcode == 0x8:
+            raise EOFError(f"closed {data!r} after {pcm} bytes of audio")
+
+
+async def test_a_slow_reader_that_reads_all_the_while_is_not_dropped_for_a_late_pong(tmp_path):
+    """aiohttp dropped it (1006, no close frame, the request cut) once the pong had not come within half
+    a heartbeat interval of the ping, which the reader had not reached yet: walk14 measured a reader of
+    235 KB/s (5 × real time) answering its ping 11 s late, behind 4 MB, dropped 15 s into a request
+    (with --heartbeat-interval 2: its first ping read 11 s late, behind 2.9 MB, and cut)."""
+    args = ["--state-dir", str(tmp_path / "state"), "--heartbeat-interval", "2", "--cache-max-bytes", "0"]
+    process = ServeProcess(args, {**os.environ, "PYTHONPATH": str(REPO)})
+    text = "첫 번째 문장입니다. 두 번째 문장입니다. 세 번째 문장입니다. " * 24  # 135 s of audio, 6.5 MB
+    try:
+        await asyncio.to_thread(process.log_until, "engine ready", seconds(60))
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the queue is the worker's side
+            await upgrade(sock, process.port, "/ws")
+            message = json.dumps({"type": "synth", "text": text, "lang": "ko"}).encode()
+            await asyncio.get_running_loop().sock_sendall(sock, masked_frame(0x81, message))
+            pcm, events = await asyncio.wait_for(read_slowly(sock), seconds(120))
+    finally:
+        process.kill()
+    ends = [event["samples"] * 2 for event in events if event["event"] == "audio_end"]
+    assert pcm == sum(ends) > 6_000_000 and not events[-1]["cancelled"], (pcm, ends, events[-1])
