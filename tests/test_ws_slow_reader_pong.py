@@ -8,8 +8,10 @@ import json
 import os
 import socket
 import struct
+import time
 from pathlib import Path
 
+from npu_worker.ws_server.pong_wait import bytes_acked
 from tests.serve_process import ServeProcess
 from tests.test_ws_message_deadline import masked_frame, upgrade
 from tests.timing import seconds
@@ -79,3 +81,34 @@ async def test_a_slow_reader_that_reads_all_the_while_is_not_dropped_for_a_late_
         process.kill()
     ends = [event["samples"] * 2 for event in events if event["event"] == "audio_end"]
     assert pcm == sum(ends) > 6_000_000 and not events[-1]["cancelled"], (pcm, ends, events[-1])
+
+
+class _Transport:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def get_extra_info(self, name: str) -> socket.socket | None:
+        return self.sock if name == "socket" else None
+
+
+def test_bytes_acked_counts_what_the_peer_took_and_is_none_off_tcp():
+    """The offset read from TCP_INFO is tcpi_bytes_acked: it grows by what was sent and taken (a wrong
+    offset read another field, a rate or a count of packets)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        sender = socket.create_connection(server.getsockname())
+        receiver, _ = server.accept()
+        with sender, receiver:
+            before = bytes_acked(_Transport(sender))
+            sender.sendall(b"x" * 100_000)
+            got = 0
+            while got < 100_000:
+                got += len(receiver.recv(65536))
+            for _ in range(200):  # the last ACK may be delayed (40 ms on Linux)
+                after = bytes_acked(_Transport(sender))
+                if after is None or before is None or after - before >= 100_000:
+                    break
+                time.sleep(0.01)
+            assert before is not None and after is not None and 100_000 <= after - before <= 100_002
+    left, right = socket.socketpair()
+    with left, right:
+        assert bytes_acked(_Transport(left)) is None and bytes_acked(None) is None
