@@ -17,7 +17,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
@@ -141,11 +141,13 @@ class WsSession:
     async def _drained_under_deadline(self) -> None:
         async with self._send_lock:  # (`writable_now` is False, and the pump's sends wait, meanwhile)
             with contextlib.suppress(ConnectionError, RuntimeError):  # dropped, or gone: said elsewhere
-                await self._taken(self._request.writer.drain())
+                await self._taken(self._request.writer.drain(), self._request.transport)
 
-    async def _taken(self, send: Awaitable[None]) -> None:
-        """Await one frame's send; a peer that has taken nothing for `_send_grace` seconds is dropped."""
-        await taken(send, self._send_grace, self._abort, self._request.transport)
+    async def _taken(self, send: Awaitable[None], transport: Any = None) -> None:
+        """Await one frame's send; a peer that has taken nothing for `_send_grace` seconds is dropped
+        (given the `transport`, only once its kernel acknowledged nothing more either: a drain behind
+        megabytes queued; an event's send, small and seldom waiting, keeps the cheaper wait)."""
+        await taken(send, self._send_grace, self._abort, transport)
         self._last_sent = time.monotonic()
 
     async def send_error(self, error: WorkerError) -> None:
