@@ -53,7 +53,7 @@ CHECK_SECONDS = 1.0
 # of 37 000 1-byte messages (its answers read) held the whole worker's loop until the last was answered
 # (/health waited 7.4 s). The read loop gives a turn away every this many messages or control frames:
 # a ping or pong is handed over without a wait as well, and its pong written at once (37 000 pings in one
-# write held /health 850 ms while only messages counted). (A turn mid-queue is safe: `took_control` never
+# write held /health 0.8-1.5 s while only messages counted). (A turn mid-queue is safe: `took_control` never
 # takes off past the bytes received less the unfinished message, `FrameMasks.unfinished`.)
 MESSAGES_A_TURN = 16
 
