@@ -51,9 +51,10 @@ CONTROL_FRAME_HEAD = 6  # a client's ping or pong on the wire, past its payload:
 CHECK_SECONDS = 1.0
 # aiohttp hands over a queued message, and the kernel takes an answer, without a wait: a peer's one write
 # of 37 000 1-byte messages (its answers read) held the whole worker's loop until the last was answered
-# (/health waited 7.4 s). The read loop gives a turn away every this many messages. (Not after each one
-# yet: the pings queued behind a message must be read before the next message's bytes come, or
-# `took_control` takes them off twice; rvc11's `FrameMasks.unfinished` count lifts that.)
+# (/health waited 7.4 s). The read loop gives a turn away every this many messages or control frames:
+# a ping or pong is handed over without a wait as well, and its pong written at once (37 000 pings in one
+# write held /health 0.8-1.5 s while only messages counted). (A turn mid-queue is safe: `took_control` never
+# takes off past the bytes received less the unfinished message, `FrameMasks.unfinished`.)
 MESSAGES_A_TURN = 16
 
 
@@ -97,12 +98,12 @@ async def messages(
         deadline.waiting = False
         if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED):
             return  # (as aiohttp's `async for` ends)
+        deadline.handed += 1  # (a ping or pong too: each read and answered without a wait)
         if message.type in (WSMsgType.PING, WSMsgType.PONG):
             deadline.took_control(CONTROL_FRAME_HEAD + len(message.data))
             if message.type == WSMsgType.PING:
                 pings.answer(message.data)
             continue
-        deadline.handed += 1
         yield message
         del message  # (a whole message, up to --max-body-bytes, is not kept while the next is awaited)
 
@@ -127,7 +128,7 @@ class MessageDeadline:
         self._over_since: float | None = None
         self._paused = False
         self.waiting = False  # the handler awaits the next message: none waits whole in aiohttp's queue
-        self.handed = 0  # messages `messages` handed over since it last gave the loop a turn
+        self.handed = 0  # frames `messages` read (pings too) since it last gave the loop a turn
         self._timer: asyncio.TimerHandle | None = None
         self._hold: BodyHold | None = None
         if received is not None:
