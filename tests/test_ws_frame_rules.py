@@ -155,6 +155,20 @@ def test_an_aiohttp_that_moved_a_hook_is_named():
     ]
 
 
+def test_an_aiohttp_whose_pong_wait_is_named_otherwise_is_named():
+    """`_pong_not_received` re-arms the pong deadline with `_pong_heartbeat` (ws_server/pong_wait.py): an
+    aiohttp that named it otherwise passed the check, and a peer still taking at its deadline then met an
+    AttributeError in the timer, logged by the loop: no deadline after it, the socket never dropped."""
+
+    class PongWaitElsewhere(web.WebSocketResponse):
+        def _send_heartbeat(self) -> None:
+            self._pong_response_cb = self._loop.call_later(self._pong_wait_s, self._pong_not_received)  # type: ignore[attr-defined,union-attr]
+
+    assert missing_aiohttp_hooks(response=PongWaitElsewhere) == [
+        "WebSocketResponse._send_heartbeat uses no _pong_heartbeat (the pong wait a still-taking peer gets again)"
+    ]
+
+
 def test_the_socket_routes_refuse_to_start_on_such_an_aiohttp(monkeypatch):
     def feeds_another_reader(self, data: bytes) -> None:
         self._frames.feed_data(data)

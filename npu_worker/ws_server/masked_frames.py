@@ -96,6 +96,12 @@ _HOOKS = (
     (RequestHandler, "data_received", "_payload_parser", "the frame reader each arriving piece is fed to"),
     (web.WebSocketResponse, "_send_heartbeat", "_pong_response_cb", "the pong deadline a ping sets"),
     (web.WebSocketResponse, "_send_heartbeat", "_pong_not_received", "what that deadline calls"),
+    (
+        web.WebSocketResponse,
+        "_send_heartbeat",
+        "_pong_heartbeat",
+        "the pong wait a still-taking peer gets again",
+    ),
 )
 
 
