@@ -16,7 +16,6 @@ from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
-from ..engine.spoken_languages import spoken_languages
 from ..errors import WorkerError
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..printable import printable
@@ -85,13 +84,6 @@ def _percentile(values: list[float], fraction: float) -> float | None:
     return round(statistics.quantiles(values, n=100, method="inclusive")[int(fraction * 100) - 1], 1)
 
 
-def _languages(scheduler: Scheduler) -> list[str] | None:
-    """The engine's languages; a cluster node's own (`ClusterEngines.spoken_languages`): on an api
-    node, those all of its live engine nodes speak."""
-    listed = getattr(scheduler, "spoken_languages", None)
-    return listed() if callable(listed) else spoken_languages(scheduler.engine)
-
-
 async def health(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     settings = request.app[SETTINGS_KEY]
@@ -119,7 +111,7 @@ async def health(request: web.Request) -> web.Response:
         ttfa_ms=TtfaFigures(_percentile(ttfa, 0.5), _percentile(ttfa, 0.95), len(ttfa)),
         **queue,
     )
-    if info is not None and (languages := _languages(scheduler)) is not None:
+    if info is not None and (languages := scheduler.spoken_languages()) is not None:
         body.languages = languages  # (`bench --lang` refuses one not listed before its run)
     calls = scheduler.decoder_calls
     if calls is not None:  # segments on the CPU overflow decoder, which `device` does not show

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..config import Settings
 from ..engine.base import Engine, EngineInfo
+from ..engine.spoken_languages import spoken_languages
 from ..paths import PathPolicy
 from ..protocol import (
     BatchRequest,
@@ -192,6 +193,11 @@ class Scheduler(JobListening):
         else:
             self._admit(job, request)
         return job
+
+    def spoken_languages(self) -> list[str] | None:
+        """What /health lists as `languages`: the engine's (a cluster node answers for its peers'
+        engines: `ClusterEngines.spoken_languages`)."""
+        return spoken_languages(self.engine)
 
     def checked_params(self, params: SynthParams) -> SynthParams:
         """Blocking: what the request names, checked and resolved (`request_checks.py`)."""

@@ -68,7 +68,7 @@ class ClusterEngines(Scheduler):
         languages all of them speak (`Heartbeat.common_languages`)."""
         if self._serves_as_api():
             return self.heartbeat.common_languages()
-        return spoken_languages(self._engine)
+        return super().spoken_languages()
 
     def _engine_info(self) -> EngineInfo | None:
         """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""
