@@ -178,10 +178,8 @@ class Heartbeat:
                     model=info.model,
                     seed=self.settings.seed,
                 )
-                if (
-                    spoken := languages()
-                ) is not None:  # what an api node's /health lists (`common_languages`)
-                    body["languages"] = spoken
+                if (spoken := languages()) is not None:  # what an api node's /health intersects
+                    body["languages"] = spoken  # (`common_languages`)
                 if (calls := decoder_calls()) is not None:  # (an api node showed no overflow share)
                     body["decoder_calls"] = {"total": calls.total, "cpu_overflow": calls.cpu_overflow}
             elif (error := load_error()) is not None:
