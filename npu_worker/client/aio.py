@@ -106,11 +106,10 @@ class _Http:
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             if deadline.expired():  # (its connection made, as a rule: the request may have been read)
                 raise AnswerCut(f"{method} {url}: {answer_too_slow(seconds)}") from exc
-            unconnected = isinstance(exc, aiohttp.ClientConnectorError)
-            refused = isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
-                exc.os_error, ConnectionRefusedError
-            )
-            error = NotConnected if refused else TransportError if unconnected else AnswerCut
+            error: type[TransportError] = AnswerCut  # connected: the request may have been read
+            if isinstance(exc, aiohttp.ClientConnectorError):
+                refused = isinstance(exc.os_error, ConnectionRefusedError)
+                error = NotConnected if refused else TransportError
             raise error(f"{method} {url}: {exc!r}") from exc
 
     async def _error_body(self, method: str, url: str, response: aiohttp.ClientResponse) -> bytes:
