@@ -339,12 +339,10 @@ def _stated(text: str, start: int, end: int) -> str:
     letter = _LETTER_BEFORE.search(text, max(0, start - 20), start)
     if not (letter and _STATEMENT_AFTER.match(text, end)):
         return ""
-    last = letter.group(1) or letter.group(
-        2
-    )  # "x₁ ≥ 0입니다": x₁은, said 엑스 일 (k9: x₁ 0 이상입니다, no particle)
-    return (
-        particle_after(MATH_NAMES.get(last[0], last[0]) + last[1:].translate(_SUBSCRIPT_DIGITS), "는") + " "
-    )
+    # "x₁ ≥ 0입니다": x₁은, said 엑스 일 (k9: x₁ 0 이상입니다, no particle)
+    last = letter.group(1) or letter.group(2)
+    said = MATH_NAMES.get(last[0], last[0]) + last[1:].translate(_SUBSCRIPT_DIGITS)
+    return particle_after(said, "는") + " "
 
 
 def _in_code(text: str, start: int) -> bool:
