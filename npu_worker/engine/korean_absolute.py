@@ -15,7 +15,7 @@ import re
 
 from .korean_formulas import PARTICLE, particle_after
 from .korean_ranges import BOUND_WORDS, SIDE
-from .korean_words import ENGLISH_DIGITS
+from .korean_words import ENGLISH_DIGITS, SUBSCRIPT_SPANS
 
 _VALUE = r"(?![A-Z]{1,4}\|)[-−]?[A-Za-zα-ω\d(][A-Za-zα-ω\d.+\-−*/^(), _]{0,38}?"  # not capitals alone, "|V|"
 # ... a Korean particle or copula may follow its closing bar, "|a| + |b|가", "|a - b|입니다" (k8 took no value there:
@@ -35,8 +35,9 @@ _TERM = rf"(?:{_UNGROUPED}|\d+(?:\.\d+)?(?![\w.])|[a-zα-ω]\d?(?![\w(]))"
 # ... or a capital, a bound's name, "|f(x)| ≤ M", "|a_n| ≤ K" (it was f(x)의 절댓값 ≤ M, the sign unsaid): … 절댓값이 M 이하.
 # ... with its index, "|x| ≤ Mᵢ", "|x| ≤ M₁" (k9 left the first, x의 절댓값 ≤ Mᵢ, and read the second's digit in English
 # with the sign unsaid, x의 절댓값 ≤ M원): x의 절댓값이 Mᵢ 이하, x의 절댓값이 M원 이하.
-_SUBSCRIPT = "\u2090-\u209c\u1d62-\u1d6a\u2c7c"
-_BOUND_CAPITAL = rf"[A-Z](?:{'|'.join(ENGLISH_DIGITS)}|[{_SUBSCRIPT}]{{1,2}})?(?![A-Za-z\d_({_SUBSCRIPT}])"
+_BOUND_CAPITAL = (
+    rf"[A-Z](?:{'|'.join(ENGLISH_DIGITS)}|[{SUBSCRIPT_SPANS}]{{1,2}})?(?![A-Za-z\d_({SUBSCRIPT_SPANS}])"
+)
 _RIGHT = (
     rf"(?:{ABSOLUTE}|{SIDE}|{_BOUND_CAPITAL})(?: [-+−] (?:{ABSOLUTE}|{SIDE})){{0,3}}"
     r"(?![A-Za-zα-ωπ\d_(^²³⁰-⁹|]|\.\d)(?! ?[-+−*/] ?[\w(|])"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .korean_chains import subject_before
+from .korean_chains import SUBJECT_NOUN, subject_before
 from .korean_formulas import final_sound
 from .korean_templates import template
 
@@ -79,7 +79,8 @@ NOT_EQUAL_CLAUSE = re.compile(
 # ... with a subject noun before its left term, "값이 0 ≠ 1입니다", "값이 x ≠ 0이면" (k9: 값이 0은 1이 아닙니다, a subject and a
 # topic in a row): the noun names the term, as before a chain (`korean_chains`), 값 0이 1이 아닙니다, 값 x가 0이 아니면.
 SUBJECT_NOT_EQUAL = re.compile(
-    r"(?<![가-힣])([가-힣]{1,6}[이가] )((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])))"
+    SUBJECT_NOUN
+    + r"((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])))"
     + NOT_EQUAL_CLAUSE.pattern
 )
 _NOT = {

@@ -211,24 +211,27 @@ def chain(match: re.Match[str]) -> str:
     return f"{middle}{topic} {lower} {upper} {word}{ending}"
 
 
+# A noun and its subject particle, a word on its own, "값이 ": the group `subject_before` then weighs (here and
+# `korean_arrows.SUBJECT_NOT_EQUAL`).
+SUBJECT_NOUN = r"(?<![가-힣])([가-힣]{1,6}[이가] )"
+
 # A subject noun before a single bound's statement, "값이 x ≤ 1입니다", "함수가 f(x) > 0입니다" (k10: 값이 x는 1 이하입니다, a
 # subject and a topic in a row): the noun names the letter, as before a chain, 값 x가 1 이하입니다. Run once the bounds
 # are said: the letter's topic particle (은 or 는, by its sound) becomes the subject's (이 or 가).
 _SUBJECT_THEN_TOPIC = re.compile(
-    r"(?<![가-힣])([가-힣]{1,6}[이가] )([A-Za-zα-ω][₀-₉]{0,2}|[A-Za-z]{1,4}\([^()\n]{0,11}\))([은는]) "
+    SUBJECT_NOUN + r"([A-Za-zα-ω][₀-₉]{0,2}|[A-Za-z]{1,4}\([^()\n]{0,11}\))([은는]) "
     r"(?=[^\n]{1,40}?(?:미만|이하|초과|이상) ?(?:입니[다까]|이다)(?![가-힣]))"
 )
-_BOUND_WORDS = ("미만", "이하", "초과", "이상")
 # ... only where the writer put a sign after the letter (the topic the bound's reading gave): "성적이 A는 90점
 # 이상입니다", the writer's own words, is kept (k11 read 성적 A가, another sentence). Keyed by the noun and the
 # letter's first character, as the rest of the letter may be read by then, "f(x+1)" as f(x 플러스 1).
-_SUBJECT_BEFORE_SIGN = re.compile(r"(?<![가-힣])([가-힣]{1,6}[이가] )([A-Za-zα-ω])[^\n<>≤≥]{0,14}?[<>≤≥]")
+_SUBJECT_BEFORE_SIGN = re.compile(SUBJECT_NOUN + r"([A-Za-zα-ω])[^\n<>≤≥]{0,14}?[<>≤≥]")
 
 
 def subject_of_statement(text: str, written: str) -> str:
     """`text` with a subject noun before a bounded letter's topic said as the chain's is: 값 x가 1 이하입니다;
     `written` is the text before its bounds were said."""
-    if not any(word in text for word in _BOUND_WORDS):
+    if not any(word in text for word in BOUND_WORDS.values()):
         return text
     signed = {(match.group(1), match.group(2)) for match in _SUBJECT_BEFORE_SIGN.finditer(written)}
     if not signed:

@@ -14,6 +14,7 @@ import bisect
 import re
 
 from .korean_formulas import particle_after
+from .korean_ranges import BOUND_WORDS
 
 _TYPES = (
     r"int|long|short|unsigned|size_t|float|double|char|bool|auto|var|let|const|uint\d{0,2}_t|int\d{0,2}_t"
@@ -83,7 +84,7 @@ def assignment(match: re.Match[str]) -> str:
 # join unsaid): the words a lecturer says, 0 이상 x 그리고 x n 미만, x y 초과 또는 y z 초과. Only with a bound's word on each
 # side; a statement a keyword opens, "if (0 <= x && x < n)", keeps its code voice (`korean_ranges`), its "&&" too.
 _JOIN = re.compile(r"(?<=[\w)]) ?(&&|\|\|) ?(?=[\w(])")
-_BOUND_WORD = re.compile("미만|이하|초과|이상")
+_BOUND_WORD = re.compile("|".join(BOUND_WORDS.values()))
 # ... each side's bound its own, up to the next join: "x >= 0 && x < width && y >= 0" keeps its "&&" (k11 read 그리고
 # beside "x < width", the sign unsaid, by the word of the bound before it).
 _ANY_JOIN = re.compile(r"&&|\|\|")

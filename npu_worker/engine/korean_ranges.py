@@ -12,7 +12,7 @@ import re
 
 from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
-from .korean_words import ENGLISH_DIGITS, MATH_NAMES
+from .korean_words import ENGLISH_DIGITS, MATH_NAMES, SUBSCRIPT_SPANS
 from .korean_words import UNITS as _UNITS
 
 # A range with a tilde, "3~5개", after a number's counter too, "3개~5개"; and after a date's weekday,
@@ -239,7 +239,7 @@ _SIDE_SAID = rf"{_SIDE_TERM}{_SAID_ABSOLUTE}(?:(?: - | ?[+−*×·÷] ?){_SIDE_T
 # which "10x 이상" would read as so many times (10배 이상), left.
 FORMULA_BOUNDED_BY = re.compile(
     r"(?=\d{1,12} ?[<>≤≥])(?<![\d.])(\d{1,12}) ?([<>≤≥]) ?"
-    rf"(?=[a-z]|\d{{1,6}}[a-wyz](?![a-z\u2090-\u209c\u1d62-\u1d6a\u2c7c]))({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
+    rf"(?=[a-z]|\d{{1,6}}[a-wyz](?![a-z{SUBSCRIPT_SPANS}]))({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
 )  # ... an absolute value said by now, "x - 1 < |y|" (k8: 1이 y 미만의 절댓값): x 빼기 1이 y의 절댓값 미만
 
 
@@ -339,12 +339,10 @@ def _stated(text: str, start: int, end: int) -> str:
     letter = _LETTER_BEFORE.search(text, max(0, start - 20), start)
     if not (letter and _STATEMENT_AFTER.match(text, end)):
         return ""
-    last = letter.group(1) or letter.group(
-        2
-    )  # "x₁ ≥ 0입니다": x₁은, said 엑스 일 (k9: x₁ 0 이상입니다, no particle)
-    return (
-        particle_after(MATH_NAMES.get(last[0], last[0]) + last[1:].translate(_SUBSCRIPT_DIGITS), "는") + " "
-    )
+    # "x₁ ≥ 0입니다": x₁은, said 엑스 일 (k9: x₁ 0 이상입니다, no particle)
+    last = letter.group(1) or letter.group(2)
+    said = MATH_NAMES.get(last[0], last[0]) + last[1:].translate(_SUBSCRIPT_DIGITS)
+    return particle_after(said, "는") + " "
 
 
 def _in_code(text: str, start: int) -> bool:

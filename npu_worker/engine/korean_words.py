@@ -125,6 +125,8 @@ MATH_NAMES = {
 DIGITS = "영일이삼사오육칠팔구"
 # A digit said in English, as Koreans say one inside a name ("A4" 에이포) or a subscript ("ε₀" 엡실론 제로).
 ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
+# The subscript letters' code-point spans (ₐ…ₜ, ᵢ…ᵪ, ⱼ), for a character class: `korean_absolute`, `korean_ranges`.
+SUBSCRIPT_SPANS = "\u2090-\u209c\u1d62-\u1d6a\u2c7c"
 
 # A counter's native numerals ("3개": 세 개, "3시": 세 시).
 NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
