@@ -180,6 +180,7 @@ def as_nobody(call: Callable[[], str]) -> str:
     if child == 0:
         try:
             os.close(reader)
+            os.setgroups([])  # none of root's groups
             os.setgid(NOBODY)
             os.setuid(NOBODY)
             try:
