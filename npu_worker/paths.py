@@ -397,8 +397,7 @@ def make_private_dir(path: Path) -> None:
 
     An existing one must be a directory of this process's user that no one else can write in: a state
     dir someone else made first (in a shared place like /tmp, say) would let them plant job records and
-    cached audio the worker then serves, or read every caller's texts.
-    """
+    cached audio the worker then serves, or read every caller's texts."""
     if not path.exists():  # each missing folder 0700, not the umask's (002 made ~/.local group-writable)
         for folder in reversed([p for p in (path, *path.parents) if not p.exists()]):
             folder.mkdir(mode=0o700, exist_ok=True)
