@@ -265,6 +265,16 @@ def read_regular(path: str | Path, limit: int) -> bytes:
     return _read_at_most(os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), str(path), limit)
 
 
+def regular_file(path: str) -> os.stat_result | None:
+    """The regular file's stat at `path` (a link followed), or None: one stat, so a file removed
+    between two checks by name is "not there", never an OSError (a 500) for a caller's path."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
 def private_folder(path: str | Path) -> None:
     """Create a folder of the worker's own in its state dir that no one else may write in, whatever
     the umask (a service's `UMask=0007` made them group-writable: the group could plant cache entries);

@@ -36,6 +36,7 @@ from .files import (
     private_folder,
     read_beneath,
     read_regular,
+    regular_file,
     write_under_roots,
 )
 from .other_writers import replaceable_by_others, writable_by_others
@@ -216,11 +217,11 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
         raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
     if not is_under(real, roots):
         raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)}); {OUTSIDE_HINT}")
-    if not os.path.isfile(real):
+    if (info := regular_file(real)) is None:  # one stat: a file removed meanwhile is this 400, not a 500
         raise RefWavNotAllowed(f"{path} does not exist or is not a file")
-    if (names := os.stat(real).st_nlink) > 1:  # see files.one_name_only
-        raise RefWavNotAllowed(f"{path} has {names} names (hard links); a reference must have one")
-    if (size := os.path.getsize(real)) > MAX_REFERENCE_BYTES:
+    if info.st_nlink > 1:  # see files.one_name_only
+        raise RefWavNotAllowed(f"{path} has {info.st_nlink} names (hard links); a reference must have one")
+    if (size := info.st_size) > MAX_REFERENCE_BYTES:
         raise RefWavNotAllowed(
             f"{path} is {size} bytes; a reference voice is a few seconds of speech "
             f"(at most {MAX_REFERENCE_BYTES} bytes)"
@@ -396,8 +397,7 @@ def make_private_dir(path: Path) -> None:
 
     An existing one must be a directory of this process's user that no one else can write in: a state
     dir someone else made first (in a shared place like /tmp, say) would let them plant job records and
-    cached audio the worker then serves, or read every caller's texts.
-    """
+    cached audio the worker then serves, or read every caller's texts."""
     if not path.exists():  # each missing folder 0700, not the umask's (002 made ~/.local group-writable)
         for folder in reversed([p for p in (path, *path.parents) if not p.exists()]):
             folder.mkdir(mode=0o700, exist_ok=True)

@@ -32,6 +32,17 @@ def plant(link: Path, target: Path, owner: int = NOBODY) -> None:
     os.chown(link, owner, owner, follow_symlinks=False)
 
 
+def link_in_nobodys_lecture(folder: Path, tmp_path: Path) -> Path:
+    """Another caller's lecture (returned), and a link to it at `folder/lecture/s00.wav`, in `lecture/`
+    that another user (uid 65534) made and only they write in."""
+    victim = tmp_path / "another-callers-lecture.wav"
+    victim.write_bytes(b"kept")
+    (folder / "lecture").mkdir()
+    os.chown(folder / "lecture", NOBODY, NOBODY)
+    plant(folder / "lecture" / "s00.wav", victim)
+    return victim
+
+
 async def test_a_wav_name_linked_by_another_user_is_refused_and_its_target_kept(worker, tmp_path, shared):
     client = await worker()
     victim = tmp_path / "another-callers-lecture.wav"
@@ -110,11 +121,7 @@ async def test_a_link_in_a_folder_another_user_made_in_the_shared_folder_is_refu
     a link in it; the link is in a folder only that user writes, so the kernel's rule let it through,
     and `/synth` replaced the link's target, another caller's lecture (2026-12-06, `serve --port 0`)."""
     client = await worker()
-    victim = tmp_path / "another-callers-lecture.wav"
-    victim.write_bytes(b"kept")
-    (shared / "lecture").mkdir()
-    os.chown(shared / "lecture", NOBODY, NOBODY)
-    plant(shared / "lecture" / "s00.wav", victim)
+    victim = link_in_nobodys_lecture(shared, tmp_path)
     (shared / "lecture" / "deeper").mkdir()
     plant(shared / "lecture" / "deeper" / "s01.wav", victim)
     for given in ("lecture/s00.wav", "lecture/deeper/s01.wav", "lecture/deeper/../s00.wav"):

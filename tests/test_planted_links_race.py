@@ -18,7 +18,7 @@ import pytest
 from npu_worker.paths import resolve_ref_wav
 from npu_worker.protocol import RefWavNotAllowed
 from tests.test_http_bad_input import assert_error_body
-from tests.test_planted_links import NOBODY, plant
+from tests.test_planted_links import NOBODY, link_in_nobodys_lecture, plant
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="another user's rename needs root to fork one")
 
@@ -132,11 +132,7 @@ async def test_a_link_beneath_a_folder_another_user_made_in_a_group_writable_one
     """One level down, as in a world-writable folder: a member made `lecture/` (theirs, only they write
     in it) and put a link there, which the link's own folder alone would let through."""
     client = await worker()
-    victim = tmp_path / "another-callers-lecture.wav"
-    victim.write_bytes(b"kept")
-    (group_folder / "lecture").mkdir()
-    os.chown(group_folder / "lecture", NOBODY, NOBODY)
-    plant(group_folder / "lecture" / "s00.wav", victim)
+    victim = link_in_nobodys_lecture(group_folder, tmp_path)
     body = {"text": "하나", "output_path": str(group_folder / "lecture" / "s00.wav")}
     answer = await (await client.post("/synth", json=body)).json()
     assert_error_body(answer, "OutputPathNotAllowed")
@@ -184,6 +180,7 @@ def as_nobody(call: Callable[[], str]) -> str:
     if child == 0:
         try:
             os.close(reader)
+            os.setgroups([])  # none of root's groups
             os.setgid(NOBODY)
             os.setuid(NOBODY)
             try:

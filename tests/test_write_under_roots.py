@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -113,6 +114,17 @@ def test_write_refuses_paths_outside_or_unnormalized(tmp_path, path):
         write_under_roots(path, b"x", (str(tmp_path),))
 
 
+async def made_again(client, target: Path, umask: int) -> None:
+    """`target` made again by a /synth under `umask`: a wav now."""
+    previous = os.umask(umask)
+    try:
+        answer = await client.post("/synth", json={"text": "하나.", "output_path": str(target)})
+        assert (await answer.json())["status"] == "ok"
+    finally:
+        os.umask(previous)
+    assert target.read_bytes()[:4] == b"RIFF"
+
+
 @pytest.mark.parametrize(("mode", "made"), [(0o600, 0o600), (0o640, 0o640), (0o040, 0o640), (0o444, 0o644)])
 async def test_a_callers_file_made_again_keeps_at_most_its_modes(worker, tmp_path, mode, made):
     """A caller's wav kept private (0600), made again by a /synth, came back 0644 (the umask's modes):
@@ -123,13 +135,7 @@ async def test_a_callers_file_made_again_keeps_at_most_its_modes(worker, tmp_pat
     target.parent.mkdir()
     target.write_bytes(b"old")
     target.chmod(mode)
-    previous = os.umask(0o022)
-    try:
-        answer = await client.post("/synth", json={"text": "하나.", "output_path": str(target)})
-        assert (await answer.json())["status"] == "ok"
-    finally:
-        os.umask(previous)
-    assert target.read_bytes()[:4] == b"RIFF"
+    await made_again(client, target, 0o022)
     assert target.stat().st_mode & 0o777 == made
 
 
@@ -171,13 +177,7 @@ async def test_a_callers_file_made_again_keeps_its_group(worker, tmp_path, mode,
     target.write_bytes(b"old")
     os.chown(target, -1, group)
     target.chmod(mode)
-    previous = os.umask(umask)
-    try:
-        answer = await client.post("/synth", json={"text": "하나.", "output_path": str(target)})
-        assert (await answer.json())["status"] == "ok"
-    finally:
-        os.umask(previous)
-    assert target.read_bytes()[:4] == b"RIFF"
+    await made_again(client, target, umask)
     assert (target.stat().st_gid, target.stat().st_mode & 0o777) == (group, made)
 
 

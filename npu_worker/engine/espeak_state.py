@@ -135,7 +135,8 @@ def _static(symbols: dict[str, list[_Symbol]], wanted: str) -> _Symbol | None:
         if symbol.kind == "STT_OBJECT"
         and symbol.size == 4
         and symbol.writable
-        and symbol.section[0] <= symbol.value <= symbol.value + 4 <= sum(symbol.section)
+        and symbol.section[0] <= symbol.value
+        and symbol.value + 4 <= sum(symbol.section)  # inside its section
     ]
     return matches[0] if len(matches) == 1 else None
 

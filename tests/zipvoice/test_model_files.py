@@ -14,6 +14,7 @@ from npu_worker.engine.base import SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import create
 from npu_worker.engine.zipvoice.model_files import is_distill, locate
 from npu_worker.protocol import InvalidAudio, ModelLoadError
+from tests.test_planted_links_race import as_nobody
 from tests.zipvoice.conftest import engine_config
 
 
@@ -207,37 +208,22 @@ def test_a_model_folder_prepared_from_or_chmodded_is_the_same_model_to_the_cache
     assert locate(str(broken_dir), "fp32").fingerprint() == before
 
 
+def _locate_said(model_dir: Path) -> str:
+    """`locate`'s error in its own words, or "no error"."""
+    try:
+        locate(str(model_dir), "fp32")
+    except ModelLoadError as exc:
+        return exc.message
+    return "no error"
+
+
 def _locate_as_another_user(model_dir: Path) -> str:
     """`locate`'s error where the worker's user may not read the decoder: as root, in a child that
     became `nobody` (root reads any file); as anyone else, with the file made unreadable to its owner."""
     if os.geteuid() != 0:
         (model_dir / "fm_decoder.onnx").chmod(0)
-        try:
-            locate(str(model_dir), "fp32")
-        except ModelLoadError as exc:
-            return exc.message
-        return "no error"
-    reader, writer = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover (the child's outcome is read from the pipe)
-        os.close(reader)
-        try:
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-            locate(str(model_dir), "fp32")
-            said = "no error"
-        except ModelLoadError as exc:
-            said = exc.message
-        except BaseException as exc:
-            said = f"{type(exc).__name__}: {exc}"
-        os.write(writer, said.encode())
-        os._exit(0)
-    os.close(writer)
-    with os.fdopen(reader, "rb") as stream:
-        said = stream.read().decode()
-    os.waitpid(child, 0)
-    return said
+        return _locate_said(model_dir)
+    return as_nobody(lambda: _locate_said(model_dir))
 
 
 def test_a_model_file_the_workers_user_cannot_read_is_named_with_the_fix(tiny_model_dir):
