@@ -30,6 +30,16 @@ def answered(registry) -> float:  # noqa: ANN001
     )
 
 
+async def opened(loop: asyncio.AbstractEventLoop, peer: socket.socket, port: int, request: bytes) -> None:
+    """A socket opened by `request` on the raw non-blocking `peer`, read up to the answer's head only."""
+    await loop.sock_connect(peer, ("127.0.0.1", port))
+    await loop.sock_sendall(peer, request)
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += await loop.sock_recv(peer, 1)
+    assert head.startswith(b"HTTP/1.1 101 "), head
+
+
 async def test_a_peer_s_write_of_many_small_messages_does_not_hold_the_loop_until_all_are_answered(served):
     """aiohttp hands a queued message over without a wait and an answer the kernel takes at once is none
     either: a peer that wrote 37 000 1-byte messages at once (and read the answers) held the worker's
@@ -41,12 +51,7 @@ async def test_a_peer_s_write_of_many_small_messages_does_not_hold_the_loop_unti
     peer = socket.socket()
     peer.setblocking(False)
     try:
-        await loop.sock_connect(peer, ("127.0.0.1", listener.port))
-        await loop.sock_sendall(peer, HANDSHAKE)
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += await loop.sock_recv(peer, 1)
-        assert head.startswith(b"HTTP/1.1 101 "), head
+        await opened(loop, peer, listener.port, HANDSHAKE)
         await loop.sock_sendall(peer, masked_frame(0x1, b"x") * MESSAGES)  # one write, all at once
         async with asyncio.timeout(seconds(10)):
             while not answered(registry):
@@ -83,12 +88,7 @@ async def test_a_peer_s_write_of_many_pings_does_not_hold_the_loop_until_all_are
     peer = socket.socket()
     peer.setblocking(False)
     try:
-        await loop.sock_connect(peer, ("127.0.0.1", listener.port))
-        await loop.sock_sendall(peer, handshake(path))
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += await loop.sock_recv(peer, 1)
-        assert head.startswith(b"HTTP/1.1 101 "), head
+        await opened(loop, peer, listener.port, handshake(path))
         await loop.sock_sendall(peer, masked_frame(0x9, PING) * PINGS)  # one write, all at once
         async with asyncio.timeout(seconds(10)):
             while not pongs_in(peer):

@@ -368,10 +368,9 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
         ws.refusals_to_the_route()
     deadline = message_deadline(request, ws)
     grace = SEND_GRACE_HEARTBEATS * request.app[SETTINGS_KEY].heartbeat_interval
-    pings = PingAnswers(request, ws, grace, drop_untaken(request, ws, grace))
-    session = SpeechStreamSession(
-        request, ws, Standing(request, ws), drop_untaken(request, ws, grace), deadline
-    )
+    abort = drop_untaken(request, ws, grace)  # (the session's sends and the pongs: one peer, one drop)
+    pings = PingAnswers(request, ws, grace, abort)
+    session = SpeechStreamSession(request, ws, Standing(request, ws), abort, deadline)
     sessions = request.app[WS_SESSIONS_KEY]
     sessions.add(session)
     serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")

@@ -47,6 +47,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     ws = await open_socket(request)
     metrics = app.get(METRICS_KEY)
     grace = SEND_GRACE_HEARTBEATS * settings.heartbeat_interval  # (a frame the peer takes nothing of)
+    abort = drop_untaken(request, ws, grace)  # (the session's sends and the pongs: one peer, one drop)
     session = WsSession(
         request,
         ws,
@@ -55,12 +56,12 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         app[LIMITS_KEY],
         standing=Standing(request, ws),
         count_error=metrics.count_error if metrics is not None else None,
-        abort=drop_untaken(request, ws, grace),
+        abort=abort,
     )
     sessions = app[WS_SESSIONS_KEY]
     sessions.add(session)
     deadline = message_deadline(request, ws)
-    pings = PingAnswers(request, ws, grace, drop_untaken(request, ws, grace))
+    pings = PingAnswers(request, ws, grace, abort)
     try:
         async for message in messages(ws, deadline, pings):
             deadline.took_message()
