@@ -14,7 +14,7 @@ from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 from aiohttp.http_websocket import WebSocketError
 from aiohttp.web_protocol import RequestHandler
 
-from .pong_wait import PongWait
+from .pong_wait import AckWatch
 
 UNMASKED_REASON = "a client frame was not masked (RFC 6455 §5.1)"
 _MASK_BIT = 0x80
@@ -185,14 +185,14 @@ class MaskedFramesResponse(web.WebSocketResponse):
     """aiohttp's socket, refusing unmasked client frames; what came with the handshake is walked too."""
 
     frames: FrameMasks | None = None  # the walk, once the handshake is done
-    _pong_wait: PongWait | None = None
+    _pong_wait: AckWatch | None = None
 
     def _send_heartbeat(self) -> None:
         pending = self._pong_response_cb
         super()._send_heartbeat()
         if self._pong_response_cb is not None and self._pong_response_cb is not pending:  # a ping went out
-            self._pong_wait = PongWait()
-            self._pong_wait.ping_sent(self._req.transport if self._req is not None else None)
+            self._pong_wait = AckWatch()
+            self._pong_wait.start(self._req.transport if self._req is not None else None)
 
     def _pong_not_received(self) -> None:
         """A peer still taking what was sent before the ping gets another pong wait (`pong_wait.py`);

@@ -14,7 +14,7 @@ from aiohttp import WSCloseCode, web
 from ..app_keys import CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from .burst import Burst
 from .masked_frames import MaskedFramesResponse
-from .pong_wait import bytes_acked
+from .pong_wait import AckWatch
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +160,9 @@ async def taken(
     heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the ping
     off), and a sender would wait on it for ever, holding its request's audio. Given the `transport`,
     a peer whose kernel acknowledged more of what was sent within each grace is still taking
-    (`pong_wait.bytes_acked`): a slow reader with megabytes queued ahead of the send was dropped."""
-    if transport is None or (acked := bytes_acked(transport)) is None:
+    (`pong_wait.AckWatch`): a slow reader with megabytes queued ahead of the send was dropped."""
+    watch = AckWatch()
+    if transport is None or not watch.start(transport):
         try:
             async with asyncio.timeout(grace):
                 await send
@@ -172,11 +173,9 @@ async def taken(
     sending = asyncio.ensure_future(send)
     try:
         while not (await asyncio.wait({sending}, timeout=grace))[0]:
-            now = bytes_acked(transport)
-            if now is None or now <= acked:
+            if not watch.still_taking(transport):
                 abort()
                 raise ConnectionResetError(f"the peer took nothing for {grace:g} s")
-            acked = now
         sending.result()
     finally:
         if not sending.done():

@@ -37,15 +37,18 @@ def bytes_acked(transport: Any) -> int | None:
     return int(_BYTES_ACKED.unpack_from(info, _BYTES_ACKED_AT)[0])
 
 
-class PongWait:
-    """One socket's pong deadlines: `still_taking()` at each says whether the peer has acknowledged
-    more of what was sent since the ping (or the last deadline), and so may have the ping yet to read."""
+class AckWatch:
+    """One socket's looks at what its peer has acknowledged: `still_taking()` at each deadline says
+    whether the peer acknowledged more of what was sent since `start` (or the last look), and so may
+    have the ping yet to read or the send yet to take (the pong wait and `opening.taken`)."""
 
     def __init__(self) -> None:
         self._acked: int | None = None
 
-    def ping_sent(self, transport: Any) -> None:
+    def start(self, transport: Any) -> bool:
+        """The count now; False where the system does not say (then `still_taking` is always False)."""
         self._acked = bytes_acked(transport)
+        return self._acked is not None
 
     def still_taking(self, transport: Any) -> bool:
         now = bytes_acked(transport)
