@@ -4,6 +4,7 @@ origin to the browser, and a same-origin GET carries no `Origin`; the worker ref
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +27,15 @@ READ = """async (paths) => {
     }
     return answers;
 }"""
+
+
+def until_loaded(worker: Any) -> None:
+    """/health 200: the engine loaded and the kept jobs read (before, a submission is a 503 Loading,
+    as a busy CI worker met it)."""
+    deadline = time.monotonic() + seconds(30)
+    while worker.health()[0] != 200:
+        assert time.monotonic() < deadline, worker.health()
+        time.sleep(0.05)
 
 
 def submit_private_lecture(base: str) -> str:
@@ -55,6 +65,7 @@ def test_a_page_reached_through_a_rebound_name_cannot_read_jobs_or_audio(
     settings: Settings, rebinding_browser: Any
 ) -> None:
     with serve_worker(settings, ToneEngine()) as worker:
+        until_loaded(worker)
         job_id = submit_private_lecture(worker.url)
         paths = ["/jobs", f"/jobs/{job_id}/result", f"/jobs/{job_id}/sections/0/audio"]
         page = rebinding_browser.new_page()
@@ -75,6 +86,7 @@ def test_with_a_token_the_host_is_not_checked_the_token_is(
     settings: Settings, rebinding_browser: Any
 ) -> None:
     with serve_worker(settings.replace(token="s3cret"), ToneEngine()) as worker:
+        until_loaded(worker)
         page = rebinding_browser.new_page()
         port = urlsplit(worker.url).port
         answers = read_from(page, f"http://{REBOUND}:{port}", ["/jobs", "/jobs?token=s3cret"])
