@@ -292,7 +292,10 @@ class ParamsBody(msgspec.Struct, kw_only=True):
     lang: Lang | None = DEFAULT_LANG
     speed_factor: Speed | None = DEFAULT_SPEED
     ref_wav: (
-        Annotated[str, Meta(min_length=1, description="a voice name, or a wav under the allowed roots")]
+        Annotated[
+            str,
+            Meta(min_length=1, pattern=r"\S", description="a voice name, or a wav under the allowed roots"),
+        ]
         | None
     ) = None
     ref_text: RefText | None = None

@@ -6,8 +6,10 @@ a field the worker ignores without looking at it), nesting deeper than the recur
 surrogates (msgspec refuses those itself; the message then says where, as Python's parser did). A
 validation error becomes a `BadRequest` whose message names the place
 (`Expected `str`, got `int` - at `$.sections[0].text``) and whose `param` is the top-level field
-(OpenAI's error object names it). Only the error path pays for the wording, and never with a full
-decode of a body over MAX_WORDED_BYTES (it runs on the event loop). Pure code.
+(OpenAI's error object names it); an empty or blank string says so and what to send instead
+(`ref_wav is empty: leave it out or send null for the default - at `$.ref_wav``). Only the error
+path pays for the wording, and never with a full decode of a body over MAX_WORDED_BYTES (it runs on
+the event loop). Pure code.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ _DIGITS = bytes(49 if 48 <= byte <= 57 else 48 for byte in range(256))  # digit 
 _HUGE = b"1" * (MAX_INT_DIGITS + 1)
 _AT = re.compile(r" - at `(\$[^`]*)`$")
 _BOUND = re.compile(r"^Expected `(?:int|float)(?: \| null)?` (?:>=|<=) ")
+# An empty (or, where the field asks for a non-blank one, blank) string: msgspec says "Expected `str`
+# of length >= 1", which a caller who sent `""` has to translate.
+_EMPTY = re.compile(r"^Expected `str(?: \| null)?` (?:of length >= 1|matching regex '\\\\S') - at ")
 _MISSING = re.compile(r"^Object missing required field `([^`]+)`")
 _STEP = re.compile(r"\.([^.\[\]`]+)|\[(\d+)\]")
 # A high surrogate's escape not followed by a low one's: msgspec calls it "Input data was truncated",
@@ -139,7 +144,10 @@ def invalid(exc: msgspec.ValidationError, into: Any, document: Any) -> WorkerErr
     steps = _steps(path)
     missing = _MISSING.match(text)
     message = text
-    if _BOUND.match(text):
+    if _EMPTY.match(text) and steps and isinstance(steps[-1], str):
+        empty = "blank" if "matching regex" in text else "empty"
+        message = f"{steps[-1]} is {empty}: {_empty_hint(into, steps)} - at `{path}`"
+    elif _BOUND.match(text):
         bounds = _bounds(into, steps)
         if bounds is not None:
             name = next((s for s in reversed(steps) if isinstance(s, str)), path)
@@ -148,6 +156,23 @@ def invalid(exc: msgspec.ValidationError, into: Any, document: Any) -> WorkerErr
     top = steps[0] if steps else (missing.group(1) if missing else None)
     error.param = top if isinstance(top, str) else None
     return error
+
+
+def _empty_hint(into: Any, steps: list[str | int]) -> str:
+    """What to send instead of an empty string: nothing or null where the field has a default, else
+    what its description asks for."""
+    node: Any = msgspec.inspect.type_info(into)
+    for step in steps:
+        node = _step_into(node, step)
+        if node is None:
+            return "send a value"
+    kinds = _members(node)
+    if any(isinstance(kind, msgspec.inspect.NoneType) for kind in kinds):
+        return "leave it out or send null for the default"
+    for kind in kinds:
+        if isinstance(kind, msgspec.inspect.Metadata) and kind.extra_json_schema:
+            return f"send {kind.extra_json_schema.get('description', 'a value')}"
+    return "send a value"
 
 
 def _steps(path: str) -> list[str | int]:

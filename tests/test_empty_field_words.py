@@ -1,0 +1,75 @@
+"""An empty (or blank) string where a field wants a value was refused in msgspec's words
+(`Expected `str` of length >= 1 - at `$.output_path``), which a caller had to translate, and a blank
+`ref_wav` went on to the voice lookup and came back as `RefWavNotAllowed`, where the same mistake in
+OpenAI's `ref_audio` is a `BadRequest`. Each now says the field is empty (or blank), what to send
+instead, and where; the same mistake is the same error on every route."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_ws_support import connect
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "message"),
+    [
+        (
+            "/synth",
+            {"text": "a.", "output_path": ""},
+            "output_path is empty: send an absolute path under the allowed roots - at `$.output_path`",
+        ),
+        (
+            "/synth",
+            {"text": "a.", "output_path": "OUT", "ref_wav": ""},
+            "ref_wav is empty: leave it out or send null for the default - at `$.ref_wav`",
+        ),
+        (
+            "/synth",
+            {"text": "a.", "output_path": "OUT", "ref_wav": " \t"},
+            "ref_wav is blank: leave it out or send null for the default - at `$.ref_wav`",
+        ),
+        (
+            "/synth_batch",
+            {"sections": [{"text": "a."}, {"text": "b.", "output_path": ""}]},
+            "output_path is empty: leave it out or send null for the default - at `$.sections[1].output_path`",
+        ),
+        (
+            "/synth_batch",
+            {"sections": [{"text": "a."}], "ref_wav": "  "},
+            "ref_wav is blank: leave it out or send null for the default - at `$.ref_wav`",
+        ),
+    ],
+)
+async def test_an_empty_field_is_told_in_the_callers_words(worker, tmp_path, route, body, message):
+    client = await worker()
+    if body.get("output_path") == "OUT":
+        body = {**body, "output_path": str(tmp_path / "a.wav")}
+    response = await client.post(route, json=body)
+    assert response.status == 400
+    assert (await response.json())["error"] == f"BadRequest: {message}"
+    assert not (tmp_path / "a.wav").exists()
+
+
+async def test_a_blank_ref_wav_on_the_socket_is_the_same_bad_request(worker):
+    client = await worker()
+    ws = await connect(client)
+    await ws.send_text('{"type": "synth", "text": "a", "ref_wav": "   "}')
+    error = await ws.receive()
+    assert error["event"] == "error"
+    assert (
+        error["error"]
+        == "BadRequest: ref_wav is blank: leave it out or send null for the default - at `$.ref_wav`"
+    )
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+async def test_a_blank_ref_wav_and_a_blank_ref_audio_are_one_error(worker, tmp_path, blank):
+    client = await worker()
+    native = await client.post(
+        "/synth", json={"text": "a.", "output_path": str(tmp_path / "a.wav"), "ref_wav": blank}
+    )
+    openai = await client.post("/v1/audio/speech", json={"model": "tts-1", "input": "a.", "ref_audio": blank})
+    assert (native.status, openai.status) == (400, 400)
+    name = (await native.json())["error"].partition(":")[0]
+    assert name == (await openai.json())["error"]["code"] == "BadRequest"
