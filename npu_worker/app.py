@@ -33,6 +33,7 @@ from .http_compat.file_ranges import file_answer
 from .http_compat.metrics import metrics_middleware, setup_metrics
 from .http_compat.ndjson import OpenStreams, end_streams
 from .http_compat.started import note_started
+from .http_compat.unrouted_expect import refuse_continue_unrouted
 from .openai_compat import setup_openai
 from .ws_server import close_sockets, setup_ws
 from .ws_server.opening import ClosingSockets, OpenSockets
@@ -140,6 +141,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app.on_response_prepare.append(note_started)  # a failure after it ends that answer (started.py)
     setup_metrics(app, scheduler)
     setup_cors(app)
+    refuse_continue_unrouted(app.router)  # a 404 or 405 comes instead of `100 Continue`
     setup_http(app)
     setup_ws(app)
     setup_openai(app)

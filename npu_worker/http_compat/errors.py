@@ -136,7 +136,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         check_request_access(request)
     except WorkerError as exc:
-        return _shape_of(request)(exc, exc.http_status)  # OpenAI's under /v1/: its SDKs read it
+        refused = _shape_of(request)(exc, exc.http_status)  # OpenAI's under /v1/: its SDKs read it
+        if request.get(CLOSE_AFTER_KEY):  # (unrouted_expect: the body it never asked for is not read)
+            refused.force_close()
+        return refused
     if (
         header_bytes := sum(len(name) + len(value) + 4 for name, value in request.raw_headers)
     ) > MAX_HEADER_BYTES:
