@@ -34,6 +34,7 @@ from npu_worker.client import (
     synth_batch_polling,
     synth_batch_streaming,
 )
+from npu_worker.client.errors import AnswerCut
 from npu_worker.client.retrying import WAIT_LIMIT
 from npu_worker.command_line_secrets import (
     TOKEN_ENV,
@@ -164,6 +165,10 @@ def run_synth(args: argparse.Namespace) -> int:
             on_progress=bar,
             wait_limit=args.wait_limit,
         )
+    except AnswerCut as exc:  # (it said only what broke, as if nothing was done)
+        bar.end_line()
+        say(f"npu-worker synth: {exc}; {answer_cut(output)}")
+        return EXIT_REQUEST_FAILED
     except ClientError as exc:
         bar.end_line()
         say(f"npu-worker synth: {exc}{_token_hint(exc, args)}")
@@ -189,6 +194,15 @@ def run_synth(args: argparse.Namespace) -> int:
         say(f"npu-worker synth: {unwritten(exc)}; the wav is {body.get('wav_path')}")
         return EXIT_REQUEST_FAILED
     return EXIT_OK
+
+
+def answer_cut(output: str) -> str:
+    """What a `synth` whose answer never came whole is told: the worker stops a synthesis whose caller
+    has gone, but the connection may have broken after the wav was written."""
+    return (
+        f"the answer was cut off, so {output} may or may not have been written"
+        " (the worker stops a synthesis once its caller has gone); run synth again to be sure"
+    )
 
 
 def unwritten(exc: OSError) -> str:

@@ -1,0 +1,42 @@
+"""`npu-worker synth` whose answer was cut said only what broke (`POST …/synth: Remote end closed
+connection without response`), as if nothing had been done: the caller could not tell whether the wav
+was written. It now says the answer was cut off, that the wav may or may not have been written, and
+to run it again to be sure."""
+
+from __future__ import annotations
+
+import asyncio
+
+from npu_worker.cli_client import main
+from tests.cut_proxy import CuttableProxy
+from tests.test_ws_support import ChunkGate
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+async def test_a_cut_answer_says_the_wav_may_not_be_written(worker, tmp_path, capsys):
+    gate = ChunkGate()
+    engine = ToneEngine()
+    engine.gate = gate  # type: ignore[assignment]
+    server = await worker(engine)
+    proxy = await CuttableProxy(server.port).start()
+    out = tmp_path / "cut.wav"
+    try:
+        running = asyncio.create_task(
+            asyncio.to_thread(
+                main, ["synth", "가나다라마바사아자차. " * 5, "-o", str(out), "--base", proxy.base]
+            )
+        )
+        gate.allow(1)
+        async with asyncio.timeout(seconds(20)):  # the engine has made a chunk: the synthesis runs
+            while gate.passed < 1:
+                await asyncio.sleep(0.01)
+        proxy.cut()
+        code = await running
+    finally:
+        gate.open()
+        await proxy.close()
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"the answer was cut off, so {out} may or may not have been written" in err
+    assert "run synth again to be sure" in err
