@@ -48,6 +48,7 @@ from .bodies import (
     TtfaFigures,
     json_response,
 )
+from .byte_range import Unsatisfiable, asked_range
 from .errors import error_response, expect_continue, expect_within
 from .hang_up import HANG_UP_CHECK_SECONDS, caller_gone, send_within
 from .ndjson import open_stream, stream_job
@@ -355,10 +356,21 @@ async def section_audio(request: web.Request) -> web.StreamResponse:
 async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse:
     """Send an open file (closed after) in pieces, each once the client has taken the one before:
     a caller that does not read holds one piece of the worker's memory, not the whole file, and only
-    until the piece's write deadline (`send_within`), not for as long as it keeps the socket open."""
+    until the piece's write deadline (`send_within`), not for as long as it keeps the socket open.
+    One byte range asked for is that range, 206 (`byte_range.py`)."""
     try:
         size = file.getbuffer().nbytes if isinstance(file, io.BytesIO) else os.fstat(file.fileno()).st_size
-        response = web.StreamResponse(headers={"Content-Type": "audio/wav"})
+        headers = {"Content-Type": "audio/wav", "Accept-Ranges": "bytes"}
+        try:
+            part = asked_range(request.headers.get("Range"), request.headers.get("If-Range"), size)
+        except Unsatisfiable:
+            return web.Response(status=416, headers={**headers, "Content-Range": f"bytes */{size}"})
+        response = web.StreamResponse(headers=headers)
+        if part is not None:
+            start, total, size = part[0], size, part[1]
+            response.set_status(206)
+            response.headers["Content-Range"] = f"bytes {start}-{start + size - 1}/{total}"
+            await asyncio.to_thread(file.seek, start)
         response.content_length = size
         await response.prepare(request)
         if request.method == "HEAD":  # the length is the answer: nothing to read

@@ -1,0 +1,61 @@
+"""A section's audio (`GET /jobs/{id}/sections/{idx}/audio`) ignored `Range`: a media player seeking in
+a long section, or a download resumed, got the whole wav again, 200. One byte range is now that range
+(206, `Content-Range`), as the player's files are served; one past the end is 416; several ranges, a
+unit other than bytes, or an `If-Range` (the answer carries no validator) are the whole wav, 200."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+
+async def finished_section(client) -> tuple[str, bytes]:
+    accepted = await (
+        await client.post("/synth_batch?async=1", json={"sections": [{"text": "하나 둘 셋."}]})
+    ).json()
+    job_id = accepted["job_id"]
+    async for _ in (await client.get(f"/jobs/{job_id}/events")).content:
+        pass
+    result = await (await client.get(f"/jobs/{job_id}/result")).json()
+    return f"/jobs/{job_id}/sections/0/audio", await asyncio.to_thread(
+        Path(result["wav_paths"][0]).read_bytes
+    )
+
+
+@pytest.mark.parametrize(
+    ("asked", "first", "last"),
+    [("bytes=0-43", 0, 43), ("bytes=100-", 100, None), ("bytes=-10", -10, None), ("bytes=50-99,", 50, 99)],
+)
+async def test_one_range_is_that_range(worker, asked, first, last):
+    client = await worker()
+    path, wav = await finished_section(client)
+    answer = await client.get(path, headers={"Range": asked})
+    body = await answer.read()
+    expected = wav[first:] if last is None else wav[first : last + 1]
+    assert answer.status == 206 and body == expected
+    start = first % len(wav)
+    assert answer.headers["Content-Range"] == f"bytes {start}-{start + len(expected) - 1}/{len(wav)}"
+    assert answer.headers["Accept-Ranges"] == "bytes"
+    head = await client.head(path, headers={"Range": asked})
+    assert head.status == 206 and int(head.headers["Content-Length"]) == len(expected)
+
+
+@pytest.mark.parametrize("asked", ["bytes=999999999-", "bytes=-0", "bytes=9-3", "bytes=x"])
+async def test_a_range_of_no_bytes_is_416(worker, asked):
+    client = await worker()
+    path, wav = await finished_section(client)
+    answer = await client.get(path, headers={"Range": asked})
+    assert answer.status == 416 and answer.headers["Content-Range"] == f"bytes */{len(wav)}"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Range": "bytes=0-1,5-9"}, {"Range": "items=0-1"}, {"Range": "bytes=0-1", "If-Range": '"abc"'}],
+)
+async def test_other_ranges_are_the_whole_wav(worker, headers):
+    client = await worker()
+    path, wav = await finished_section(client)
+    answer = await client.get(path, headers=headers)
+    assert answer.status == 200 and await answer.read() == wav
