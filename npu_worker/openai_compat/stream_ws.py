@@ -30,18 +30,17 @@ from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, Worke
 from ..ws_server.burst import Burst
 from ..ws_server.chunking import schedule_sizes
 from ..ws_server.masked_frames import MaskedFramesResponse
-from ..ws_server.message_deadline import MessageDeadline, message_deadline, messages
+from ..ws_server.message_deadline import MessageDeadline
 from ..ws_server.opening import (
     SEND_GRACE_HEARTBEATS,
     close_going_away,
-    drop_untaken,
     going_away_step,
     let_go,
     open_socket,
     taken,
     write_burst,
 )
-from ..ws_server.ping_answers import PingAnswers
+from ..ws_server.socket_reading import SocketReading
 from ..ws_server.standing import Standing
 from .core import engine_info, loaded_engine
 from .errors import openai_error, with_param
@@ -366,18 +365,14 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     ws = await open_socket(request)
     if isinstance(ws, MaskedFramesResponse):  # a refused frame comes to the loop below, the socket open
         ws.refusals_to_the_route()
-    deadline = message_deadline(request, ws)
-    grace = SEND_GRACE_HEARTBEATS * request.app[SETTINGS_KEY].heartbeat_interval
-    abort = drop_untaken(request, ws, grace)  # (the session's sends and the pongs: one peer, one drop)
-    pings = PingAnswers(request, ws, grace, abort)
-    session = SpeechStreamSession(request, ws, Standing(request, ws), abort, deadline)
+    reading = SocketReading(request, ws)
+    session = SpeechStreamSession(request, ws, Standing(request, ws), reading.abort, reading.deadline)
     sessions = request.app[WS_SESSIONS_KEY]
     sessions.add(session)
     serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")
     serving.add_done_callback(session.served)
     try:
-        async for message in messages(ws, deadline, pings):
-            deadline.took_message()
+        async for message in reading.messages():
             if serving.done():  # session.close served, or the socket broke under a send
                 break
             if message.type == WSMsgType.TEXT:
@@ -396,8 +391,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
                 request.app[CLOSING_SOCKETS_KEY].linger_failed(request)
                 break
     finally:
-        deadline.close()
-        pings.close()
+        reading.close()
         sessions.discard(session)
         serving.cancel()
         await session.close()

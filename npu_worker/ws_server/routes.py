@@ -10,10 +10,9 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
 from .masked_frames import require_aiohttp_hooks
-from .message_deadline import message_deadline, messages
-from .opening import SEND_GRACE_HEARTBEATS, drop_untaken, let_go, open_socket
-from .ping_answers import PingAnswers
+from .opening import let_go, open_socket
 from .schedule import schedule_sizes
+from .socket_reading import SocketReading
 from .standing import Standing
 
 log = logging.getLogger(__name__)
@@ -46,8 +45,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     settings = app[SETTINGS_KEY]
     ws = await open_socket(request)
     metrics = app.get(METRICS_KEY)
-    grace = SEND_GRACE_HEARTBEATS * settings.heartbeat_interval  # (a frame the peer takes nothing of)
-    abort = drop_untaken(request, ws, grace)  # (the session's sends and the pongs: one peer, one drop)
+    reading = SocketReading(request, ws)
     session = WsSession(
         request,
         ws,
@@ -56,15 +54,12 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         app[LIMITS_KEY],
         standing=Standing(request, ws),
         count_error=metrics.count_error if metrics is not None else None,
-        abort=abort,
+        abort=reading.abort,
     )
     sessions = app[WS_SESSIONS_KEY]
     sessions.add(session)
-    deadline = message_deadline(request, ws)
-    pings = PingAnswers(request, ws, grace, abort)
     try:
-        async for message in messages(ws, deadline, pings):
-            deadline.took_message()
+        async for message in reading.messages():
             if message.type == WSMsgType.TEXT:
                 handling = session.on_text(message.data, time.monotonic())
                 del message  # (up to --max-body-bytes: not kept while the request it started runs)
@@ -78,8 +73,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     except ConnectionError as exc:  # an answer the peer took nothing of (the send deadline), or it left:
         log.debug("ws: the peer is gone (%s)", exc)  # its doing, never an internal error with an incident
     finally:
-        deadline.close()
-        pings.close()
+        reading.close()
         sessions.discard(session)
         await session.close()
         let_go(request)
