@@ -9,6 +9,7 @@ import asyncio
 
 from npu_worker.cli_client import main
 from tests.cut_proxy import CuttableProxy
+from tests.rogue_worker import RogueWorker
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -40,3 +41,15 @@ async def test_a_cut_answer_says_the_wav_may_not_be_written(worker, tmp_path, ca
     assert code == 2, err
     assert f"the answer was cut off, so {out} may or may not have been written" in err
     assert "run synth again to be sure" in err
+
+
+async def test_an_answer_cut_inside_its_head_is_said_as_cut(tmp_path, capsys):
+    """A head cut before its blank line (`Content-Type: appl`, then the close) was read by http.client as
+    a whole head and an empty body: `HTTP 200 with a body that is no JSON object (Content-Type: appl)`."""
+    out = tmp_path / "cut.wav"
+    async with RogueWorker(lambda method, path: b"HTTP/1.1 200 OK\r\nContent-Type: appl") as rogue:
+        code = await asyncio.to_thread(main, ["synth", "가나다.", "-o", str(out), "--base", rogue.base])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "the answer broke off in its head" in err and "no JSON object" not in err
+    assert f"the answer was cut off, so {out} may or may not have been written" in err

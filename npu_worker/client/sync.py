@@ -206,6 +206,8 @@ class _Http:
             short = f"the answer ended {response.length} bytes short of its Content-Length"
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
         where = f"{method} {self.base}{path}"
+        if not raw and response.length is None and not response.chunked:  # http.client ends a head at EOF
+            raise AnswerCut(f"{where}: the answer broke off in its head (no length, no body)")
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
 
 
