@@ -260,6 +260,11 @@ PATHS: dict[str, Any] = {
             ],
             "responses": {
                 "200": {"description": "wav", "content": {"audio/wav": {"schema": {"type": "string"}}}},
+                "206": {
+                    "description": "the one byte range a `Range` header asked for (`Content-Range` says "
+                    "which); several ranges, a unit other than `bytes` or any `If-Range`: the whole wav, 200"
+                },
+                "416": FILE_ANSWERS["416"],
                 **error_refs(400, 401, 403, 404, 503),
             },
         }
