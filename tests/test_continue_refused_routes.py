@@ -40,3 +40,11 @@ async def test_a_route_that_takes_the_request_still_says_100_continue(served, tm
     head += b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
     answer = await raw_exchange(listener.port, head + body, seconds(30))
     assert status_lines(answer) == [b"100", b"200"], answer
+
+
+async def test_a_refused_request_with_no_body_keeps_its_connection(served):
+    listener = await served()
+    head = b"GET /no-such-path HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n\r\n"
+    health = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    answer = await raw_exchange(listener.port, head + health, seconds(5))
+    assert status_lines(answer) == [b"404", b"200"], answer

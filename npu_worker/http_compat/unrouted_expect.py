@@ -5,7 +5,7 @@ aiohttp asks the matched route whether the caller may send its body before any m
 or 405 "route" (aiohttp's MatchInfoError) said yes to every caller, so a client sent a whole body only
 to be told the path or method was wrong. Here its answer is no `100`: the request goes on to
 error_middleware (the access rules, then the 404 or 405 in the shape of its path), and the
-connection is closed after it, since the body was never sent.
+connection is closed after it where a body was declared, since it was never sent.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from .errors import CLOSE_AFTER_KEY
 
 
 async def _no_continue(request: web.Request) -> None:
-    """No `100 Continue`: the caller's body is never asked for, so the connection ends with the answer."""
-    request[CLOSE_AFTER_KEY] = True
+    """No `100 Continue`: a body the caller declared is never asked for, so the connection ends with the
+    answer (one with no body keeps its connection)."""
+    if request.body_exists:
+        request[CLOSE_AFTER_KEY] = True
 
 
 class _Unrouted(MatchInfoError):
