@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.timing import seconds
+
 
 async def finished_section(client) -> tuple[str, bytes]:
     accepted = await (
@@ -59,3 +61,15 @@ async def test_other_ranges_are_the_whole_wav(worker, headers):
     path, wav = await finished_section(client)
     answer = await client.get(path, headers=headers)
     assert answer.status == 200 and await answer.read() == wav
+
+
+async def test_one_range_of_the_copy_in_redis(worker, redis_server):
+    """With `--queue redis` the wav comes from Redis (bytes, not a file): its ranges are served alike."""
+    client = await worker(queue=redis_server.url)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    path, wav = await finished_section(client)
+    answer = await client.get(path, headers={"Range": "bytes=10-19"})
+    assert answer.status == 206 and await answer.read() == wav[10:20]
+    assert answer.headers["Content-Range"] == f"bytes 10-19/{len(wav)}"
