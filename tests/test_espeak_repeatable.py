@@ -183,7 +183,7 @@ DAMAGES = [
 
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_a_damaged_library_file_writes_nothing_and_raises_nothing(tmp_path, damage):
-    """A library file the ELF reader cannot read (each damage raises another of pyelftools' errors) is
+    """A library file the ELF reader cannot read (each damage once raised another of pyelftools' errors) is
     left unrepeatable, and loading espeak goes on: no error out of it."""
     carried = CarriedState(get_espeak()._lib, doctored(tmp_path, damage))
     assert not carried.repeatable and carried._saved == []
@@ -191,7 +191,7 @@ def test_a_damaged_library_file_writes_nothing_and_raises_nothing(tmp_path, dama
 
 def test_a_private_copy_of_the_library_is_read_once_per_process(tmp_path):
     """Each lane loads a private copy of the same file: its symbol table is read once per process
-    (pyelftools takes 50-160 ms a read). A copy with other bytes is read anew (the tests above)."""
+    (a read of the file, not its table again). A copy with other bytes is read anew (the tests above)."""
     path, copy = espeakng_loader.get_library_path(), str(tmp_path / "libespeak-ng.so")
     shutil.copyfile(path, copy)
     library = get_espeak()._lib
