@@ -31,6 +31,14 @@ if str(REPO) not in sys.path:
     sys.path.append(str(REPO))
 
 
+def compile_checkout(root: Path) -> None:
+    """`root`'s `npu_worker` bytecode written, as `pip install` writes an installed worker's: with
+    PYTHONDONTWRITEBYTECODE set (a container's habit, this VM's shell) a checkout without __pycache__
+    compiled its modules at each start, ≈ 50-200 ms of the worker's CPU and 80-150 ms of each espeak
+    child's that a deployed worker never pays (SERVER_OVERHEAD.md, 2026-12-06, stop 55)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "npu_worker")], check=True)
+
+
 def free_port() -> int:
     """A loopback port nobody listens on right now (for a server that cannot bind port 0, such as
     redis-server): another process may take it before the server binds it (prefer `listening_port`)."""

@@ -9,7 +9,9 @@ shared VM's other processes do not inflate as they do wall time):
 - `carried_state`: in a fresh interpreter (`-P`: the checkout `PYTHONPATH` names) with espeak-ng already loaded, `espeak_state`'s import and one
   `CarriedState` of the wheel's library (the symbol table's read), by `time.process_time`;
 - `carried_state_again`: a second `CarriedState` in that interpreter, of a private copy of the file (a lane).
-No figure is asserted: the VM's load is printed beside them.
+No figure is asserted: the VM's load is printed beside them. The checkout's bytecode is written first, as
+an installed worker has it; `--source-only` leaves it without (each process then compiles its modules:
+the figures of 2026-12-06, stop 55's first section, were taken that way).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-import common  # noqa: F401  (the checkout on sys.path)
+import common
 
 from npu_worker.engine import espeak_early
 from npu_worker.engine.espeak_child import READY, read_frame
@@ -85,7 +87,13 @@ def summary(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    runs = parser.parse_args().runs
+    parser.add_argument("--source-only", action="store_true", help="leave the checkout without bytecode")
+    args = parser.parse_args()
+    runs = args.runs
+    if not args.source_only:
+        import npu_worker
+
+        common.compile_checkout(Path(npu_worker.__file__).resolve().parents[1])
     load = os.getloadavg()
     children, firsts, agains = [], [], []
     started = time.monotonic()
