@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import struct
+import subprocess
 import sys
 
 import espeakng_loader
@@ -183,7 +184,7 @@ DAMAGES = [
 
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_a_damaged_library_file_writes_nothing_and_raises_nothing(tmp_path, damage):
-    """A library file the ELF reader cannot read (each damage once raised another of pyelftools' errors) is
+    """A library file the ELF reader cannot read (each damage raises another of pyelftools' errors) is
     left unrepeatable, and loading espeak goes on: no error out of it."""
     carried = CarriedState(get_espeak()._lib, doctored(tmp_path, damage))
     assert not carried.repeatable and carried._saved == []
@@ -191,7 +192,7 @@ def test_a_damaged_library_file_writes_nothing_and_raises_nothing(tmp_path, dama
 
 def test_a_private_copy_of_the_library_is_read_once_per_process(tmp_path):
     """Each lane loads a private copy of the same file: its symbol table is read once per process
-    (a read of the file, not its table again). A copy with other bytes is read anew (the tests above)."""
+    (pyelftools takes 50-160 ms a read). A copy with other bytes is read anew (the tests above)."""
     path, copy = espeakng_loader.get_library_path(), str(tmp_path / "libespeak-ng.so")
     shutil.copyfile(path, copy)
     library = get_espeak()._lib
@@ -236,3 +237,14 @@ def test_the_same_text_is_the_same_pcm_in_one_child_and_in_two(engine, child_eng
     finally:
         second.close()
     assert pcm(engine) == first  # and the same as the server's own process makes
+
+
+def test_the_worker_process_imports_no_elf_reader():
+    """The worker never loads espeak-ng itself (its children do): importing the ELF reader there cost
+    30-40 ms of its start for nothing, so pyelftools is imported where a verified build is read."""
+    code = (
+        "import sys, npu_worker.app, npu_worker.cli, npu_worker.engine.espeak_process;"
+        "print(sorted(m for m in sys.modules if m.startswith('elftools')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -25,9 +25,13 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from npu_worker.engine.elf_table import STT_OBJECT, ElfError, read_symbols
-from npu_worker.engine.elf_table import Symbol as _Symbol
+if TYPE_CHECKING:  # (pyelftools is imported where a verified build is read: 30-40 ms a process that never is)
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import NoteSection
 
 # The statics that carry over (function statics of `Wavegen` and `AdvanceParameters`: GCC names them
 # "name.N", clang "function.name"); every one must be found, or none is reset.
@@ -43,19 +47,62 @@ ALSO = ("espeak_rand_state",)  # common.c's generator (Klatt's noise): reset whe
 ANCHORS = ("espeak_Synth", "espeak_Initialize", "espeak_SetVoiceByName")
 
 
+@dataclass(frozen=True)
+class _Symbol:
+    value: int
+    size: int
+    kind: str  # ("STT_OBJECT", "STT_FUNC", ...)
+    writable: bool
+    section: tuple[int, int]  # (address, size) of the section it is in: it must lie inside
+
+
 def _symbols(path: str) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | None]:
     """The symbol table (`.symtab`) of an ELF file, by name ({} when it has none), and its GNU build id
-    (its address in the loaded image, its bytes). `ElfError` on a file it cannot read. Shared between
-    callers: read only."""
+    (its address in the loaded image, its bytes). pyelftools raises `ELFError` on a file it cannot read.
+    Shared between callers: read only."""
     with open(path, "rb") as file:
         return _read(file.read())
 
 
 @functools.lru_cache(maxsize=2)
 def _read(data: bytes) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | None]:
-    """`_symbols` of a file's bytes, once per process for the same bytes: each lane loads a private
-    copy of the same file."""
-    return read_symbols(data)
+    """`_symbols` of a file's bytes, once per process for the same bytes: pyelftools takes 50-160 ms
+    over espeak's 1269 symbols, and each lane loads a private copy of the same file."""
+    from elftools.elf.constants import SH_FLAGS
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import NoteSection, SymbolTableSection
+
+    elf = ELFFile(io.BytesIO(data))
+    sections = list(elf.iter_sections())
+    found: dict[str, list[_Symbol]] = {}
+    build_id = None
+    for section in sections:
+        if isinstance(section, NoteSection) and section["sh_flags"] & SH_FLAGS.SHF_ALLOC:
+            build_id = build_id or _build_id(elf, section)
+        if not isinstance(section, SymbolTableSection) or section["sh_type"] != "SHT_SYMTAB":
+            continue  # (.dynsym has the exported names only)
+        for symbol in section.iter_symbols():
+            index = symbol["st_shndx"]  # (a number, or "SHN_UNDEF", "SHN_ABS", ...)
+            within = sections[index] if isinstance(index, int) and 0 < index < len(sections) else None
+            writable = within is not None and bool(within["sh_flags"] & SH_FLAGS.SHF_WRITE)
+            span = (within["sh_addr"], within["sh_size"]) if within is not None and writable else (0, 0)
+            kind = symbol["st_info"]["type"]
+            found.setdefault(symbol.name, []).append(
+                _Symbol(symbol["st_value"], symbol["st_size"], kind, writable, span)
+            )
+    return found, build_id
+
+
+def _build_id(elf: ELFFile, section: NoteSection) -> tuple[int, bytes] | None:
+    """The GNU build id among a section's notes (its address in memory, its bytes), or None."""
+    for note in section.iter_notes():
+        if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
+            desc = bytes(note["n_descdata"])
+            # (the note's header, then its name padded to 4 bytes, then the id)
+            desc_at = note["n_offset"] + elf.structs.Elf_Nhdr.sizeof() + (note["n_namesz"] + 3) // 4 * 4
+            address = section["sh_addr"] + desc_at - section["sh_offset"]
+            return (address, desc) if len(desc) == note["n_descsz"] > 0 else None
+    return None
 
 
 def _mappings() -> list[tuple[int, int, str]]:
@@ -88,7 +135,7 @@ def _static(symbols: dict[str, list[_Symbol]], wanted: str) -> _Symbol | None:
         for name, listed in symbols.items()
         if wanted in (name, name.split(".", 1)[0], name.rsplit(".", 1)[-1])
         for symbol in listed
-        if symbol.kind == STT_OBJECT
+        if symbol.kind == "STT_OBJECT"
         and symbol.size == 4
         and symbol.writable
         and symbol.section[0] <= symbol.value
@@ -112,9 +159,15 @@ class CarriedState:
         info = library.espeak_Info(None)  # (the version string, before any other call: it reads no state)
         if not isinstance(info, bytes) or info.decode("ascii", "replace").strip() not in VERIFIED:
             return
-        try:  # (a file missing, not ELF, or damaged)
+        # (a file missing, not ELF, or damaged: pyelftools raises ELFError, ELFParseError among them,
+        # its construct's own errors where it parses unwrapped, as a note's name that never ends, and
+        # ValueError or OverflowError for an offset past what a stream can seek to)
+        from elftools.common.exceptions import ELFError
+        from elftools.construct import ConstructError
+
+        try:
             symbols, build_id = _symbols(path)
-        except (OSError, ElfError):
+        except (OSError, ValueError, OverflowError, ELFError, ConstructError):
             return
         bases = {_loaded_at(library, name, symbols) for name in ANCHORS}
         if len(bases) != 1 or None in bases or build_id is None:
