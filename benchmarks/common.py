@@ -31,6 +31,16 @@ if str(REPO) not in sys.path:
     sys.path.append(str(REPO))
 
 
+def compile_checkout(root: Path) -> None:
+    """`root`'s `npu_worker` bytecode written, as `pip install` writes an installed worker's: with
+    PYTHONDONTWRITEBYTECODE set (a container's habit, this VM's shell) a checkout without __pycache__
+    compiled its modules at each start, ≈ 50-200 ms of the worker's CPU and 80-150 ms of each espeak
+    child's that a deployed worker never pays (SERVER_OVERHEAD.md, 2026-12-06, stop 55)."""
+    done = subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "npu_worker")], check=False)
+    if done.returncode != 0:  # (a read-only install: its bytecode is pip's, or the figures say source)
+        print(f"compileall could not write all of {root / 'npu_worker'}'s bytecode", file=sys.stderr)
+
+
 def free_port() -> int:
     """A loopback port nobody listens on right now (for a server that cannot bind port 0, such as
     redis-server): another process may take it before the server binds it (prefer `listening_port`)."""

@@ -36,6 +36,8 @@ A narrower run to bisect one figure (about 40 s instead of 100): `--routes synth
 engine alone, no load): each start's ms to a `/health` that says loaded, the worker process's own CPU
 then (its main process, the espeak children apart), the children's, and `/health`'s `load_seconds`
 (the engine's load: how long it waited on its espeak child). The CPU is what to compare on a busy VM.
+The measured checkout's bytecode is written first (`compile_checkout`), as an installed worker has it;
+`--source-only` leaves it without (figures before 2026-12-06, stop 55, were taken that way on this VM).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from typing import Any
 
 import aiohttp
 import websockets
-from common import LECTURE, free_port, percentiles, report_header, write_report
+from common import LECTURE, compile_checkout, free_port, percentiles, report_header, write_report
 from engine_alone import (
     EngineFigures,
     arrival_offsets,
@@ -349,9 +351,17 @@ def main() -> None:
     parser.add_argument(
         "--only-ready", type=int, metavar="N", help="only the start to a ready /health, N times"
     )
+    parser.add_argument(
+        "--source-only",
+        action="store_true",
+        help="leave the checkout without bytecode (a worker then compiles its modules at each start)",
+    )
     args = parser.parse_args()
+    if not args.source_only:
+        compile_checkout(code_root())
     if args.only_ready:
         report = {**report_header(), "code": str(code_root()), "cpus": os.cpu_count()}
+        report["bytecode"] = not args.source_only
         report.update(asyncio.run(measure_starts(args)))
         write_report(report, args.out, echo=False)
         return
@@ -360,6 +370,7 @@ def main() -> None:
         **report_header(),
         "code": str(code_root()),
         "cpus": os.cpu_count(),
+        "bytecode": not args.source_only,
         "loadavg_start": os.getloadavg(),
         "import_app_ms": import_time_ms(),
         "import_app_own_ms": import_time_ms(after="import aiohttp.web"),  # aiohttp already loaded

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import struct
+import subprocess
 import sys
 
 import espeakng_loader
@@ -236,3 +237,14 @@ def test_the_same_text_is_the_same_pcm_in_one_child_and_in_two(engine, child_eng
     finally:
         second.close()
     assert pcm(engine) == first  # and the same as the server's own process makes
+
+
+def test_the_worker_process_imports_no_elf_reader():
+    """The worker never loads espeak-ng itself (its children do): importing the ELF reader there cost
+    30-40 ms of its start for nothing, so pyelftools is imported where a verified build is read."""
+    code = (
+        "import sys, npu_worker.app, npu_worker.cli, npu_worker.engine.espeak_process;"
+        "print(sorted(m for m in sys.modules if m.startswith('elftools')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -27,12 +27,11 @@ import ctypes
 import functools
 import io
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from elftools.common.exceptions import ELFError
-from elftools.construct import ConstructError
-from elftools.elf.constants import SH_FLAGS
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import NoteSection, SymbolTableSection
+if TYPE_CHECKING:  # (pyelftools is imported where a verified build is read: 30-40 ms a process that never is)
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import NoteSection
 
 # The statics that carry over (function statics of `Wavegen` and `AdvanceParameters`: GCC names them
 # "name.N", clang "function.name"); every one must be found, or none is reset.
@@ -69,6 +68,10 @@ def _symbols(path: str) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | N
 def _read(data: bytes) -> tuple[dict[str, list[_Symbol]], tuple[int, bytes] | None]:
     """`_symbols` of a file's bytes, once per process for the same bytes: pyelftools takes 50-160 ms
     over espeak's 1269 symbols, and each lane loads a private copy of the same file."""
+    from elftools.elf.constants import SH_FLAGS
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import NoteSection, SymbolTableSection
+
     elf = ELFFile(io.BytesIO(data))
     sections = list(elf.iter_sections())
     found: dict[str, list[_Symbol]] = {}
@@ -159,6 +162,9 @@ class CarriedState:
         # (a file missing, not ELF, or damaged: pyelftools raises ELFError, ELFParseError among them,
         # its construct's own errors where it parses unwrapped, as a note's name that never ends, and
         # ValueError or OverflowError for an offset past what a stream can seek to)
+        from elftools.common.exceptions import ELFError
+        from elftools.construct import ConstructError
+
         try:
             symbols, build_id = _symbols(path)
         except (OSError, ValueError, OverflowError, ELFError, ConstructError):
