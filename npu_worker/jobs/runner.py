@@ -49,6 +49,9 @@ class Runner(AudioHandover):
     # pause a section (`preemptible`): its stream is a generator that keeps its own state, so the
     # paused section resumes where it was and makes the same samples. The cluster runner does not.
     preempts = True
+    # Every section's chunks kept to the section's end (the cluster runner hands each over as a wav);
+    # here only those a file or the cache takes (`Delivery`'s `keeps`).
+    keeps_all_audio = False
 
     def __init__(
         self,
@@ -351,7 +354,12 @@ class Runner(AudioHandover):
         source: Iterator[np.ndarray] | None = None
         if hit is not None:
             source = chunks_of(read_wav(hit)[0], self._rate())
-        delivery = Delivery(job, section, self._rate(), self.publish_audio)
+        keeps = (
+            self.keeps_all_audio
+            or section.output_path is not None
+            or (job.persisted and self._caches(job, section))
+        )
+        delivery = Delivery(job, section, self._rate(), self.publish_audio, keeps)
         pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
