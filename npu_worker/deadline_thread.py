@@ -47,14 +47,17 @@ class Watchdog:
 
     def _start_over(self) -> None:
         """Empty, with no thread (a forked child has none, and the parent's deadlines are not its own)."""
-        self._condition = threading.Condition()
+        # The lock taken as itself where nothing waits (`arm`, `cancel`: each espeak request's): a
+        # condition's `__enter__` and `__exit__` are two Python calls more (benchmarks/SERVER_OVERHEAD.md, stop 55).
+        self._lock = threading.RLock()
+        self._condition = threading.Condition(self._lock)
         self._heap: list[tuple[float, int, Armed]] = []
         self._cancelled = 0  # entries of the heap cancelled before their deadline
         self._running = False
 
     def arm(self, seconds: float, action: Callable[[], object]) -> Armed:
         armed = Armed(action, self)
-        with self._condition:
+        with self._lock:
             if not self._running:
                 self._running = True
                 threading.Thread(target=self._run, name=self._name, daemon=True).start()
@@ -65,13 +68,13 @@ class Watchdog:
 
     def __len__(self) -> int:
         """Entries held, cancelled ones not yet dropped included."""
-        with self._condition:
+        with self._lock:
             return len(self._heap)
 
     def cancel(self, armed: Armed) -> None:
         """Cancelled entries leave the heap when it is more than half theirs: a peer sending a line at a
         time would otherwise fill it with one entry a line for the read timeout's length (120 s)."""
-        with self._condition:
+        with self._lock:
             if armed.cancelled:
                 return
             armed.cancelled = True

@@ -44,8 +44,11 @@ class Cancelled(enum.Enum):
 class Admission:
     def __init__(self, max_queue: int) -> None:
         self.max_queue = max_queue
-        lock = threading.RLock()
-        self._cond = threading.Condition(lock)  # the lock, and the engine thread's wait for work
+        # Taken as itself (`with self._lock`), not through a condition: `Condition.__enter__` and
+        # `__exit__` are Python calls around the lock's own, two more each time a lane takes it
+        # (benchmarks/SERVER_OVERHEAD.md, stop 55); the conditions are for waiting and waking.
+        self._lock = lock = threading.RLock()
+        self._cond = threading.Condition(lock)  # the engine thread's wait for work
         self._lanes_cond = threading.Condition(lock)  # the preview lanes' wait for a preview
         self._lanes_waiting = 0  # preview lanes waiting in `next_preview`
         self._active: list[Job] = []
@@ -64,14 +67,14 @@ class Admission:
     def attach_interrupt(self, interrupt: Callable[[bool], object], preempts: bool) -> None:
         """The engine's `interrupt(restart)`: called for a cancel of the running section, and (when
         `preempts`: batch sections pause for previews) when a preview starts waiting behind one."""
-        with self._cond:
+        with self._lock:
             self._interrupt, self._preempts = interrupt, preempts
 
     # -- the views' side ------------------------------------------------------------------------
 
     def reserve(self, job: Job, sections: int) -> None:
         """Count `sections` against the bound, or raise QueueFull; `enqueue` or `release` must follow."""
-        with self._cond:
+        with self._lock:
             if self._stopping:
                 raise QueueFull("the worker is shutting down")
             if self._waiting + sections > self.max_queue:
@@ -81,12 +84,12 @@ class Admission:
 
     def release(self, job: Job) -> None:
         """Give back what `job` still holds (it could not be opened, or it ended)."""
-        with self._cond:
+        with self._lock:
             self._waiting -= self._reserved.pop(job.id, 0)
 
     def enqueue(self, job: Job) -> None:
         """Make a reserved (or recovered) job runnable."""
-        with self._cond:
+        with self._lock:
             if job.id not in self._reserved:  # recovered at start-up: counted now, never refused
                 pending = len(job.pending)
                 self._waiting += pending
@@ -99,7 +102,7 @@ class Admission:
                 self._interrupt(True)
 
     def cancel(self, job_id: str) -> tuple[Cancelled, Job | None]:
-        with self._cond:
+        with self._lock:
             job = next((j for j in self._active if j.id == job_id), None)
             if job is None:
                 return Cancelled.NOT_LIVE, None
@@ -118,7 +121,7 @@ class Admission:
         seen at the engine's next chunk, and a proxied call (sovits) has none until its upstream answers.
         The preview lanes' too (their engines' own `interrupt`): only the engine thread's was stopped,
         and a lane whose espeak child had stopped answering held the exit for the join's 30 s."""
-        with self._cond:
+        with self._lock:
             if self._interrupt and self._running:
                 self._interrupt(False)
             for job in self._beside:
@@ -126,42 +129,42 @@ class Admission:
                     interrupt(False)
 
     def live_job(self, job_id: str) -> Job | None:
-        with self._cond:
+        with self._lock:
             return next((j for j in self._active if j.id == job_id), None)
 
     def live_jobs(self) -> list[Job]:
         """Every queued or running job, previews included (a snapshot)."""
-        with self._cond:
+        with self._lock:
             return list(self._active)
 
     def queue_size(self) -> int:
-        with self._cond:
+        with self._lock:
             return self._waiting
 
     def jobs_running(self) -> int:
-        with self._cond:
+        with self._lock:
             return len(self._active)
 
     @property
     def stopping(self) -> bool:
-        with self._cond:
+        with self._lock:
             return self._stopping
 
     def running_jobs(self) -> list[Job]:
-        with self._cond:
+        with self._lock:
             return self._running + self._beside
 
     def running_job(self) -> Job | None:
         """The job whose section the engine is computing now (a preview inside a paused batch section,
         else the preview lane's)."""
-        with self._cond:
+        with self._lock:
             return self._current()
 
     # -- the engine thread's side ---------------------------------------------------------------
 
     def next_section(self) -> tuple[Job, Section] | None:
         """Block until there is work; None once stopping."""
-        with self._cond:
+        with self._lock:
             picked = self._pick()
             while picked is None and not self._stopping:
                 self._engine_waiting = True
@@ -180,7 +183,7 @@ class Admission:
     def preempting_section(self, running: Job) -> tuple[Job, Section] | None:
         """A waiting preview's next section, to run now while `running`'s section (a batch's) is paused;
         None when `running` is itself a preview or no preview waits."""
-        with self._cond:
+        with self._lock:
             if self._stopping or self._running[-1:] != [running] or not self._lends(running):
                 return None
             picked = self._waiting_preview(lambda job: job.preview)
@@ -190,7 +193,7 @@ class Admission:
         """The preview lane's work (`_lane_work`): block until there is some; None once stopping.
         A preview's sections still run one at a time, whichever lane takes each. `interrupt`: the
         lane's engine's, called for a cancel of the section taken, as `attach_interrupt`'s is."""
-        with self._cond:
+        with self._lock:
             picked = self._lane_work()
             while picked is None and not self._stopping:
                 self._lanes_waiting += 1
@@ -223,13 +226,13 @@ class Admission:
 
     def has_work(self) -> bool:
         """A section is waiting for the engine thread now."""
-        with self._cond:
+        with self._lock:
             return self._pick() is not None
 
     def section_made(self, job: Job) -> None:
         """The engine thread has left a section of `job` (made, failed or cancelled): a cancel no
         longer stops a call of it; its end (`section_done`) may follow later, on the finisher thread."""
-        with self._cond:
+        with self._lock:
             self._leave(job)
 
     def section_done(self, job: Job) -> bool:
@@ -238,7 +241,7 @@ class Admission:
         is no longer active. The engine thread left the section already (`section_made`), and may
         run the job's next one now: leaving again took that one off `_running`, and a batch section
         whose previous one ended on the finisher thread let no preview in (seconds of waiting)."""
-        with self._cond:
+        with self._lock:
             if job.id in self._reserved:
                 self._reserved[job.id] -= 1
                 self._waiting -= 1
@@ -253,7 +256,7 @@ class Admission:
 
     def stop(self) -> Job | None:
         """Refuse new work and wake the engine thread; returns the running job (to cancel it)."""
-        with self._cond:
+        with self._lock:
             self._stopping = True
             self._cond.notify_all()
             self._lanes_cond.notify_all()
@@ -262,7 +265,7 @@ class Admission:
     def take_waiting_previews(self) -> list[Job]:
         """The previews of which no section is being made, out of the queue (for a shutdown to end:
         none of their sections will run, and previews are not kept for the next start)."""
-        with self._cond:
+        with self._lock:
             taken = [job for job in self._active if job.preview and not self._open.get(job.id)]
             for job in taken:
                 self._dequeue(job)

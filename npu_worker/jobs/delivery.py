@@ -22,13 +22,14 @@ class SectionAudio:
     into a buffer of their own) only by what needs them, on the thread that needs them (a listen-only
     preview never encodes its audio)."""
 
-    raw_chunks: list[np.ndarray]  # everything the engine made (or the cached wav's samples)
+    raw_chunks: list[np.ndarray]  # everything the engine made (or the cached wav's samples); [] unkept
     kept_chunks: list[np.ndarray] | None  # what survived the leading-silence trim; None: no trim ran
     rate: int
     trimmed: bool
     key: str
     hit: bytes | None  # the cached wav this section was served from
     ok: bool = False  # its file is written and its `ok` logged (set by the thread that ended it)
+    heard: int | None = None  # samples listeners got and the file holds, counted as they went (`Delivery`)
 
     @property
     def cached(self) -> bool:
@@ -37,6 +38,8 @@ class SectionAudio:
     @property
     def duration(self) -> float:
         """Seconds of what listeners got and the file holds."""
+        if self.heard is not None:
+            return round(self.heard / self.rate, 3)
         chunks = self.raw_chunks if self.kept_chunks is None else self.kept_chunks
         return round(sum(map(len, chunks)) / self.rate, 3)  # (1-D chunks: no generator step a chunk)
 
@@ -54,12 +57,22 @@ class SectionAudio:
 
 class Delivery:
     """One section's chunks on their way out: trimmed (first section of a preview), onset-watched
-    (listeners of a streaming job), kept for the file, handed to listeners."""
+    (listeners of a streaming job), kept for the file, handed to listeners.
+
+    `keeps`: the chunks are kept for what needs the section in one piece (its file, the cache, the
+    cluster's hand-over); a listen-only preview's are not, only counted (`heard`): keeping them was
+    two `list.append` calls a chunk on the lane for lists nobody read (benchmarks/SERVER_OVERHEAD.md,
+    stop 55)."""
 
     def __init__(
-        self, job: Job, section: Section, rate: int, publish: Callable[[Job, AudioChunk], None]
+        self,
+        job: Job,
+        section: Section,
+        rate: int,
+        publish: Callable[[Job, AudioChunk], None],
+        keeps: bool = True,
     ) -> None:
-        self.job, self.section, self.rate, self.publish = job, section, rate, publish
+        self.job, self.section, self.rate, self.publish, self.keeps = job, section, rate, publish, keeps
         self.watch: OnsetWatch | None = None
         if job.stream_audio:
             if job.onset_watch is None:
@@ -69,6 +82,7 @@ class Delivery:
         self.trimmer = LeadingSilenceTrimmer(rate, watch=self.watch) if first else None
         self.raw: list[np.ndarray] = []
         self.kept: list[np.ndarray] = []
+        self.heard = 0  # samples handed on so far (past the trimmer, if any)
 
     @property
     def trimmed(self) -> bool:
@@ -85,21 +99,24 @@ class Delivery:
             chunk = np.asarray(chunk, dtype=np.float32).reshape(-1)  # (espeak's are 1-D float32 already)
         if not chunk.size:
             return True
-        self.raw.append(chunk)
+        if self.keeps:
+            self.raw.append(chunk)
         onset = None
         trimmer = self.trimmer
         if trimmer is not None:
-            if not self.kept or trimmer.onset_in_output is None:  # (past the onset: as it is, as the
+            if not self.heard or trimmer.onset_in_output is None:  # (past the onset: as it is, as the
                 out = trimmer.feed(chunk)  # trimmer would hand it back, with no call of it a chunk)
                 if not out.size:
                     return True
-                onset = trimmer.onset_in_output if not self.kept else None
+                onset = trimmer.onset_in_output if not self.heard else None
                 chunk = out
-            self.kept.append(chunk)
+            if self.keeps:
+                self.kept.append(chunk)
         elif self.watch is not None and self.watch.onset is None:
             start = self.watch.fed
             found = self.watch.feed(chunk)
             onset = None if found is None else found - start
+        self.heard += chunk.size
         job = self.job
         if job.stream_audio or job.first_audio_at is None:  # (as `_deliver`)
             pcm16 = to_pcm16(chunk) if job.pcm16_listener else None  # here, not on the loop
@@ -111,14 +128,15 @@ class Delivery:
         if self.trimmer is not None:
             self._deliver(self.trimmer.flush(), None)
         kept = self.kept if self.trimmer is not None else None
-        return SectionAudio(self.raw, kept, self.rate, self.trimmed, key, hit)
+        return SectionAudio(self.raw, kept, self.rate, self.trimmed, key, hit, heard=self.heard)
 
     def _deliver(self, samples: np.ndarray, onset: int | None) -> None:
         """What `take` does past the trimmer, for the trimmer's held-back tail."""
         if samples.size == 0 and onset is None:
             return
-        if self.trimmer is not None:
+        if self.trimmer is not None and self.keeps:
             self.kept.append(samples)
+        self.heard += samples.size
         if self.job.stream_audio or self.job.first_audio_at is None:  # else nobody takes chunks
             pcm16 = to_pcm16(samples) if self.job.pcm16_listener else None  # here, not on the loop
             self.publish(self.job, AudioChunk(self.section.idx, samples, onset, pcm16))

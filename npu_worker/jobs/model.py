@@ -143,12 +143,19 @@ class Job:
             self._index = (self.sections, {s.idx: s for s in self.sections}, counts)
         return self._index[1], self._index[2]
 
+    # The index read inline where it is current (a call of `_indexed` less each: every event an engine
+    # lane logs looks its section up, and a job's end counts its finals; benchmarks/SERVER_OVERHEAD.md, stop 55).
+
     def section(self, idx: int) -> Section | None:
-        return self._indexed()[0].get(idx)
+        index = self._index
+        if index is None or index[0] is not self.sections:
+            return self._indexed()[0].get(idx)
+        return index[1].get(idx)
 
     def settle(self, section: Section, final: Progress | SectionError) -> None:
         """Set a section's final event (the one place it changes, so the counts stay true)."""
-        counts = self._indexed()[1]
+        index = self._index
+        counts = self._indexed()[1] if index is None or index[0] is not self.sections else index[2]
         if section.final is not None:
             counts[type(section.final)] -= 1
         section.final = final
@@ -156,11 +163,14 @@ class Job:
 
     @property
     def ok_count(self) -> int:
-        return self._indexed()[1][Progress]
+        index = self._index
+        return (self._indexed()[1] if index is None or index[0] is not self.sections else index[2])[Progress]
 
     @property
     def fail_count(self) -> int:
-        return self._indexed()[1][SectionError]
+        index = self._index
+        counts = self._indexed()[1] if index is None or index[0] is not self.sections else index[2]
+        return counts[SectionError]
 
     @property
     def working_idx(self) -> int | None:

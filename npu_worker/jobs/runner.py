@@ -49,6 +49,9 @@ class Runner(AudioHandover):
     # pause a section (`preemptible`): its stream is a generator that keeps its own state, so the
     # paused section resumes where it was and makes the same samples. The cluster runner does not.
     preempts = True
+    # Every section's chunks kept to the section's end (the cluster runner hands each over as a wav);
+    # here only those a file or the cache takes (`Delivery`'s `keeps`).
+    keeps_all_audio = False
 
     def __init__(
         self,
@@ -321,10 +324,6 @@ class Runner(AudioHandover):
         if self.admission.section_done(job):
             self.end_job(job)
 
-    def _rate(self) -> int:
-        assert self.info is not None
-        return self.info.sample_rate
-
     def _caches(self, job: Job, section: Section) -> bool:
         """Audio worth keeping: it went to a file (batches, /synth); a listen-only preview is not kept."""
         return self.cache.enabled and job.cache_write and (job.persisted or section.output_path is not None)
@@ -342,16 +341,22 @@ class Runner(AudioHandover):
 
     def _synthesise(self, job: Job, section: Section, engine: Engine) -> SectionAudio | None:
         assert self.info is not None
+        rate = self.info.sample_rate  # (read once: `_rate` was two calls a section)
         request = self._request(job, section)
         key = self.cache.key_for(self.info, request, getattr(engine, "default_voice", None))
         # Among the made ones first: `_keep` forgets one only once it is in the cache (looked for after a
         # miss in the cache, it could be put there and forgotten in between, and was made again).
         made = self._unkept.get(key)
-        hit = made.raw_wav if made is not None else self.cache.get(key, self._rate())
+        hit = made.raw_wav if made is not None else self.cache.get(key, rate)
         source: Iterator[np.ndarray] | None = None
         if hit is not None:
-            source = chunks_of(read_wav(hit)[0], self._rate())
-        delivery = Delivery(job, section, self._rate(), self.publish_audio)
+            source = chunks_of(read_wav(hit)[0], rate)
+        keeps = (
+            self.keeps_all_audio
+            or section.output_path is not None
+            or (job.persisted and self._caches(job, section))
+        )
+        delivery = Delivery(job, section, rate, self.publish_audio, keeps)
         pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)

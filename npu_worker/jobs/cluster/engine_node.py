@@ -56,6 +56,7 @@ class ClusterRunner(Runner):
     journal: RedisJournal
     preempts = False  # one attempt id per run (`attempt`): sections never nest here
     hands_over_to_loop = False  # every chunk to its PCM stream in Redis (`hand_over_audio`)
+    keeps_all_audio = True  # every section's wav goes to its stream (`file_wav`), a file or not
     pcm: PcmPublisher | None = None
     attempt = ""
     writes_for = ""  # the node whose files this one writes (itself, when it is a `both` node)

@@ -1,0 +1,84 @@
+"""A listen-only section's chunks are counted, not kept (benchmarks/SERVER_OVERHEAD.md, stop 55): a `/ws`
+preview's audio goes to its listener and nowhere else (no file, not cached), and keeping every chunk
+(and every trimmed one) to the section's end was two `list.append` calls a chunk on the engine lane.
+What listeners get, the onset, the trim and the `ok`'s duration stay the same."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from npu_worker.jobs import runner as runner_module
+from npu_worker.jobs.delivery import Delivery
+from npu_worker.jobs.model import AudioChunk, Job, Section, new_job_id
+from npu_worker.protocol import SynthParams
+from tests.test_ws_support import batch, connect, run_request
+from tests.tone_engine import ToneEngine
+
+
+def preview() -> Job:
+    sections = [Section(0, "one", None), Section(1, "two", None)]
+    job = Job(new_job_id(), SynthParams(), sections, preview=True, stream_audio=True, pcm16_listener=True)
+    job.trim_leading_silence = True
+    return job
+
+
+def builtins_called(work: Any) -> list[str]:
+    called: list[str] = []
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call":
+            called.append(arg.__name__)
+
+    sys.setprofile(hook)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return called
+
+
+def delivered(chunks: list[np.ndarray], keeps: bool) -> tuple[list[AudioChunk], Any, list[list[str]]]:
+    """What a first section's `Delivery` handed on, what it made, and the builtins each `take` called."""
+    job = preview()
+    published: list[AudioChunk] = []
+    delivery = Delivery(job, job.sections[0], 24000, lambda _job, c: published.extend((c,)), keeps)
+    calls = [builtins_called(lambda c=c: delivery.take(c)) for c in chunks]
+    return published, delivery.finish("key", None), calls
+
+
+def test_an_unkept_section_hands_on_the_same_chunks_and_duration_and_appends_nothing() -> None:
+    tone = (0.5 * np.sin(np.arange(2400) * 0.3)).astype(np.float32)
+    chunks = [np.zeros(2400, np.float32), np.zeros(0, np.float32), tone, tone.copy(), tone[:700].copy()]
+    made = {keeps: delivered(chunks, keeps) for keeps in (True, False)}
+    (kept_out, kept, kept_calls), (out, unkept, calls) = made[True], made[False]
+    assert [(c.idx, c.onset, c.samples.tobytes(), c.pcm16.tobytes()) for c in out] == [
+        (c.idx, c.onset, c.samples.tobytes(), c.pcm16.tobytes()) for c in kept_out
+    ]
+    assert any(c.onset is not None for c in out) and unkept.trimmed == kept.trimmed is True
+    assert unkept.duration == kept.duration == round(sum(c.samples.size for c in out) / 24000, 3)
+    assert [c.count("append") for c in kept_calls] == [1, 0, 2, 2, 2]  # (the silence: held by the trimmer)
+    assert [c.count("append") for c in calls] == [0, 0, 0, 0, 0]
+    assert unkept.raw_chunks == [] and unkept.kept_chunks == []
+
+
+async def test_a_ws_preview_is_unkept_and_its_ok_says_the_duration_heard(worker, monkeypatch) -> None:
+    kept: list[bool] = []
+
+    class Recorded(Delivery):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            kept.append(self.keeps)
+
+    monkeypatch.setattr(runner_module, "Delivery", Recorded)
+    client = await worker(ToneEngine(chunk_seconds=0.05))
+    ws = await connect(client)
+    try:
+        heard = await run_request(ws, batch("A preview of a few chunks.", "And a second section."))
+    finally:
+        await ws.close()
+    assert heard.done["ok_count"] == 2 and kept == [False, False]
+    for ok in heard.events("ok"):
+        assert ok["duration_sec"] == round(len(heard.section_pcm(ok["idx"])) / 2 / 24000, 3)
