@@ -48,3 +48,33 @@ def test_a_long_line_of_joins_is_looked_back_on_a_bounded_window() -> None:
 )
 def test_a_join_still_reads_its_line(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("A ∪ B", "A 합집합 B"),  # A ∪ B: no rule read the sign
+        ("A ∩ B = ∅", "A 교집합 B는 공집합"),  # A ∩ B는 ∅
+        ("x ∈ A", "x는 A의 원소"),  # x ∈ A
+        ("x ∈ A이면 x ∈ B입니다.", "x가 A의 원소이면 x는 B의 원소입니다."),  # x ∈ A이면 x ∈ B입니다.
+        ("x ∉ A ∪ B이면", "x가 A 합집합 B의 원소가 아니면"),  # x ∉ A ∪ B이면
+        ("x₁ ∈ S", "x₁은 S의 원소"),  # x₁ ∈ S (엑스 원: 은)
+        ("A ⊆ B일 때", "A가 B의 부분집합일 때"),  # A ⊆ B일 때
+        ("A ⊄ B입니다.", "A는 B의 부분집합이 아닙니다."),  # A ⊄ B입니다.
+        ("n ∈ ℕ이면", "n이 자연수 집합의 원소이면"),  # n ∈ ℕ이면
+        ("∀x ∈ ℝ, x² ≥ 0", "실수 집합의 모든 x에 대해, x의 2제곱 0 이상"),  # ∀x ∈ ℝ, x의 2제곱 0 이상
+        (
+            "∀ε > 0, ∃δ > 0",
+            "0 초과인 모든 엡실론에 대해, 0 초과인 어떤 델타에 대해",
+        ),  # ∀엡실론 0 초과, ∃델타 0 초과
+        ("∀x∃y", "모든 x에 대해 어떤 y에 대해"),  # ∀x∃y
+        ("¬(p ∧ q)", "낫 (p 그리고 q)"),  # ¬(p ∧ q)
+        ("¬p ∨ q이면", "낫 p 또는 q이면"),  # ¬p ∨ q이면
+        ("p ⇔ q", "p와 q는 동치"),  # p와 q: the equivalence unsaid
+        ("충전 ⇔ 방전", "충전과 방전"),  # not propositions: as before
+        ("∅10mm 파이프", "∅10 밀리미터 파이프"),  # a diameter: as before
+        ("원소 ∈ 집합", "원소 ∈ 집합"),  # no letter on either side: as before
+    ],
+)
+def test_set_and_logic_signs_are_said(written: str, said: str) -> None:
+    assert spoken(written) == said

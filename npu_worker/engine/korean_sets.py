@@ -1,0 +1,110 @@
+"""Set and logic signs of a lecture's slides read as a Korean lecturer says them: "A ∪ B" (A 합집합 B), "A ∩ B"
+(A 교집합 B), "A ∖ B" (A 차집합 B), "x ∈ A" (x는 A의 원소; "x ∈ A이면": x가 A의 원소이면), "x ∉ A" (x는 A의 원소가
+아님), "A ⊂ B" (A는 B의 부분집합), "∀x" (모든 x에 대해), "∃x ∈ A" (A의 어떤 x에 대해), "¬p" (낫 p), and the number
+sets "ℝ", "ℕ", "ℤ", "ℚ", "ℂ" (실수 집합, …).
+
+No rule read them before: they were left to espeak as written, which says nothing or a sign's Unicode name for
+each ("x ∈ A이면 x ∈ B입니다." reached it as written). A part of `korean_reading`: the quantifiers and signs
+between sets are read with the Greek letters' names, "¬" after the arrows (whose "¬q → ¬p" is a conditional).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_formulas import final_sound
+from .korean_words import ENGLISH_DIGITS
+
+# A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
+_ONE = r"(?:[A-Za-z](?![A-Za-z])|ℝ|ℕ|ℤ|ℚ|ℂ)[₀-₉ᶜ′']?"
+_NUMBER_SETS = {
+    "ℝ": "실수 집합",
+    "ℕ": "자연수 집합",
+    "ℤ": "정수 집합",
+    "ℚ": "유리수 집합",
+    "ℂ": "복소수 집합",
+    "∅": "공집합",
+}
+_NUMBER_SET = re.compile("[ℝℕℤℚℂ](?![²³ⁿ^])|∅(?! ?\\d)")  # "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left
+_OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
+# "A ∪ B", "A∩B", "(A ∪ B)ᶜ", "p ∧ q": between two sets, propositions or brackets.
+_OPERATION = re.compile(r"(?<=[\w)′'ᶜ]) ?([∪∩∖∧∨]) ?(?=[\w(¬])")
+# "∀x", "∃y ∈ A", "∀ε > 0" (its bound said by the chains by now, 엡실론 0 초과): the quantifier, its variable, a bound.
+_QUANTIFIER = re.compile(
+    rf"([∀∃]) ?([A-Za-z가-힣]{{1,4}}|{_ONE})(?: ((?:마이너스 )?[^\s,.:;]{{1,12}}) (초과|미만|이상|이하))?"
+    rf"(?: ?∈ ?({_ONE}))?(?=(.?))"
+)
+_QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
+# "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
+# operation, already said) and the copula after it.
+_SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE})*"
+MEMBERSHIP = re.compile(
+    rf" ?([∈∉⊂⊆⊊⊄⊈]) ?({_SET_TERM})(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?(?![\w(])"
+)
+_WORDS = {
+    "∈": "원소",
+    "∉": "원소",
+    "⊂": "부분집합",
+    "⊆": "부분집합",
+    "⊊": "진부분집합",
+    "⊄": "부분집합",
+    "⊈": "부분집합",
+}
+_NOT = {
+    None: "아님",
+    "일 때": "아닐 때",
+    "이면": "아니면",
+    "면": "아니면",
+    "인": "아닌",
+    "일": "아닐",
+    "이고": "아니고",
+    "이며": "아니며",
+    "입니다": "아닙니다",
+    "입니까": "아닙니까",
+    "이다": "아니다",
+}
+_TOPIC_COPULAS = (None, "입니다", "입니까", "이다")
+_LOOK_BACK = 24
+_NEGATION = re.compile(r"¬ ?(?=[\w(])")
+_SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
+
+
+def spoken(text: str) -> str:
+    """`text` with its quantifiers, set operations, elements, subsets and number sets as words."""
+    text = _QUANTIFIER.sub(_quantifier, text)
+    text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(1)]} ", text)
+    text = MEMBERSHIP.sub(_membership, text)
+    return _NUMBER_SET.sub(lambda m: _NUMBER_SETS[m.group()], text)
+
+
+def negations_spoken(text: str) -> str:
+    """`text` with "¬p" said 낫 p, as a Korean lecturer reads a negation (after the arrows read "¬q → ¬p")."""
+    return _NEGATION.sub("낫 ", text)
+
+
+def _quantifier(match: re.Match[str]) -> str:
+    sign, variable, bound, word, over, following = match.groups()
+    among = f"{over}의 " if over else f"{bound} {word}인 " if bound else ""
+    space = "" if not following or following in " ,.:;)" else " "  # "∀x∃y": two quantifiers, apart
+    return f"{among}{_QUANTIFIERS[sign]} {variable}에 대해{space}"
+
+
+def _membership(match: re.Match[str]) -> str:
+    sign, term, copula = match.groups()
+    before = match.string[max(0, match.start() - _LOOK_BACK) : match.start()].rpartition("\n")[2]
+    if not before[-1:].isalnum() and before[-1:] not in "′'ᶜ)₀₁₂₃₄₅₆₇₈₉":
+        return match.group()  # no element before it: a sign alone, left
+    final = _final(before.rstrip(")′'ᶜ"))
+    topic = copula in _TOPIC_COPULAS
+    particle = ("은" if final else "는") if topic else ("이" if final else "가")
+    word = _WORDS[sign]
+    if sign in "∉⊄⊈":
+        return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {_NOT[copula]}"
+    said_copula = "이면" if copula == "면" else copula or ""
+    return f"{particle} {term}의 {word}{said_copula}"
+
+
+def _final(before: str) -> str | None:
+    """The final sound of `before`, a subscript digit said in English as the other rules say it ("x₁" 엑스 원)."""
+    digit = _SUBSCRIPT_DIGIT.search(before)
+    return final_sound(ENGLISH_DIGITS[ord(digit.group()) - ord("₀")] if digit else before)
