@@ -78,3 +78,19 @@ def test_a_join_still_reads_its_line(written: str, said: str) -> None:
 )
 def test_set_and_logic_signs_are_said(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("전력은 P = VI입니다.", "전력은 P가 VI입니다."),  # 전력은 P는 VI입니다.: two topics in a row
+        ("전력은 P=VI입니다.", "전력은 P가 VI입니다."),  # 전력은 P는 VI입니다.
+        ("힘은 F = ma입니다", "힘은 F가 ma입니다"),  # 힘은 F는 ma입니다
+        ("함수는 f(x) = x + 1입니다", "함수는 f(x)가 x 더하기 1입니다"),  # 함수는 f(x)는 …
+        ("P = VI입니다", "P는 VI입니다"),  # no topic before it: as before
+        ("x 또는 y = 3", "x 또는 y는 3"),  # "or", no topic: as before
+        ("따라서 x = 3", "따라서 x는 3"),  # as before
+    ],
+)
+def test_an_equation_after_a_topic_takes_the_subject_particle(written: str, said: str) -> None:
+    assert spoken(written) == said
