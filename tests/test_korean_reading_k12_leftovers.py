@@ -94,3 +94,23 @@ def test_set_and_logic_signs_are_said(written: str, said: str) -> None:
 )
 def test_an_equation_after_a_topic_takes_the_subject_particle(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ≥ 2(x - 1) + 3", "x 2(x 빼기 1) 더하기 3 이상"),  # x 2 이상(x 빼기 1) 더하기 3
+        ("x ≥ 2(x - 1) + 3이면", "x 2(x 빼기 1) 더하기 3 이상이면"),  # x 2 이상(x 빼기 1) 더하기 3이면
+        (
+            "y < 3(x + 2) - 1입니다",
+            "y는 3(x 더하기 2) 빼기 1 미만입니다",
+        ),  # y 3 미만(x 더하기 2) 빼기 1입니다
+        ("x + 1 ≤ 2(x - 1) + 3", "x 더하기 1이 2(x 빼기 1) 더하기 3 이하"),  # x 더하기 1 2 이하(…) 더하기 3
+        ("x ≥ 2(x - 1) - y", "x 2(x 빼기 1) 빼기 y 이상"),  # x 2 이상(x 빼기 1) 빼기 y
+        ("x ≥ 2(x - 1)", "x 2(x 빼기 1) 이상"),  # as before
+        ("x ≥ 2(x - 1) + 3x", "x 2 이상(x 빼기 1) 더하기 3x"),  # a product after it: as before
+        ("x < 10(단위: m) + 3", "x 10 미만(단위: m) 더하기 3"),  # a note: as before
+    ],
+)
+def test_a_bound_by_a_bracket_goes_on_after_it(written: str, said: str) -> None:
+    assert spoken(written) == said
