@@ -34,6 +34,7 @@ from npu_worker.engine import (
     korean_phone_numbers,
     korean_ranges,
     korean_reading,
+    korean_sets,
     korean_units,
     korean_words,
     text_form,
@@ -54,6 +55,7 @@ MODULES: list[ModuleType] = [
     korean_phone_numbers,
     korean_ranges,
     korean_reading,
+    korean_sets,
     korean_units,
     korean_words,
 ]
@@ -78,6 +80,7 @@ MAY_MATCH_PLAIN = {
     "korean_formulas._LABEL_AFTER": 'matched after a bracket\'s minus, "(2-b)"',
     "korean_chains._CLAUSE_AFTER": "matched after a chain of bounds",
     "korean_chains._TOPIC_BEFORE": "searched before a chain of bounds",
+    "korean_formulas._TOPIC_THEN_TERM": 'searched before an "=", "전력은 P = VI"',
     "korean_ranges._STATEMENT_AFTER": 'matched after a single bound, "x ≤ 1입니다"',
     "korean_chains._SUBJECT_BEFORE": 'searched before a chain of bounds, "가격이 1 < p < 2"',
     "korean_code._BOUND_WORD": 'searched around a formula\'s "&&" or "||"',

@@ -114,14 +114,15 @@ def spoken(text: str) -> str:
 # squared is the equation., as `english_reading` says them for `lang=en`.
 _HELD_EQUALS = "\ufdd0"
 _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
-_ENGLISH_SIGN = re.compile("[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ]")  # what `_english_held` reads in an English sentence
+# ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
+_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ+\d]")  # what `_english_held` reads in an English sentence
 
 
 def _english_held(text: str) -> str:
     if not _ENGLISH_SIGN.search(text) or _HELD_EQUALS in text:
         return text
     for begin, end in reversed(code.english_sentences(text)):
-        sentence = english_reading.powers_spoken(text[begin:end])
+        sentence = english_reading.signs_in_korean_text(english_reading.powers_spoken(text[begin:end]))
         text = text[:begin] + _EQUALS_SIGN.sub(_HELD_EQUALS, sentence) + text[end:]
     return text
 
