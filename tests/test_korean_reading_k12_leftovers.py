@@ -141,3 +141,18 @@ def test_a_bound_by_a_bracket_goes_on_after_it(written: str, said: str) -> None:
 )
 def test_an_english_sentence_says_its_signs_and_units_in_english(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "A ⊂ B ⊂ C",
+            "A는 B의 부분집합이고 B는 C의 부분집합",
+        ),  # A는 B의 부분집합는 C의 부분집합: a wrong particle
+        ("x ∈ A ⊂ B", "x는 A의 원소이고 A는 B의 부분집합"),  # x는 A의 원소는 B의 부분집합
+        ("x ∉ A ⊂ B", "x는 A의 원소가 아니고 A는 B의 부분집합"),  # x는 A의 원소가 아님는 B의 부분집합
+    ],
+)
+def test_a_chain_of_set_signs_says_each_link(written: str, said: str) -> None:
+    assert spoken(written) == said

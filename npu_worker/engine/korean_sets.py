@@ -64,6 +64,7 @@ _NOT = {
     "이다": "아니다",
 }
 _TOPIC_COPULAS = (None, "입니다", "입니까", "이다")
+_NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈]")
 _LOOK_BACK = 24
 _NEGATION = re.compile(r"¬ ?(?=[\w(])")
 _SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
@@ -98,10 +99,14 @@ def _membership(match: re.Match[str]) -> str:
     topic = copula in _TOPIC_COPULAS
     particle = ("은" if final else "는") if topic else ("이" if final else "가")
     word = _WORDS[sign]
+    # "A ⊂ B ⊂ C": the next sign's left term is this one's set, said again (it was A는 B의 부분집합는 C의 부분집합)
+    chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
+    again = f" {term}" if chained else ""
     if sign in "∉⊄⊈":
-        return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {_NOT[copula]}"
-    said_copula = "이면" if copula == "면" else copula or ""
-    return f"{particle} {term}의 {word}{said_copula}"
+        said_not = _NOT["이고" if chained else copula]
+        return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
+    said_copula = "이고" if chained else "이면" if copula == "면" else copula or ""
+    return f"{particle} {term}의 {word}{said_copula}{again}"
 
 
 def _final(before: str) -> str | None:
