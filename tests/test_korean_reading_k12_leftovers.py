@@ -156,3 +156,19 @@ def test_an_english_sentence_says_its_signs_and_units_in_english(written: str, s
 )
 def test_a_chain_of_set_signs_says_each_link(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ∈ [0, 1]", "x는 0 이상 1 이하"),  # x ∈ [0, 1]: the sign unsaid
+        ("x ∈ [0, 1]이면 f(x) ≥ 0", "x가 0 이상 1 이하이면 f(x) 0 이상"),  # x ∈ [0, 1]이면 …
+        ("t ∈ (0, ∞)이면", "t가 0 초과이면"),  # t ∈ (0, 무한대)이면
+        ("x ∈ [0.5, 2)입니다.", "x는 0 점 오 이상 2 미만입니다."),  # x ∈ [0 점 오, 2)입니다.
+        ("x ∈ (-∞, 0]", "x는 0 이하"),  # x ∈ (-무한대, 0]
+        ("x ∈ (-∞, ∞)", "x는 실수 집합의 원소"),  # x ∈ (-무한대, 무한대)
+        ("θ ∈ [0, 2π)", "세타는 0 이상 2파이 미만"),  # 세타 ∈ [0, 2파이)
+    ],
+)
+def test_an_element_of_an_interval_is_said_by_its_bounds(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -81,6 +81,7 @@ MAY_MATCH_PLAIN = {
     "korean_chains._CLAUSE_AFTER": "matched after a chain of bounds",
     "korean_chains._TOPIC_BEFORE": "searched before a chain of bounds",
     "korean_formulas._TOPIC_THEN_TERM": 'searched before an "=", "전력은 P = VI"',
+    "korean_sets._INFINITY": 'matched against an interval\'s bound, after "∈"',
     "korean_ranges._STATEMENT_AFTER": 'matched after a single bound, "x ≤ 1입니다"',
     "korean_chains._SUBJECT_BEFORE": 'searched before a chain of bounds, "가격이 1 < p < 2"',
     "korean_code._BOUND_WORD": 'searched around a formula\'s "&&" or "||"',

@@ -63,6 +63,13 @@ _NOT = {
     "입니까": "아닙니까",
     "이다": "아니다",
 }
+_COPULA = r"(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?"
+# "x ∈ [0, 1]", "t ∈ (0, ∞)이면": an interval's element as its bounds, x는 0 이상 1 이하, t가 0 초과이면 (it was left, the
+# sign unsaid); the bracket says which bound is closed.
+_INTERVAL = re.compile(rf" ?∈ ?([\[(])([^,\[\]()]{{1,24}}), ?([^,\[\]()]{{1,24}})([\])]){_COPULA}(?![\w(])")
+_LOWER = {"[": "이상", "(": "초과"}
+_UPPER = {"]": "이하", ")": "미만"}
+_INFINITY = re.compile("(?:마이너스 |[-−])?무한대")
 _TOPIC_COPULAS = (None, "입니다", "입니까", "이다")
 _NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈]")
 _LOOK_BACK = 24
@@ -74,6 +81,7 @@ def spoken(text: str) -> str:
     """`text` with its quantifiers, set operations, elements, subsets and number sets as words."""
     text = _QUANTIFIER.sub(_quantifier, text)
     text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(1)]} ", text)
+    text = _INTERVAL.sub(_interval, text)
     text = MEMBERSHIP.sub(_membership, text)
     return _NUMBER_SET.sub(lambda m: _NUMBER_SETS[m.group()], text)
 
@@ -90,14 +98,35 @@ def _quantifier(match: re.Match[str]) -> str:
     return f"{among}{_QUANTIFIERS[sign]} {variable}에 대해{space}"
 
 
-def _membership(match: re.Match[str]) -> str:
-    sign, term, copula = match.groups()
+def _interval(match: re.Match[str]) -> str:
+    opening, lower, upper, closing, copula = match.groups()
+    particle = _element_particle(match, copula)
+    if particle is None:
+        return match.group()
+    bounds = [f"{lower} {_LOWER[opening]}"] if not _INFINITY.fullmatch(lower) else []
+    bounds += [f"{upper} {_UPPER[closing]}"] if not _INFINITY.fullmatch(upper) else []
+    said_copula = "이면" if copula == "면" else copula or ""
+    said = " ".join(bounds) or "실수 집합의 원소"  # "(-∞, ∞)": every number, ℝ
+    return f"{particle} {said}{said_copula}"
+
+
+def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
+    """The particle of the element before the sign: a topic's before a statement, a subject's in a clause; None where
+    no element is before it."""
     before = match.string[max(0, match.start() - _LOOK_BACK) : match.start()].rpartition("\n")[2]
     if not before[-1:].isalnum() and before[-1:] not in "′'ᶜ)₀₁₂₃₄₅₆₇₈₉":
-        return match.group()  # no element before it: a sign alone, left
+        return None
     final = _final(before.rstrip(")′'ᶜ"))
-    topic = copula in _TOPIC_COPULAS
-    particle = ("은" if final else "는") if topic else ("이" if final else "가")
+    if copula in _TOPIC_COPULAS:
+        return "은" if final else "는"
+    return "이" if final else "가"
+
+
+def _membership(match: re.Match[str]) -> str:
+    sign, term, copula = match.groups()
+    particle = _element_particle(match, copula)
+    if particle is None:
+        return match.group()  # no element before it: a sign alone, left
     word = _WORDS[sign]
     # "A ⊂ B ⊂ C": the next sign's left term is this one's set, said again (it was A는 B의 부분집합는 C의 부분집합)
     chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
