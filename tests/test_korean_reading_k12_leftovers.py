@@ -172,3 +172,19 @@ def test_a_chain_of_set_signs_says_each_link(written: str, said: str) -> None:
 )
 def test_an_element_of_an_interval_is_said_by_its_bounds(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("A ⊃ B", "A는 B를 포함"),  # A ⊃ B: the sign unsaid
+        ("A ⊇ B이면", "A가 B를 포함하면"),  # A ⊇ B이면
+        ("A ⊃ B ⊃ C", "A는 B를 포함하고 B는 C를 포함"),  # A ⊃ B ⊃ C
+        ("ℝ ⊃ ℚ입니다.", "실수 집합은 유리수 집합을 포함합니다."),  # 실수 집합 ⊃ 유리수 집합입니다.
+        ("ℕ ⊂ ℤ", "자연수 집합은 정수 집합의 부분집합"),  # the particle after 집합, not after "ℕ"
+        ("x ∈ A₁이면", "x가 A원의 원소이면"),  # x ∈ A원이면: a capital's index said before the sign was
+        ("A ⊃ B₁", "A는 B원을 포함"),  # A ⊃ B원
+    ],
+)
+def test_a_superset_and_an_indexed_set_are_said(written: str, said: str) -> None:
+    assert spoken(written) == said

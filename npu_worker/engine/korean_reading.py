@@ -138,7 +138,7 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
 # pattern): a text without one skips the group, a search for one in place of its passes' (`_numbers_spoken`).
 _DIGIT = re.compile(r"\d")
 _BOUND_SIGN = re.compile("[<>≤≥]")  # what the bounds between variables need
-_SET_SIGN = re.compile("[∈∉⊂⊆⊊⊄⊈∪∩∖∧∨∀∃ℝℕℤℚℂ∅]")  # what `korean_sets` reads
+_SET_SIGN = re.compile("[∈∉⊂⊆⊊⊄⊈⊃⊇∪∩∖∧∨∀∃ℝℕℤℚℂ∅]")  # what `korean_sets` reads
 
 
 def _numbers_spoken(text: str) -> str:

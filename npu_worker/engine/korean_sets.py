@@ -16,7 +16,7 @@ from .korean_formulas import final_sound
 from .korean_words import ENGLISH_DIGITS
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
-_ONE = r"(?:[A-Za-z](?![A-Za-z])|ℝ|ℕ|ℤ|ℚ|ℂ)[₀-₉ᶜ′']?"
+_ONE = rf"(?:[A-Za-z](?![A-Za-z])|ℝ|ℕ|ℤ|ℚ|ℂ)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
 _NUMBER_SETS = {
     "ℝ": "실수 집합",
     "ℕ": "자연수 집합",
@@ -39,7 +39,7 @@ _QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
 # operation, already said) and the copula after it.
 _SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE})*"
 MEMBERSHIP = re.compile(
-    rf" ?([∈∉⊂⊆⊊⊄⊈]) ?({_SET_TERM})(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?(?![\w(])"
+    rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM})(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?(?![\w(])"
 )
 _WORDS = {
     "∈": "원소",
@@ -71,7 +71,21 @@ _LOWER = {"[": "이상", "(": "초과"}
 _UPPER = {"]": "이하", ")": "미만"}
 _INFINITY = re.compile("(?:마이너스 |[-−])?무한대")
 _TOPIC_COPULAS = (None, "입니다", "입니까", "이다")
-_NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈]")
+_NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈⊃⊇]")
+# "A ⊃ B", "A ⊇ B이면": the superset's verb, A는 B를 포함, A가 B를 포함하면.
+_INCLUDES = {
+    None: "",
+    "일 때": "할 때",
+    "이면": "하면",
+    "면": "하면",
+    "인": "하는",
+    "일": "할",
+    "이고": "하고",
+    "이며": "하며",
+    "입니다": "합니다",
+    "입니까": "합니까",
+    "이다": "한다",
+}
 _LOOK_BACK = 24
 _NEGATION = re.compile(r"¬ ?(?=[\w(])")
 _SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
@@ -127,10 +141,12 @@ def _membership(match: re.Match[str]) -> str:
     particle = _element_particle(match, copula)
     if particle is None:
         return match.group()  # no element before it: a sign alone, left
-    word = _WORDS[sign]
-    # "A ⊂ B ⊂ C": the next sign's left term is this one's set, said again (it was A는 B의 부분집합는 C의 부분집합)
     chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
     again = f" {term}" if chained else ""
+    if sign in "⊃⊇":
+        return f"{particle} {term}{'을' if _final(term) else '를'} 포함{_INCLUDES['이고' if chained else copula]}{again}"
+    word = _WORDS[sign]
+    # "A ⊂ B ⊂ C": the next sign's left term is this one's set, said again (it was A는 B의 부분집합는 C의 부분집합)
     if sign in "∉⊄⊈":
         said_not = _NOT["이고" if chained else copula]
         return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
@@ -141,4 +157,6 @@ def _membership(match: re.Match[str]) -> str:
 def _final(before: str) -> str | None:
     """The final sound of `before`, a subscript digit said in English as the other rules say it ("x₁" 엑스 원)."""
     digit = _SUBSCRIPT_DIGIT.search(before)
-    return final_sound(ENGLISH_DIGITS[ord(digit.group()) - ord("₀")] if digit else before)
+    if digit:
+        return final_sound(ENGLISH_DIGITS[ord(digit.group()) - ord("₀")])
+    return final_sound(_NUMBER_SETS.get(before[-1:], before))  # "ℝ" 실수 집합
