@@ -1,10 +1,9 @@
 """Set and logic signs of a lecture's slides read as a Korean lecturer says them: "A ∪ B" (A 합집합 B), "A ∩ B"
 (A 교집합 B), "A ∖ B" (A 차집합 B), "x ∈ A" (x는 A의 원소; "x ∈ A이면": x가 A의 원소이면), "x ∉ A" (x는 A의 원소가
-아님), "A ⊂ B" (A는 B의 부분집합), "∀x" (모든 x에 대해), "∃x ∈ A" (A의 어떤 x에 대해), "¬p" (낫 p), and the number
-sets "ℝ", "ℕ", "ℤ", "ℚ", "ℂ" (실수 집합, …).
+아님), "A ⊂ B" (A는 B의 부분집합), "A ⊃ B" (A는 B를 포함), "x ∈ [0, 1]" (x는 0 이상 1 이하), "∀x" (모든 x에
+대해), "∃x ∈ A" (A의 어떤 x에 대해), "¬p" (낫 p), and the number sets "ℝ", "ℕ", "ℤ", "ℚ", "ℂ" (실수 집합, …), "∅" (공집합).
 
-No rule read them before: they were left to espeak as written, which says nothing or a sign's Unicode name for
-each ("x ∈ A이면 x ∈ B입니다." reached it as written). A part of `korean_reading`: the quantifiers and signs
+No rule read them before: they reached espeak as written ("x ∈ A이면 x ∈ B입니다." as it is here). A part of `korean_reading`: the quantifiers and signs
 between sets are read with the Greek letters' names, "¬" after the arrows (whose "¬q → ¬p" is a conditional).
 """
 
@@ -37,10 +36,9 @@ _QUANTIFIER = re.compile(
 _QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
 # "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
 # operation, already said) and the copula after it.
-_SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE})*"
-MEMBERSHIP = re.compile(
-    rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM})(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?(?![\w(])"
-)
+_SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE}){{0,8}}"
+_COPULA = r"(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?"
+MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}(?![\w(])")
 _WORDS = {
     "∈": "원소",
     "∉": "원소",
@@ -63,7 +61,6 @@ _NOT = {
     "입니까": "아닙니까",
     "이다": "아니다",
 }
-_COPULA = r"(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?"
 # "x ∈ [0, 1]", "t ∈ (0, ∞)이면": an interval's element as its bounds, x는 0 이상 1 이하, t가 0 초과이면 (it was left, the
 # sign unsaid); the bracket says which bound is closed.
 _INTERVAL = re.compile(rf" ?∈ ?([\[(])([^,\[\]()]{{1,24}}), ?([^,\[\]()]{{1,24}})([\])]){_COPULA}(?![\w(])")
