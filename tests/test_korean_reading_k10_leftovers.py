@@ -80,7 +80,10 @@ def test_a_power_of_the_denominator_is_said_under_the_fraction(written: str, sai
             "E = mc^2 is the equation.",
             "E = m c squared is the equation.",
         ),  # E는 mc의 2제곱 is …: "=" said in Korean (k11: its power in English too)
-        ("f(x) = x + 1 for the interval", "f(x) = x 더하기 1 for the interval"),  # f(x)는 x 더하기 1 for …
+        (
+            "f(x) = x + 1 for the interval",
+            "f(x) = x plus 1 for the interval",
+        ),  # f(x)는 …; k12: "+" in English
         (
             "E = mc^2 is the equation. 그리고 x = 3입니다.",
             "E = m c squared is the equation. 그리고 x는 3입니다.",

@@ -351,7 +351,10 @@ def test_a_spaced_word_that_only_opens_like_a_counter_stays_sino_korean(text):
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("p → q가 참이면 ¬q → ¬p도 참이다.", "p면 q가 참이면 ¬q면 ¬p도 참이다."),  # p에서 q가: from p
+        (
+            "p → q가 참이면 ¬q → ¬p도 참이다.",
+            "p면 q가 참이면 낫 q면 낫 p도 참이다.",
+        ),  # p에서 q가: from p; k12: "¬" said (낫)
         ("명제 p → q의 대우", "명제 p면 q의 대우"),
         ("p → q", "p면 q"),  # p가 q로: as a limit
         ("x → y → z", "x, y, z"),  # x에서 y가 z로

@@ -91,3 +91,39 @@ def _power(match: re.Match[str]) -> str:
         said = "to the power of " + (f"minus {exponent[1:]}" if exponent.startswith("-") else exponent)
     apart = " " if match.string[match.end() : match.end() + 1].isalnum() else ""  # "x^2y"
     return f"{' '.join(letters or '')} {said}{apart}"
+
+
+# An English sentence inside a Korean text (`korean_reading`), "This is 3 + 4 cm.", "The speed is 5 km/h.": its signs
+# and units were read by the Korean rules, This is 3 더하기 4 센티미터., 시속 5킬로미터, Korean words in an English
+# sentence. Here in English words, before those rules run (they read no English word); its numbers are still theirs.
+_UNIT_NAMES = {
+    "V": "volts", "kV": "kilovolts", "mV": "millivolts", "A": "amperes", "mA": "milliamperes", "W": "watts",
+    "kW": "kilowatts", "MW": "megawatts", "Wh": "watt-hours", "kWh": "kilowatt-hours", "mAh": "milliampere-hours",
+    "Hz": "hertz", "kHz": "kilohertz", "MHz": "megahertz", "GHz": "gigahertz", "km": "kilometers", "m": "meters",
+    "cm": "centimeters", "mm": "millimeters", "nm": "nanometers", "kg": "kilograms", "g": "grams",
+    "mg": "milligrams", "L": "liters", "mL": "milliliters", "ms": "milliseconds", "min": "minutes", "h": "hours",
+    "KB": "kilobytes", "kB": "kilobytes", "MB": "megabytes", "GB": "gigabytes", "TB": "terabytes", "dB": "decibels",
+    "Ω": "ohms", "kΩ": "kilohms", "Pa": "pascals", "kPa": "kilopascals", "J": "joules", "kJ": "kilojoules",
+    "km/h": "kilometers per hour", "m/s": "meters per second", "°C": "degrees Celsius", "℃": "degrees Celsius",
+    "%": "percent",
+}  # fmt: skip
+_UNIT_AFTER_NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,15}(?:[.,]\d{1,15})*) ?("
+    + "|".join(re.escape(unit) for unit in sorted(_UNIT_NAMES, key=len, reverse=True))
+    + r")(?![\w/²³^])"
+)
+_PLUS_MINUS = re.compile(r"(?<=[\w)]) ?\+ ?(?=[\w(])|(?<=[\w)]) [-−] (?=[\w(])")
+
+
+def signs_in_korean_text(sentence: str) -> str:
+    """An English `sentence` of a Korean text with its units after a number, "+" and a spaced minus in English words."""
+    sentence = _UNIT_AFTER_NUMBER.sub(_unit_name, sentence)
+    return _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
+
+
+def _unit_name(match: re.Match[str]) -> str:
+    number, unit = match.groups()
+    name = _UNIT_NAMES[unit]
+    if number == "1" and name.endswith("s") and unit not in ("Hz", "kHz", "MHz", "GHz", "%"):
+        name = name[:-1]
+    return f"{number} {name}".replace("1 degrees", "1 degree")

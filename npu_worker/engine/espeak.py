@@ -126,7 +126,11 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # Korean in an English sentence); "0 <= x && x < n", "x>y||y>z" with no keyword … 그리고 …, … 또는 … (not the join unsaid);
 # "x ≥ 2(x - 1)" x 2(x 빼기 1) 이상 (not x 2 이상(x 빼기 1), the bound's word inside the product); Python's "x**2", "2**10"
 # x의 2제곱, 2의 10제곱 (not x 2, 2 10: the power unsaid).
-AUDIO_REVISION = 19
+# 20: stop 55's leftovers (korean12): set and logic signs, "x ∈ A이면" x가 A의 원소이면, "A ∪ B" A 합집합 B, "A ⊂ B" A는
+# B의 부분집합, "∀x" 모든 x에 대해, "¬p" 낫 p, "p ⇔ q" p와 q는 동치, "ℝ" 실수 집합, "∅" 공집합 (not unsaid); "전력은 P = VI입니다"
+# 전력은 P가 VI입니다 (not P는, two topics); "x ≥ 2(x - 1) + 3" x 2(x 빼기 1) 더하기 3 이상 (not 2 이상(x 빼기 1) …);
+# an English sentence's units and "+", "This is 3 + 4 cm." This is 3 plus 4 centimeters. (not 더하기, 센티미터).
+AUDIO_REVISION = 20
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -147,6 +147,8 @@ def arrow(match: re.Match[str]) -> str:
         word = "은" if final else "는"  # as "=": an assignment, or what the left comes from
     else:
         word = "과" if final else "와"  # ↔, ⇔
+        if sign in "⇔⟺" and _PROPOSITION_BEFORE.search(before) and term in tuple("pqrs"):
+            return f"{word} {term}는 동치"  # "p ⇔ q" (it was p와 q, the equivalence unsaid)
     return f"{word} {term}"
 
 

@@ -89,6 +89,7 @@ _BOUND_WORD = re.compile("|".join(BOUND_WORDS.values()))
 # beside "x < width", the sign unsaid, by the word of the bound before it).
 _ANY_JOIN = re.compile(r"&&|\|\|")
 _KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
+_KEYWORD_REACH = 80  # how far back a statement's keyword is looked for
 
 
 def formula_joins_said(text: str) -> str:
@@ -100,11 +101,14 @@ def formula_joins_said(text: str) -> str:
 
 def _join_said(match: re.Match[str]) -> str:
     text, start, end = match.string, match.start(), match.end()
-    line_start = text.rfind("\n", 0, start) + 1
+    # The line's start looked for only as far back as the keyword is: a whole line's rfind for each join made a
+    # hostile line of joins quadratic (100 000 characters of "a&&b": 0.26 s, 200 000: 0.73 s).
+    reach = max(0, start - _KEYWORD_REACH)
+    line_start = text.rfind("\n", reach, start) + 1 or reach
     before = _ANY_JOIN.split(text[max(line_start, start - 24) : start])[-1]
     after = _ANY_JOIN.split(text[end : end + 24].split("\n", 1)[0], maxsplit=1)[0]
     if not (_BOUND_WORD.search(before) and _BOUND_WORD.search(after)):
         return match.group()
-    if _KEYWORD.search(text, max(line_start, start - 80), start):
+    if _KEYWORD.search(text, line_start, start):
         return match.group()
     return " 그리고 " if match.group(1) == "&&" else " 또는 "

@@ -307,9 +307,18 @@ def particle_after(word: str, particle: str) -> str:
 
 
 def equals(match: re.Match[str]) -> str:
-    """ "=" as the topic particle after what it follows: 은 after a closed syllable, 는 after an open one."""
+    """ "=" as the topic particle after what it follows: 은 after a closed syllable, 는 after an open one; the subject
+    particle after a term a topic opens ("전력은 P = VI입니다": 전력은 P가 VI입니다, as "코끼리는 코가 길다")."""
     start = match.start()
-    return _topic(match.string[max(0, start - 24) : start].rstrip(" )]")) + " "  # a bounded look back
+    before = match.string[max(0, start - 24) : start]  # a bounded look back
+    if _TOPIC_THEN_TERM.search(before):
+        return particle_after(before.rstrip(" )]"), "이") + " "
+    return _topic(before.rstrip(" )]")) + " "
+
+
+# A topic just before the left term, "전력은 P = VI입니다" (k11: 전력은 P는 VI입니다, two topics in a row); not "또는",
+# "혹은" ("or"), as before a chain (`korean_chains`).
+_TOPIC_THEN_TERM = re.compile(r"[가-힣](?<![또혹])[은는] [^\s가-힣=]{1,12} ?$")
 
 
 def _topic(before: str) -> str:

@@ -15,7 +15,7 @@ Each part has its module: `korean_numerals` (decimals, native numbers before cou
 `korean_absolute` (absolute values), `korean_code` (code's assignments),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
-(arrows, "≠", "©"), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
+(arrows, "≠", "©"), `korean_sets` (set and logic signs), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
 minus, units before Greek letters), a web address's path held out of them, a Korean IME's full-width signs
 and Markdown emphasis.
 
@@ -42,6 +42,7 @@ from . import korean_functions as functions
 from . import korean_numerals as numerals
 from . import korean_phone_numbers as phones
 from . import korean_ranges as ranges
+from . import korean_sets as sets
 from . import korean_units as units
 from .base import language_code
 from .korean_marks import list_marks_spoken, marks_spoken
@@ -113,14 +114,15 @@ def spoken(text: str) -> str:
 # squared is the equation., as `english_reading` says them for `lang=en`.
 _HELD_EQUALS = "\ufdd0"
 _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
-_ENGLISH_SIGN = re.compile("[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ]")  # what `_english_held` reads in an English sentence
+# ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
+_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ+\d]")  # what `_english_held` reads in an English sentence
 
 
 def _english_held(text: str) -> str:
     if not _ENGLISH_SIGN.search(text) or _HELD_EQUALS in text:
         return text
     for begin, end in reversed(code.english_sentences(text)):
-        sentence = english_reading.powers_spoken(text[begin:end])
+        sentence = english_reading.signs_in_korean_text(english_reading.powers_spoken(text[begin:end]))
         text = text[:begin] + _EQUALS_SIGN.sub(_HELD_EQUALS, sentence) + text[end:]
     return text
 
@@ -136,6 +138,7 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
 # pattern): a text without one skips the group, a search for one in place of its passes' (`_numbers_spoken`).
 _DIGIT = re.compile(r"\d")
 _BOUND_SIGN = re.compile("[<>≤≥]")  # what the bounds between variables need
+_SET_SIGN = re.compile("[∈∉⊂⊆⊊⊄⊈⊃⊇∪∩∖∧∨∀∃ℝℕℤℚℂ∅]")  # what `korean_sets` reads
 
 
 def _numbers_spoken(text: str) -> str:
@@ -216,12 +219,16 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
     text = _clocks_and_counters(text)
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
+    if _SET_SIGN.search(text):
+        text = sets.spoken(text)  # "x ∈ A", "A ∪ B", "∀x": before the arrows' particles
     text = arrows.LIMIT.sub(arrows.limit, text)
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
     if "≠" in text:
         text = arrows.SUBJECT_NOT_EQUAL.sub(arrows.subject_not_equal, text)  # "값이 0 ≠ 1입니다"
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
     text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
+    if "¬" in text:
+        text = sets.negations_spoken(text)  # "¬q → ¬p" a conditional by now
     if "=" in text:
         text = code.assignments_said(text)  # "int i = 0;": code's, before "=" is a formula's
         # "Use let x = 3; here.": an English sentence's "=" left to espeak's English "equals"

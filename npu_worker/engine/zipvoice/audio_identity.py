@@ -72,7 +72,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # and the rest the espeak engine's revision 18 lists.
 # 23: stop 54's leftovers (korean11): "x + 1 ≤ 2x" 1이 2x 이하, "값이 x ≤ 1입니다" 값 x가, an English sentence's powers in
 # English, a formula's "&&" 그리고, and the rest the espeak engine's revision 19 lists.
-AUDIO_REVISION = 23
+# 24: stop 55's leftovers (korean12): set and logic signs said, "x ∈ A" x는 A의 원소, and the rest the espeak engine's
+# revision 20 lists.
+AUDIO_REVISION = 24
 
 
 def audio_settings(

@@ -1,0 +1,159 @@
+"""Set and logic signs of a lecture's slides read as a Korean lecturer says them: "A ∪ B" (A 합집합 B), "A ∩ B"
+(A 교집합 B), "A ∖ B" (A 차집합 B), "x ∈ A" (x는 A의 원소; "x ∈ A이면": x가 A의 원소이면), "x ∉ A" (x는 A의 원소가
+아님), "A ⊂ B" (A는 B의 부분집합), "A ⊃ B" (A는 B를 포함), "x ∈ [0, 1]" (x는 0 이상 1 이하), "∀x" (모든 x에
+대해), "∃x ∈ A" (A의 어떤 x에 대해), "¬p" (낫 p), and the number sets "ℝ", "ℕ", "ℤ", "ℚ", "ℂ" (실수 집합, …), "∅" (공집합).
+
+No rule read them before: they reached espeak as written ("x ∈ A이면 x ∈ B입니다." as it is here). A part of `korean_reading`: the quantifiers and signs
+between sets are read with the Greek letters' names, "¬" after the arrows (whose "¬q → ¬p" is a conditional).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_formulas import final_sound
+from .korean_words import ENGLISH_DIGITS
+
+# A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
+_ONE = rf"(?:[A-Za-z](?![A-Za-z])|ℝ|ℕ|ℤ|ℚ|ℂ)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
+_NUMBER_SETS = {
+    "ℝ": "실수 집합",
+    "ℕ": "자연수 집합",
+    "ℤ": "정수 집합",
+    "ℚ": "유리수 집합",
+    "ℂ": "복소수 집합",
+    "∅": "공집합",
+}
+_NUMBER_SET = re.compile("[ℝℕℤℚℂ](?![²³ⁿ^])|∅(?! ?\\d)")  # "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left
+_OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
+# "A ∪ B", "A∩B", "(A ∪ B)ᶜ", "p ∧ q": between two sets, propositions or brackets.
+_OPERATION = re.compile(r"(?<=[\w)′'ᶜ]) ?([∪∩∖∧∨]) ?(?=[\w(¬])")
+# "∀x", "∃y ∈ A", "∀ε > 0" (its bound said by the chains by now, 엡실론 0 초과): the quantifier, its variable, a bound.
+_QUANTIFIER = re.compile(
+    rf"([∀∃]) ?([A-Za-z가-힣]{{1,4}}|{_ONE})(?: ((?:마이너스 )?[^\s,.:;]{{1,12}}) (초과|미만|이상|이하))?"
+    rf"(?: ?∈ ?({_ONE}))?(?=(.?))"
+)
+_QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
+# "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
+# operation, already said) and the copula after it.
+_SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE}){{0,8}}"
+_COPULA = r"(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?"
+MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}(?![\w(])")
+_WORDS = {
+    "∈": "원소",
+    "∉": "원소",
+    "⊂": "부분집합",
+    "⊆": "부분집합",
+    "⊊": "진부분집합",
+    "⊄": "부분집합",
+    "⊈": "부분집합",
+}
+_NOT = {
+    None: "아님",
+    "일 때": "아닐 때",
+    "이면": "아니면",
+    "면": "아니면",
+    "인": "아닌",
+    "일": "아닐",
+    "이고": "아니고",
+    "이며": "아니며",
+    "입니다": "아닙니다",
+    "입니까": "아닙니까",
+    "이다": "아니다",
+}
+# "x ∈ [0, 1]", "t ∈ (0, ∞)이면": an interval's element as its bounds, x는 0 이상 1 이하, t가 0 초과이면 (it was left, the
+# sign unsaid); the bracket says which bound is closed.
+_INTERVAL = re.compile(rf" ?∈ ?([\[(])([^,\[\]()]{{1,24}}), ?([^,\[\]()]{{1,24}})([\])]){_COPULA}(?![\w(])")
+_LOWER = {"[": "이상", "(": "초과"}
+_UPPER = {"]": "이하", ")": "미만"}
+_INFINITY = re.compile("(?:마이너스 |[-−])?무한대")
+_TOPIC_COPULAS = (None, "입니다", "입니까", "이다")
+_NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈⊃⊇]")
+# "A ⊃ B", "A ⊇ B이면": the superset's verb, A는 B를 포함, A가 B를 포함하면.
+_INCLUDES = {
+    None: "",
+    "일 때": "할 때",
+    "이면": "하면",
+    "면": "하면",
+    "인": "하는",
+    "일": "할",
+    "이고": "하고",
+    "이며": "하며",
+    "입니다": "합니다",
+    "입니까": "합니까",
+    "이다": "한다",
+}
+_LOOK_BACK = 24
+_NEGATION = re.compile(r"¬ ?(?=[\w(])")
+_SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
+
+
+def spoken(text: str) -> str:
+    """`text` with its quantifiers, set operations, elements, subsets and number sets as words."""
+    text = _QUANTIFIER.sub(_quantifier, text)
+    text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(1)]} ", text)
+    text = _INTERVAL.sub(_interval, text)
+    text = MEMBERSHIP.sub(_membership, text)
+    return _NUMBER_SET.sub(lambda m: _NUMBER_SETS[m.group()], text)
+
+
+def negations_spoken(text: str) -> str:
+    """`text` with "¬p" said 낫 p, as a Korean lecturer reads a negation (after the arrows read "¬q → ¬p")."""
+    return _NEGATION.sub("낫 ", text)
+
+
+def _quantifier(match: re.Match[str]) -> str:
+    sign, variable, bound, word, over, following = match.groups()
+    among = f"{over}의 " if over else f"{bound} {word}인 " if bound else ""
+    space = "" if not following or following in " ,.:;)" else " "  # "∀x∃y": two quantifiers, apart
+    return f"{among}{_QUANTIFIERS[sign]} {variable}에 대해{space}"
+
+
+def _interval(match: re.Match[str]) -> str:
+    opening, lower, upper, closing, copula = match.groups()
+    particle = _element_particle(match, copula)
+    if particle is None:
+        return match.group()
+    bounds = [f"{lower} {_LOWER[opening]}"] if not _INFINITY.fullmatch(lower) else []
+    bounds += [f"{upper} {_UPPER[closing]}"] if not _INFINITY.fullmatch(upper) else []
+    said_copula = "이면" if copula == "면" else copula or ""
+    said = " ".join(bounds) or "실수 집합의 원소"  # "(-∞, ∞)": every number, ℝ
+    return f"{particle} {said}{said_copula}"
+
+
+def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
+    """The particle of the element before the sign: a topic's before a statement, a subject's in a clause; None where
+    no element is before it."""
+    before = match.string[max(0, match.start() - _LOOK_BACK) : match.start()].rpartition("\n")[2]
+    if not before[-1:].isalnum() and before[-1:] not in "′'ᶜ)₀₁₂₃₄₅₆₇₈₉":
+        return None
+    final = _final(before.rstrip(")′'ᶜ"))
+    if copula in _TOPIC_COPULAS:
+        return "은" if final else "는"
+    return "이" if final else "가"
+
+
+def _membership(match: re.Match[str]) -> str:
+    sign, term, copula = match.groups()
+    particle = _element_particle(match, copula)
+    if particle is None:
+        return match.group()  # no element before it: a sign alone, left
+    chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
+    again = f" {term}" if chained else ""
+    if sign in "⊃⊇":
+        return f"{particle} {term}{'을' if _final(term) else '를'} 포함{_INCLUDES['이고' if chained else copula]}{again}"
+    word = _WORDS[sign]
+    # "A ⊂ B ⊂ C": the next sign's left term is this one's set, said again (it was A는 B의 부분집합는 C의 부분집합)
+    if sign in "∉⊄⊈":
+        said_not = _NOT["이고" if chained else copula]
+        return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
+    said_copula = "이고" if chained else "이면" if copula == "면" else copula or ""
+    return f"{particle} {term}의 {word}{said_copula}{again}"
+
+
+def _final(before: str) -> str | None:
+    """The final sound of `before`, a subscript digit said in English as the other rules say it ("x₁" 엑스 원)."""
+    digit = _SUBSCRIPT_DIGIT.search(before)
+    if digit:
+        return final_sound(ENGLISH_DIGITS[ord(digit.group()) - ord("₀")])
+    return final_sound(_NUMBER_SETS.get(before[-1:], before))  # "ℝ" 실수 집합
