@@ -155,8 +155,8 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first, the files waiting for the background simulator work last (suite_order.py
-    says why); the same order in every xdist worker, which hands the files out in it."""
+    """The longest files first, the rest by number of tests (suite_order.py says why); the same order in
+    every xdist worker, and the controller hands the files out in it."""
     from tests.suite_order import ordered
 
     items[:] = [items[index] for index in ordered([item.nodeid for item in items])]

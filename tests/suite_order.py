@@ -4,8 +4,10 @@ pytest-xdist's own order (`--loadscope-reorder`, its default) is by number of te
 suite's longest files have few tests each (a simulator run, a whole serve, a long stream), so they came
 last, and one worker was often left alone with one of them while the other core idled. pyproject turns
 xdist's reordering off (`--no-loadscope-reorder`) and conftest sorts the collection here: the longest
-files first, the files whose tests wait for qdq_background's simulator work last (that work then has the
-whole run to finish), and the rest by number of tests as xdist did.
+files first, the rest by number of tests as xdist did. The files whose tests wait for qdq_background's
+simulator work (test_prepare.py, test_prepare_qdq.py) keep their place by count, mid-run: that work runs
+at nice 5 and gets little CPU while both workers are busy, so a worker waiting for it mid-run gives it
+its core while the other works on; waiting at the end would leave a core idle.
 """
 
 from __future__ import annotations
@@ -24,11 +26,6 @@ LONGEST_FIRST = (
     "tests/test_cluster.py",
     "tests/zipvoice/test_server_e2e.py",
 )
-# Their tests wait for the simulator work that tests/conftest.py starts in the background.
-WAITING_LAST = (
-    "tests/zipvoice/test_prepare.py",
-    "tests/zipvoice/test_prepare_qdq.py",
-)
 
 
 def file_of(nodeid: str) -> str:
@@ -45,11 +42,7 @@ def ordered(nodeids: Sequence[str]) -> list[int]:
     def rank(index: int) -> tuple[int, int, int, int]:
         path = file_of(nodeids[index])
         if path in LONGEST_FIRST:
-            group, place = 0, LONGEST_FIRST.index(path)
-        elif path in WAITING_LAST:
-            group, place = 2, WAITING_LAST.index(path)
-        else:
-            group, place = 1, -counts[path]
-        return group, place, first_seen[path], index
+            return 0, LONGEST_FIRST.index(path), 0, index
+        return 1, -counts[path], first_seen[path], index
 
     return sorted(range(len(nodeids)), key=rank)

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.suite_order import LONGEST_FIRST, WAITING_LAST, ordered
+from tests.suite_order import LONGEST_FIRST, ordered
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def test_every_named_file_is_in_the_suite():
     """A renamed or removed file would silently go back to its place by test count."""
-    missing = [name for name in LONGEST_FIRST + WAITING_LAST if not (REPO / name).is_file()]
+    missing = [name for name in LONGEST_FIRST if not (REPO / name).is_file()]
     assert not missing
-    assert not set(LONGEST_FIRST) & set(WAITING_LAST)
 
 
-def test_longest_files_first_waiting_files_last_the_rest_by_test_count():
+def test_longest_files_first_the_rest_by_test_count():
     many, few = "tests/test_many.py", "tests/test_few.py"
     nodeids = [
-        f"{WAITING_LAST[0]}::test_a",
         f"{few}::test_a",
         f"{LONGEST_FIRST[1]}::test_a",
         f"{many}::test_a",
@@ -37,7 +35,6 @@ def test_longest_files_first_waiting_files_last_the_rest_by_test_count():
         f"{many}::test_b[1]",
         f"{many}::test_c",
         f"{few}::test_a",
-        f"{WAITING_LAST[0]}::test_a",
     ]
 
 
