@@ -15,16 +15,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-# The longest files, longest first: CPU seconds of `/usr/bin/time python -m pytest -n 0 FILE` on the
-# 2-core VM (the commit that changes this list gives the figures). A renamed file fails
-# tests/test_suite_order.py.
+# The longest files, most CPU first: `/usr/bin/time python -m pytest -n 0 FILE` on the 2-core VM (user +
+# sys s, load 13-26, pytest's own start included): 81, 74, 49, 37, 31; the slow reader's file 7.6 s of CPU,
+# but 175 s of wall there (its reader waits 2 ms for each of ≈ 12 700 pieces), which by count came near the
+# end. A renamed file fails tests/test_suite_order.py.
 LONGEST_FIRST = (
-    "tests/zipvoice/test_buckets.py",
     "tests/zipvoice/test_qnn_real_structure.py",
+    "tests/zipvoice/test_buckets.py",
+    "tests/zipvoice/test_server_e2e.py",
+    "tests/test_cluster.py",
     "tests/zipvoice/test_bucket_engine.py",
     "tests/test_ws_slow_reader_pong.py",
-    "tests/test_cluster.py",
-    "tests/zipvoice/test_server_e2e.py",
 )
 
 
