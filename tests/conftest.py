@@ -151,6 +151,15 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         # pytest keeps lowercase short options for plugins; xdist registers `-n` the same way.
         group._addoption("-n", "--numprocesses", dest="numprocesses", default=None)
         group.addoption("--dist", dest="dist", default="no")
+        group.addoption("--no-loadscope-reorder", dest="loadscopereorder", action="store_false")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first, the rest by number of tests (suite_order.py says why); the same order in
+    every xdist worker, and the controller hands the files out in it."""
+    from tests.suite_order import ordered
+
+    items[:] = [items[index] for index in ordered([item.nodeid for item in items])]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

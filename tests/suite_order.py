@@ -1,0 +1,49 @@
+"""The order in which pytest-xdist hands the suite's files to its two workers (`--dist loadfile`).
+
+pytest-xdist's own order (`--loadscope-reorder`, its default) is by number of tests, most first. The
+suite's longest files have few tests each (a simulator run, a whole serve, a long stream), so they came
+last, and one worker was often left alone with one of them while the other core idled. pyproject turns
+xdist's reordering off (`--no-loadscope-reorder`) and conftest sorts the collection here: the longest
+files first, the rest by number of tests as xdist did. The files whose tests wait for qdq_background's
+simulator work (test_prepare.py, test_prepare_qdq.py) keep their place by count, mid-run: that work runs
+at nice 5 and gets little CPU while both workers are busy, so a worker waiting for it mid-run gives it
+its core while the other works on; waiting at the end would leave a core idle.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+# The longest files, most CPU first: `/usr/bin/time python -m pytest -n 0 FILE` on the 2-core VM (user +
+# sys s, load 13-26, pytest's own start included): 81, 74, 49, 37, 31; the slow reader's file 7.6 s of CPU,
+# but 175 s of wall there (its reader waits 2 ms for each of ≈ 12 700 pieces), which by count came near the
+# end. A renamed file fails tests/test_suite_order.py.
+LONGEST_FIRST = (
+    "tests/zipvoice/test_qnn_real_structure.py",
+    "tests/zipvoice/test_buckets.py",
+    "tests/zipvoice/test_server_e2e.py",
+    "tests/test_cluster.py",
+    "tests/zipvoice/test_bucket_engine.py",
+    "tests/test_ws_slow_reader_pong.py",
+)
+
+
+def file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def ordered(nodeids: Sequence[str]) -> list[int]:
+    """The indexes of `nodeids` in the order to run them: whole files, each file's tests in their order."""
+    counts = Counter(file_of(nodeid) for nodeid in nodeids)
+    first_seen: dict[str, int] = {}
+    for index, nodeid in enumerate(nodeids):
+        first_seen.setdefault(file_of(nodeid), index)
+
+    def rank(index: int) -> tuple[int, int, int, int]:
+        path = file_of(nodeids[index])
+        if path in LONGEST_FIRST:
+            return 0, LONGEST_FIRST.index(path), 0, index
+        return 1, -counts[path], first_seen[path], index
+
+    return sorted(range(len(nodeids)), key=rank)
