@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cli import hear_ctrl_c
+from .cli import StartTerminated, _start_terminated, hear_ctrl_c, signals_handled_by
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 
@@ -100,23 +101,39 @@ def run_prepare(args: argparse.Namespace) -> int:
     """Ctrl-C anywhere (importing, compiling, printing the result or an error's line) is one line and
     130: one that came after `prepare()` returned, or inside the error handler, was a traceback. Once
     this run's manifest is in --out (moved in last) the folder is complete, and the line says so: it
-    said "run it again" (minutes of compiling, hours on the simulator) for a prepared folder."""
+    said "run it again" (minutes of compiling, hours on the simulator) for a prepared folder. A SIGTERM
+    (`timeout`, a service manager, a CI job cancelled) or SIGHUP (a closed terminal) unwinds the same
+    way, 143 or 129: it ended the process at once, with no word, and left its staging (a copy of every
+    model file and a specialised decoder as large as the decoder) in --out until the next prepare."""
     hear_ctrl_c()  # started as `cmd &` by a script: Ctrl-C (or kill -INT) still stops it cleanly
     earlier: list[tuple[int, int, int] | None] = []  # the manifest found at the start, once known
+    # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)
+    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
     try:
-        earlier.append(_manifest_identity(Path(args.out)))
-        return _prepare(args)
-    except KeyboardInterrupt:  # a line, not a traceback; `serve` refuses what is left
+        with signals_handled_by(_start_terminated, (signal.SIGTERM, *hup)):
+            earlier.append(_manifest_identity(Path(args.out)))
+            return _prepare(args)
+    except KeyboardInterrupt as stopped:  # a line, not a traceback; `serve` refuses what is left
+        word, status = _how_stopped(stopped)
         now = _manifest_identity(Path(args.out)) if earlier else None
         if now is not None and [now] != earlier:
             print(
-                f"npu-worker prepare: interrupted once {args.out} was prepared: it is complete "
+                f"npu-worker prepare: {word} once {args.out} was prepared: it is complete "
                 f"(serve it with --model-dir {args.out})",
                 file=sys.stderr,
             )
         else:
-            print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
-        return 130
+            print(f"npu-worker prepare: {word}; run it again to prepare {args.out}", file=sys.stderr)
+        return status
+
+
+def _how_stopped(stopped: KeyboardInterrupt) -> tuple[str, int]:
+    """The word for what stopped the prepare and its exit status (128 + the signal's number)."""
+    if isinstance(stopped, StartTerminated):
+        if stopped.signum == signal.SIGHUP:
+            return "hung up", 128 + signal.SIGHUP
+        return "terminated", 128 + signal.SIGTERM
+    return "interrupted", 130
 
 
 def _manifest_identity(out: Path) -> tuple[int, int, int] | None:

@@ -41,13 +41,22 @@ def test_the_server_settings_map_onto_the_zipvoice_config():
     ("changes", "named"),
     [
         ({"tokenizer": "pinyin"}, "unknown tokenizer 'pinyin'"),
-        ({"num_steps": 0}, "num_steps"),
-        ({"guidance_scale": -1.0}, "guidance_scale"),
+        ({"num_steps": 0}, "num_steps (--num-steps) must be in 1..64"),
+        ({"guidance_scale": -1.0}, "guidance_scale (--guidance-scale) must be"),
         ({"qnn_soc": "sm9999"}, "unknown --qnn-soc 'sm9999'"),
         ({"first_prompt_max_seconds": 5.0}, "first_max_seconds (--first-prompt-max-seconds)"),
-        ({"segment_seconds": 1.0}, "first_segment_seconds <= segment_seconds"),
-        ({"segment_seconds": float("inf")}, "segment_seconds must be from 0"),
-        ({"segment_seconds": 60.0}, "segment_seconds must be from 0"),
+        (
+            {"segment_seconds": 1.0},
+            "first_segment_seconds (--first-segment-seconds) <= segment_seconds (--segment",
+        ),
+        # each named by the flag that sets it: `serve --first-segment-seconds 0` named only fields
+        (
+            {"first_segment_seconds": 0.0},
+            "first_segment_seconds (--first-segment-seconds) <= segment_seconds",
+        ),
+        ({"first_segment_steps": 99}, "first_segment_steps (--first-segment-steps) must be in 1..64"),
+        ({"segment_seconds": float("inf")}, "segment_seconds (--segment-seconds) must be from 0"),
+        ({"segment_seconds": 60.0}, "segment_seconds (--segment-seconds) must be from 0"),
         ({"prompt_max_seconds": float("inf")}, "--prompt-max-seconds must be at most 30"),
         ({"prompt_max_pause_seconds": float("nan")}, "--prompt-max-pause-seconds must be above 0"),
         ({"model_dir": None}, "--model-dir"),

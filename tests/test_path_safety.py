@@ -22,7 +22,7 @@ from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice.prompt import MAX_TRANSCRIPT_BYTES, load_reference, transcript_for
 from npu_worker.files import TEMP_NAME_EXTRA
 from npu_worker.paths import NAME_MAX
-from npu_worker.protocol import MAX_REFERENCE_BYTES, EngineError, InvalidAudio
+from npu_worker.protocol import MAX_REFERENCE_BYTES, BadRequest, EngineError, InvalidAudio
 from tests.test_http_api import read_ndjson
 from tests.test_http_bad_input import assert_error_body
 from tests.test_restart_recovery import get, post, wait_for
@@ -312,8 +312,12 @@ def test_reading_a_reference_never_waits_on_a_fifo_nor_reads_a_huge_file(tmp_pat
     sidecar = tmp_path / "voice.txt"
     sidecar.write_bytes(b"x" * (MAX_TRANSCRIPT_BYTES + 1))
     (tmp_path / "voice.wav").write_bytes(b"RIFF")
-    with pytest.raises(EngineError, match="transcript"):
+    with pytest.raises(
+        BadRequest, match="transcript .*voice.txt is .* bytes, more than the 65536"
+    ) as refused:
         transcript_for(Voice(ref_wav=str(tmp_path / "voice.wav")))
+    # the caller's file (its ref_wav named it), as an empty or non-UTF-8 one: an EngineError was a 500 on /v1/
+    assert refused.value.param == "ref_text"
 
 
 def test_a_small_file_read_under_a_large_bound_takes_its_size_not_the_bounds(tmp_path):

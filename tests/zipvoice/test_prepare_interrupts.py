@@ -1,14 +1,17 @@
 """`npu-worker prepare` and Ctrl-C outside its compiling: while the command line is still read (the
-commands' modules importing), and once the prepared folder is complete. One true line and exit 130."""
+commands' modules importing), and once the prepared folder is complete. One true line and exit 130.
+A SIGTERM or SIGHUP the same way, with 143 or 129."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
 import pytest
 
 from npu_worker.engine.zipvoice import prepared
+from npu_worker.errors import ModelLoadError
 from tests.zipvoice.test_providers import qnn
 
 # A real SIGINT, sent by the process to itself the moment it starts importing `module`; the rest is
@@ -111,3 +114,40 @@ def test_ctrl_c_before_the_folder_is_complete_still_says_run_it_again(qnn_model_
     said = [line for line in done.stderr.splitlines() if line.startswith("npu-worker prepare:")]
     assert said == [f"npu-worker prepare: interrupted; run it again to prepare {out}"], done.stderr
     assert done.returncode == 130
+
+
+# `signal` sent the moment the prepare opens its first model file's temp copy in its staging.
+STOPPED_COPYING = """
+import os, signal, sys
+signum, sent = int(sys.argv.pop(1)), []
+def hook(event, args):
+    if event == "open" and ".prepare-staging/" in str(args[0]) and str(args[0]).endswith(".part") and not sent:
+        sent.append(True)
+        os.kill(os.getpid(), signum)
+sys.addaudithook(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@qnn
+@pytest.mark.parametrize(
+    ("signum", "status", "word"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "hung up")]
+)
+def test_sigterm_while_copying_unwinds_as_ctrl_c_does(qnn_model_dir, tmp_path, signum, status, word):
+    """`timeout`, a service manager or a closed terminal ended the prepare at once (-15, -1), with no
+    word, and left its staging: a copy of every model file in --out until the next prepare."""
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "383", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_COPYING, str(int(signum)), *command, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = [line for line in done.stderr.splitlines() if line.startswith("npu-worker prepare:")]
+    assert said == [f"npu-worker prepare: {word}; run it again to prepare {out}"], done.stderr
+    assert done.returncode == status and "Traceback" not in done.stderr
+    assert not (out / prepared.STAGING).exists()
+    with pytest.raises(ModelLoadError, match="did not finish"):  # what is left, `serve` refuses
+        prepared.find(out)

@@ -47,21 +47,24 @@ class ZipVoiceOptions:
         later = self.segment_seconds or self.first_segment_seconds
         if not 0.0 < self.first_segment_min_seconds <= self.first_segment_seconds <= later:
             found.append(
-                "segment lengths must satisfy 0 < first_segment_min_seconds <= first_segment_seconds <= "
-                f"segment_seconds (or 0: from the cost curve), got {self.first_segment_min_seconds}, "
-                f"{self.first_segment_seconds}, {self.segment_seconds}"
+                "segment lengths must satisfy 0 < first_segment_min_seconds <= first_segment_seconds "
+                "(--first-segment-seconds) <= segment_seconds (--segment-seconds; 0: from the cost curve), "
+                f"got {self.first_segment_min_seconds}, {self.first_segment_seconds}, {self.segment_seconds}"
             )
         if not 0 <= self.segment_seconds <= MAX_SEGMENT_SECONDS:  # NaN fails too
             found.append(
-                f"segment_seconds must be from 0 (from the cost curve) to {MAX_SEGMENT_SECONDS:g} (the "
+                f"segment_seconds (--segment-seconds) must be from 0 (from the cost curve) to {MAX_SEGMENT_SECONDS:g} (the "
                 f"largest decoder bucket), got {self.segment_seconds}"
             )
         if not self.first_segment_seconds <= MAX_SEGMENT_SECONDS:
             found.append(
-                f"first_segment_seconds must be at most {MAX_SEGMENT_SECONDS:g}, got {self.first_segment_seconds}"
+                f"first_segment_seconds (--first-segment-seconds) must be at most {MAX_SEGMENT_SECONDS:g}, "
+                f"got {self.first_segment_seconds}"
             )
         if self.first_segment_steps is not None and not 1 <= self.first_segment_steps <= 64:
-            found.append(f"first_segment_steps must be in 1..64, got {self.first_segment_steps}")
+            found.append(
+                f"first_segment_steps (--first-segment-steps) must be in 1..64, got {self.first_segment_steps}"
+            )
         if self.crossfade_ms < 0:
             found.append(f"crossfade_ms must be >= 0, got {self.crossfade_ms}")
         if self.vocoder_piece_frames < 1:
@@ -115,9 +118,9 @@ class ZipVoiceConfig:
         if self.tokenizer is not None and self.tokenizer not in TOKENIZERS:
             found.append(f"unknown tokenizer {self.tokenizer!r}; use one of {', '.join(TOKENIZERS)}")
         if self.num_steps is not None and not 1 <= self.num_steps <= 64:
-            found.append(f"num_steps must be in 1..64, got {self.num_steps}")
+            found.append(f"num_steps (--num-steps) must be in 1..64, got {self.num_steps}")
         if self.guidance_scale is not None and not 0.0 <= self.guidance_scale <= 20.0:
-            found.append(f"guidance_scale must be in 0..20, got {self.guidance_scale}")
+            found.append(f"guidance_scale (--guidance-scale) must be in 0..20, got {self.guidance_scale}")
         if self.runtime.threads < 0:
             found.append(f"threads must be >= 0, got {self.runtime.threads}")
         try:

@@ -92,8 +92,10 @@ def transcript_for(voice: Voice) -> str:
     read = voice.read or read_regular
     try:
         text = read(str(sidecar), MAX_TRANSCRIPT_BYTES).decode("utf-8").strip()
-    except TooLarge as exc:
-        raise EngineError(f"transcript {exc}") from None
+    except TooLarge as exc:  # the caller's file, as an empty one: it was an EngineError, a 500 on /v1/
+        raise BadRequest(
+            f"transcript {exc}: a transcript is what the reference says (pass ref_text)", param="ref_text"
+        ) from None
     except UnicodeDecodeError:
         raise BadRequest(f"transcript {sidecar} is not UTF-8 text", param="ref_text") from None
     except FileNotFoundError:  # the caller's omission (a link refused or a permission stays the engine's)
