@@ -216,7 +216,9 @@ class RequestStream:
             self._onset_at = self._fed_samples + chunk.onset
         self._fed_samples += int(chunk.samples.size)
         pcm = chunk.pcm16 if chunk.pcm16 is not None else to_pcm16(chunk.samples)
-        self._send_frames(self._chunker.feed(pcm))
+        frames = self._chunker.feed(pcm)
+        if frames:  # (a chunk short of the next frame's size makes none: no call for it)
+            self._send_frames(frames)
         if not self._first_audio_sent:  # the onset may lie in a frame that went out earlier
             self._maybe_first_audio()
 
@@ -232,9 +234,16 @@ class RequestStream:
 
     def _send_frames(self, frames: Sequence[np.ndarray]) -> None:
         """Frames of little-endian PCM into the burst (written with it, before the pump next waits); one
-        call a chunk, not a frame (≈ 7 Python calls a preview on the loop; SERVER_OVERHEAD.md, stop 54)."""
+        call a chunk, not a frame (≈ 7 Python calls a preview on the loop; SERVER_OVERHEAD.md, stop 54),
+        and once `first_audio` is out, one call into the burst for them all (stop 55)."""
         burst, idx = self._burst, self._open_idx
         assert idx is not None
+        if self._first_audio_sent:  # (no frame's place to keep: the burst takes them all in one call)
+            samples = burst.binaries(frames)
+            self._stream_samples += samples
+            self._section_samples += samples
+            self._section_frames += len(frames)
+            return
         for frame in frames:
             burst.binary(frame.data)
             size = int(frame.size)
