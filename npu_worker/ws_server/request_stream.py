@@ -181,11 +181,12 @@ class RequestStream:
         is woken to go on (a full peer, the `done`, the end); a write that fills the peer's buffers is
         waited on under the send deadline by a task that holds the send lock (`WsSession.write_now`),
         the request's last burst too."""
-        while self._session.writable_now():
+        writable = self._session.writable_now()
+        while writable:
             self._take(self._subscription.ready())
             if not self._burst:  # (nothing more, or the end: the pump ends it)
                 break
-            self._session.write_now(self._burst)
+            writable = self._session.write_now(self._burst)  # (and the next goes out at once too)
             if self._ended or not self._subscription.holds():
                 break
         return not (self._ended or self._subscription.holds())
