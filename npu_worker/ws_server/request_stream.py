@@ -166,9 +166,8 @@ class RequestStream:
         while item is not None:
             if isinstance(item, AudioChunk):
                 self._on_audio(item)
-            elif isinstance(item, LogEntry):
-                self._on_entry(item)
-                self._ended = self._ended or isinstance(item.event, Done)
+            elif isinstance(item, LogEntry) and self._on_entry(item):
+                self._ended = True
             item = None if self._burst.size >= BURST_BYTES else self._subscription.ready()  # (`full`)
 
     def _write_direct(self) -> bool:
@@ -191,19 +190,26 @@ class RequestStream:
                 break
         return not (self._ended or self._subscription.holds())
 
-    def _on_entry(self, entry: LogEntry) -> None:
+    def _on_entry(self, entry: LogEntry) -> bool:
+        """The entry's line into the burst (an open section ended first); whether it was the `done`.
+        Whether it is the `done` is asked once an entry, not at each step (SERVER_OVERHEAD.md, stop 55)."""
         event = entry.event
-        ends_section = isinstance(event, Progress) and event.status != "synth"
-        if (ends_section or isinstance(event, SectionError | Done)) and self._open_idx is not None:
+        done = isinstance(event, Done)
+        if self._open_idx is not None and (
+            done
+            or (isinstance(event, Progress) and event.status != "synth")
+            or isinstance(event, SectionError)
+        ):
             self._end_section()
-        if isinstance(event, Done) and self._shutdown_error is not None:
-            error, self._shutdown_error = self._shutdown_error, None
-            self._burst.text(self._session.counted_error(error))
-        if isinstance(event, Done):
+        if done:
+            if self._shutdown_error is not None:
+                error, self._shutdown_error = self._shutdown_error, None
+                self._burst.text(self._session.counted_error(error))
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
             self._session.stream_ended(self)
         self._burst.text(entry.line)
+        return done
 
     def _on_audio(self, chunk: AudioChunk) -> None:
         if self._cancelled:
