@@ -13,6 +13,10 @@ difference a preview, per thread: Python calls, time under cProfile (inflated by
 the loop's turns (`_run_once`) and `send` calls, and the functions with the most calls and time.
 
     PYTHONPATH=<checkout> python benchmarks/call_counts.py --previews 200 [--bare] [--out FILE]
+
+`--turns` (stop 55) also lists the loop's turns a preview by what each ran: the callbacks of one
+`_run_once` in order (a task's step by its coroutine), so which turns `serve` takes that the bare server
+does not can be read; its wrappers add their own calls, so compare the calls of runs without it.
 """
 
 from __future__ import annotations
@@ -42,8 +46,41 @@ from server_overhead import code_root, preview_texts, ready_ms
 WARM_UP = 30
 
 
-def profiled(out: str, module_or_script: list[str]) -> None:
+def callback_name(callback: Any) -> str:
+    """A handle's callback as the turn's list names it: a task's step by its coroutine."""
+    owner = getattr(callback, "__self__", None)
+    if isinstance(owner, asyncio.Task):
+        return f"step:{owner.get_coro().__qualname__}"  # type: ignore[union-attr]
+    name = getattr(callback, "__qualname__", None) or type(callback).__qualname__
+    return f"{name}({owner.__qualname__})" if name == "Future.set_result" and owner else name
+
+
+def count_turns() -> Counter[tuple[str, ...]]:
+    """Wrap the loop's turn and its handles' runs: each turn's callbacks, counted by their names."""
+    import asyncio.base_events as base_events
+    import asyncio.events as events
+
+    turns: Counter[tuple[str, ...]] = Counter()
+    ran: list[str] = []
+    run_once, run = base_events.BaseEventLoop._run_once, events.Handle._run
+
+    def counted_run_once(self: Any) -> None:
+        ran.clear()
+        run_once(self)
+        turns[tuple(ran)] += 1
+
+    def named_run(self: Any) -> None:
+        ran.append(callback_name(self._callback))
+        run(self)
+
+    base_events.BaseEventLoop._run_once = counted_run_once  # type: ignore[method-assign]
+    events.Handle._run = named_run  # type: ignore[method-assign]
+    return turns
+
+
+def profiled(out: str, module_or_script: list[str], turns_too: bool = False) -> None:
     """Run the server with every thread profiled; each SIGUSR1/SIGUSR2 snapshots them to OUT.<n>.<thread>."""
+    turns = count_turns() if turns_too else None
     profiles: dict[int, tuple[threading.Thread, cProfile.Profile]] = {}
 
     def starter(frame: Any, event: str, arg: Any) -> None:
@@ -67,6 +104,9 @@ def profiled(out: str, module_or_script: list[str]) -> None:
             profile.snapshot_stats()
             with open(f"{out}.{taken[0]}.{thread.name}", "wb") as file:
                 marshal.dump(profile.stats, file)  # type: ignore[attr-defined]
+        if turns is not None:
+            with open(f"{out}.{taken[0]}.turns", "wb") as file:
+                marshal.dump(dict(turns), file)
 
     signal.signal(signal.SIGUSR1, snapshot)
     signal.signal(signal.SIGUSR2, snapshot)
@@ -113,10 +153,19 @@ def per_preview(out: str, thread: str, count: int, top: int) -> dict[str, Any]:
     }
 
 
+def turns_per_preview(out: str, count: int, top: int) -> dict[str, float]:
+    """The loop's turns a preview by what they ran, the most frequent first."""
+    before = marshal.loads(Path(f"{out}.1.turns").read_bytes())
+    after = marshal.loads(Path(f"{out}.2.turns").read_bytes())
+    rows = {" | ".join(turn) or "(nothing)": (n - before.get(turn, 0)) / count for turn, n in after.items()}
+    return {turn: round(n, 3) for turn, n in sorted(rows.items(), key=lambda row: -row[1])[:top] if n}
+
+
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     port, root = free_port(), Path(tempfile.mkdtemp(prefix="call_counts_"))
     out = str(root / "profile")
-    command = [sys.executable, str(Path(__file__).resolve()), "--profiled", out, "--"]
+    command = [sys.executable, str(Path(__file__).resolve()), "--profiled", out]
+    command += ["--turns", "--"] if args.turns else ["--"]
     if args.bare:
         command += [
             str(Path(__file__).resolve().parent / "loop_owned_child.py"),
@@ -146,11 +195,13 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(30)
-    threads = sorted({path.name.split(".", 2)[2] for path in root.glob("profile.2.*")})
+    threads = sorted({path.name.split(".", 2)[2] for path in root.glob("profile.2.*")} - {"turns"})
     report = report_header(server="bare" if args.bare else "serve", previews=args.previews)
     report["loadavg_start"] = args.load
     report["frames_per_preview"] = round(frames / args.previews, 2)
     report["threads"] = {thread: per_preview(out, thread, args.previews, args.top) for thread in threads}
+    if args.turns:
+        report["turns"] = turns_per_preview(out, args.previews, args.top)
     report["loadavg_end"] = list(os.getloadavg())
     return report
 
@@ -163,10 +214,11 @@ def main() -> None:
     parser.add_argument("--bare", action="store_true", help="the bare server of loop_owned_child.py")
     parser.add_argument("--top", type=int, default=15, help="functions listed a thread")
     parser.add_argument("--out", help="write the report here too")
+    parser.add_argument("--turns", action="store_true", help="the loop's turns by what they ran")
     parser.add_argument("--profiled", help=argparse.SUPPRESS)  # (the wrapper the driver starts)
     args, rest = parser.parse_known_args()
     if args.profiled:
-        profiled(args.profiled, rest[1:] if rest[:1] == ["--"] else rest)
+        profiled(args.profiled, rest[1:] if rest[:1] == ["--"] else rest, args.turns)
         return
     args.load = list(os.getloadavg())
     write_report(asyncio.run(measure(args)), args.out)

@@ -80,6 +80,27 @@ def test_every_length_s_inline_header_is_frame_header_s_and_a_pcm_frame_counts_i
         assert burst.take() == expected, length
 
 
+def test_a_chunk_s_frames_in_one_call_are_the_frames_one_call_a_frame_makes():
+    """`Burst.binaries` (stop 55: a chunk's frames once `first_audio` is out) writes each frame as
+    `binary` does, around both header bounds and past 64 KiB, after a text frame, and says how many
+    samples they hold (the pump's counts of the section and the stream)."""
+    cuts = [0, 1, 62, 63, 64, 32_767, 32_768, 35_000, 40, 20_001]
+    pcm = (np.arange(sum(cuts)) % 30_011).astype("<i2")
+    frames, start = [], 0
+    for samples in cuts:
+        frames.append(pcm[start : start + samples])
+        start += samples
+    one_by_one, together = Burst(), Burst()
+    for burst in (one_by_one, together):
+        burst.text(b'{"event":"audio_start"}')
+    for frame in frames:
+        one_by_one.binary(frame.data)
+    assert together.binaries(frames) == sum(cuts)
+    assert together.size == one_by_one.size
+    assert together.take() == one_by_one.take()
+    assert together.binaries([]) == 0 and not together and together.size == 0
+
+
 class WriteCount:
     """Counts the writes to the server's side of one connection (its local port is the server's)."""
 

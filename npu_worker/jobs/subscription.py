@@ -98,12 +98,20 @@ class Subscription:
         self.buffered_samples = held  # (`_held` inline: two calls a chunk on the loop, stop 53)
         if budget is not None:
             budget.samples += chunk.samples.size
-        self._put(chunk)
+        self._items.append(chunk)  # (`_put` inline: a call a chunk on the loop; SERVER_OVERHEAD.md, stop 55)
+        if self._waiter is not None and not self._direct_due:
+            self._wake()
 
     def _put(self, item: object) -> None:
         self._items.append(item)
+        if self._waiter is not None and not self._direct_due:  # (due: the drain's flush takes it too)
+            self._wake()
+
+    def _wake(self) -> None:
+        """The waiting reader is told of what came: by its own taking at the end of this drain, if it
+        has one, else by its wait's end."""
         waiter = self._waiter
-        if waiter is None or self._direct_due or waiter.done():  # (due first: no `done()` a chunk then)
+        if waiter is None or waiter.done():
             return
         if self.direct is not None and after_this_drain(self._take_direct):
             self._direct_due = True

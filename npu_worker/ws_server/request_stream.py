@@ -166,9 +166,8 @@ class RequestStream:
         while item is not None:
             if isinstance(item, AudioChunk):
                 self._on_audio(item)
-            elif isinstance(item, LogEntry):
-                self._on_entry(item)
-                self._ended = self._ended or isinstance(item.event, Done)
+            elif isinstance(item, LogEntry) and self._on_entry(item):
+                self._ended = True
             item = None if self._burst.size >= BURST_BYTES else self._subscription.ready()  # (`full`)
 
     def _write_direct(self) -> bool:
@@ -181,28 +180,36 @@ class RequestStream:
         is woken to go on (a full peer, the `done`, the end); a write that fills the peer's buffers is
         waited on under the send deadline by a task that holds the send lock (`WsSession.write_now`),
         the request's last burst too."""
-        while self._session.writable_now():
+        writable = self._session.writable_now()
+        while writable:
             self._take(self._subscription.ready())
             if not self._burst:  # (nothing more, or the end: the pump ends it)
                 break
-            self._session.write_now(self._burst)
+            writable = self._session.write_now(self._burst)  # (and the next goes out at once too)
             if self._ended or not self._subscription.holds():
                 break
         return not (self._ended or self._subscription.holds())
 
-    def _on_entry(self, entry: LogEntry) -> None:
+    def _on_entry(self, entry: LogEntry) -> bool:
+        """The entry's line into the burst (an open section ended first); whether it was the `done`.
+        Whether it is the `done` is asked once an entry, not at each step (SERVER_OVERHEAD.md, stop 55)."""
         event = entry.event
-        ends_section = isinstance(event, Progress) and event.status != "synth"
-        if (ends_section or isinstance(event, SectionError | Done)) and self._open_idx is not None:
+        done = isinstance(event, Done)
+        if self._open_idx is not None and (
+            done
+            or (isinstance(event, Progress) and event.status != "synth")
+            or isinstance(event, SectionError)
+        ):
             self._end_section()
-        if isinstance(event, Done) and self._shutdown_error is not None:
-            error, self._shutdown_error = self._shutdown_error, None
-            self._burst.text(self._session.counted_error(error))
-        if isinstance(event, Done):
+        if done:
+            if self._shutdown_error is not None:
+                error, self._shutdown_error = self._shutdown_error, None
+                self._burst.text(self._session.counted_error(error))
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
             self._session.stream_ended(self)
         self._burst.text(entry.line)
+        return done
 
     def _on_audio(self, chunk: AudioChunk) -> None:
         if self._cancelled:
@@ -216,7 +223,9 @@ class RequestStream:
             self._onset_at = self._fed_samples + chunk.onset
         self._fed_samples += int(chunk.samples.size)
         pcm = chunk.pcm16 if chunk.pcm16 is not None else to_pcm16(chunk.samples)
-        self._send_frames(self._chunker.feed(pcm))
+        frames = self._chunker.feed(pcm)
+        if frames:  # (a chunk short of the next frame's size makes none: no call for it)
+            self._send_frames(frames)
         if not self._first_audio_sent:  # the onset may lie in a frame that went out earlier
             self._maybe_first_audio()
 
@@ -232,9 +241,16 @@ class RequestStream:
 
     def _send_frames(self, frames: Sequence[np.ndarray]) -> None:
         """Frames of little-endian PCM into the burst (written with it, before the pump next waits); one
-        call a chunk, not a frame (≈ 7 Python calls a preview on the loop; SERVER_OVERHEAD.md, stop 54)."""
+        call a chunk, not a frame (≈ 7 Python calls a preview on the loop; SERVER_OVERHEAD.md, stop 54),
+        and once `first_audio` is out, one call into the burst for them all (stop 55)."""
         burst, idx = self._burst, self._open_idx
         assert idx is not None
+        if self._first_audio_sent:  # (no frame's place to keep: the burst takes them all in one call)
+            samples = burst.binaries(frames)
+            self._stream_samples += samples
+            self._section_samples += samples
+            self._section_frames += len(frames)
+            return
         for frame in frames:
             burst.binary(frame.data)
             size = int(frame.size)

@@ -126,17 +126,21 @@ class WsSession:
             or self._protocol.writing_paused
         )
 
-    def write_now(self, burst: Burst) -> None:
-        """The burst in one write, with no wait (`writable_now` said it goes out at once). If it filled
-        the peer's buffers, a task holds the send lock while it waits for the peer under the send
-        deadline, as `send_burst` would have: a peer that never reads is dropped even when this burst
-        was its request's last (the pump, woken with nothing left to send, waits for nothing)."""
+    def write_now(self, burst: Burst) -> bool:
+        """The burst in one write, with no wait (`writable_now` said it goes out at once); whether the
+        next one would too (`writable_now`'s answer after it, without asking it again: ≈ 7 Python calls
+        a `/ws` preview; SERVER_OVERHEAD.md, stop 55). If it filled the peer's buffers, a task holds the
+        send lock while it waits for the peer under the send deadline, as `send_burst` would have: a
+        peer that never reads is dropped even when this burst was its request's last (the pump, woken
+        with nothing left to send, waits for nothing)."""
         transport = self._protocol.transport
         assert transport is not None
         transport.write(burst.take())
         self._last_sent = time.monotonic()
         if self._protocol.writing_paused:
             self._draining = asyncio.ensure_future(self._drained_under_deadline())
+            return False
+        return not transport.is_closing()  # (a failed write closes it; the lock is free, the ws open)
 
     async def _drained_under_deadline(self) -> None:
         async with self._send_lock:  # (`writable_now` is False, and the pump's sends wait, meanwhile)
