@@ -14,6 +14,7 @@ import pytest
 from npu_worker import client
 from npu_worker.client import WorkerProtocolError, aio
 from npu_worker.client.common import BODY_LIMIT, LINE_LIMIT
+from npu_worker.client.errors import AnswerCut
 from tests.rogue_worker import RogueWorker, ndjson, reply
 from tests.timing import seconds
 
@@ -273,3 +274,19 @@ async def test_an_answer_cut_short_of_its_content_length_is_polled_again(use_asy
     async with RogueWorker(polled(reply(200, done), [cut, reply(200, result)])) as rogue:
         answer = await poll(rogue.base, use_async)
     assert answer["wav_paths"] == ["/w/s00.wav", "/w/s01.wav"]
+
+
+@both
+@pytest.mark.parametrize("head", [b"HTTP/1.1 200 OK\r\nContent-Type: appl", b"HTTP/1.1 200"])
+async def test_an_answer_cut_inside_its_head_is_said_alike_by_both_clients(use_async, head, tmp_path):
+    """A head cut before its blank line: the async client's AnswerCut quoted aiohttp's repr of the head it
+    had parsed (`ServerDisconnectedError(<RawResponseMessage(version=…, headers=…)>)`), where the sync
+    client says what happened; both now say `the answer broke off in its head`."""
+    out = str(tmp_path / "a.wav")
+    async with RogueWorker(lambda method, path: head) as rogue, asyncio.timeout(seconds(10)):
+        with pytest.raises(AnswerCut) as cut:
+            if use_async:
+                await aio.synth("가나다.", out, base=rogue.base, timeout=seconds(5))
+            else:
+                await asyncio.to_thread(client.synth, "가나다.", out, base=rogue.base, timeout=seconds(5))
+    assert str(cut.value).startswith(f"POST {rogue.base}/synth: the answer broke off in its head"), cut.value

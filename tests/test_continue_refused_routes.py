@@ -48,3 +48,33 @@ async def test_a_refused_request_with_no_body_keeps_its_connection(served):
     health = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
     answer = await raw_exchange(listener.port, head + health, seconds(5))
     assert status_lines(answer) == [b"404", b"200"], answer
+
+
+@pytest.mark.parametrize(
+    ("line", "token", "status", "name"),
+    [
+        (b"GET /health", None, 400, "BadRequest"),
+        (b"GET /jobs", "sekrit-token-1", 401, "Unauthorized"),
+        (b"DELETE /jobs/no-such-job", None, 400, "BadRequest"),
+        (b"GET /v1/models", None, 400, "BadRequest"),
+    ],
+)
+async def test_a_body_a_route_never_reads_is_refused_instead_of_100_continue(
+    served, line, token, status, name
+):
+    """A GET (any method but POST) that declared a body was told `100 Continue` by aiohttp's default
+    handler, sent its body, and was then refused (`a GET request takes no body`, or 401 without the
+    token). The refusal comes instead of `100`, the connection closed."""
+    listener = await served(token=token)
+    head = line + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+    answer = await raw_exchange(listener.port, head + PIPELINED, seconds(5))  # (no body: it waits for 100)
+    assert status_lines(answer) == [str(status).encode()], answer
+    assert b"Connection: close" in answer.partition(b"\r\n\r\n")[0]
+    assert refusal_of(answer)[:2] == (status, name)
+
+
+async def test_a_get_with_no_body_is_still_answered(served):
+    listener = await served()
+    head = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+    answer = await raw_exchange(listener.port, head, seconds(5))
+    assert status_lines(answer)[-1:] == [b"200"], answer

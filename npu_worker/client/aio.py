@@ -106,6 +106,10 @@ class _Http:
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             if deadline.expired():  # (its connection made, as a rule: the request may have been read)
                 raise AnswerCut(f"{method} {url}: {answer_too_slow(seconds)}") from exc
+            if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
+                # the status line came, the head's end did not: aiohttp's repr of what it parsed was
+                # the message (headers and all); the sync client's words instead
+                raise AnswerCut(f"{method} {url}: the answer broke off in its head") from exc
             error: type[TransportError] = AnswerCut  # connected: the request may have been read
             if isinstance(exc, aiohttp.ClientConnectorError):
                 refused = isinstance(exc.os_error, ConnectionRefusedError)

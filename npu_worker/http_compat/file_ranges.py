@@ -24,9 +24,10 @@ from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from multidict import CIMultiDict
 
+from .byte_range import UNIT, elements, one_range
+
 _SUFFIX_OF_NOTHING = re.compile(r"bytes=-0+", re.ASCII | re.IGNORECASE)  # as aiohttp's pattern: no spaces
 _STRONG_TAG = re.compile(r'"[\x21\x23-\x7e\x80-\xff]*"')  # RFC 9110 §8.8.3; `W/"…"` is weak
-_UNIT = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=")  # a range unit (a token) and its `=`
 _DROPPED = ("Range", "If-Range")
 
 
@@ -36,7 +37,7 @@ async def file_answer(request: web.Request, path: Path, headers: Mapping[str, st
     if not _range_applies(request, info):
         return _WholeFile(path, headers=headers)
     asked = request.headers.get("Range", "")
-    one = _one_range(asked)
+    one = one_range(asked)  # (`byte_range.py`: a section's wav reads its range alike)
     if _SUFFIX_OF_NOTHING.fullmatch(one):
         return web.Response(status=416, headers={**headers, "Content-Range": f"bytes */{info.st_size}"})
     if one != asked:
@@ -44,25 +45,15 @@ async def file_answer(request: web.Request, path: Path, headers: Mapping[str, st
     return web.FileResponse(path, headers=headers)
 
 
-def _one_range(asked: str) -> str:
-    """`asked` as its one range alone: `bytes=0-1,`, `bytes=,0-1` and `bytes=0-1, ` ask for bytes 0-1
-    (empty list elements are none, RFC 9110 §5.6.1), which aiohttp's pattern refused as 416."""
-    unit = _UNIT.match(asked)
-    if unit is None or "," not in asked:
-        return asked  # (a range that does not parse stays one: 416)
-    parts = [part.strip() for part in asked[unit.end() :].split(",") if part.strip()]
-    return asked[: unit.end()] + parts[0] if len(parts) == 1 else asked
-
-
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
     """Whether the range is to be served: one range, not in a unit other than bytes, and `If-Range` (if any) a
     strong tag naming this file or its `Last-Modified` date (aiohttp's: the mtime rounded up to the
     second); anything else is not (a weak tag, another date, a value that does not parse)."""
     asked = request.headers.get("Range", "")
-    unit = _UNIT.match(asked)
+    unit = UNIT.match(asked)
     if unit is not None and unit[1].lower() != "bytes":
         return False
-    if unit is not None and sum(1 for part in asked[unit.end() :].split(",") if part.strip()) > 1:
+    if unit is not None and len(elements(asked, unit)) > 1:
         return False  # several ranges: the whole file (empty list elements are none, §5.6.1)
     if_range = request.headers.get("If-Range")
     if if_range is None or "Range" not in request.headers:

@@ -378,6 +378,8 @@ async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse
         while size > 0 and (piece := await asyncio.to_thread(file.read, min(FILE_PIECE_BYTES, size))):
             size -= len(piece)
             await send_within(request, response, piece)  # waits while the client's socket is full
+        if size > 0:  # the file was cut short in place while sent: the answer cannot be whole, and a
+            response.force_close()  # connection kept open had its client wait for the rest, unsent
     finally:
         file.close()
     await response.write_eof()

@@ -6,6 +6,10 @@ or 405 "route" (aiohttp's MatchInfoError) said yes to every caller, so a client 
 to be told the path or method was wrong. Here its answer is no `100`: the request goes on to
 error_middleware (the access rules, then the 404 or 405 in the shape of its path), and the
 connection is closed after it where a body was declared, since it was never sent.
+
+A route that reads no body (any method but POST: `error_middleware` refuses a body there) said
+`100 Continue` too, through aiohttp's default handler, to a request that declared one: the caller sent
+it, without the token as well, to be told `a GET request takes no body` (or 401). It is told at once.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from aiohttp.abc import AbstractMatchInfo
-from aiohttp.web_urldispatcher import MatchInfoError
+from aiohttp.web_urldispatcher import MatchInfoError, UrlMappingMatchInfo
 
 from .errors import CLOSE_AFTER_KEY
 
@@ -36,15 +40,31 @@ class _Unrouted(MatchInfoError):
         return _no_continue
 
 
+class _BodyUnread(UrlMappingMatchInfo):
+    """A match of a route that reads no body, for a request that declared one: no `100 Continue`."""
+
+    __slots__ = ()
+
+    @property
+    def expect_handler(self) -> Callable[[web.Request], Awaitable[None]]:
+        return _no_continue
+
+
 def refuse_continue_unrouted(router: web.UrlDispatcher) -> None:
-    """Make `router`'s 404 and 405 matches refuse `100 Continue` (aiohttp has no public hook for the
-    Expect handler of a request no route takes; the router is the app's own)."""
+    """Make `router`'s 404 and 405 matches, and those of a route that reads no body for a request that
+    declared one, refuse `100 Continue` (aiohttp has no public hook for the Expect handler of a request
+    no route takes; the router is the app's own)."""
     resolve = router.resolve
 
     async def resolved(request: web.Request) -> AbstractMatchInfo:
         match = await resolve(request)
         if isinstance(match, MatchInfoError):
             return _Unrouted(match.http_exception)
+        if request.method != "POST" and request.body_exists and isinstance(match, UrlMappingMatchInfo):
+            unread = _BodyUnread(dict(match), match.route)  # (only POST routes read a body)
+            for app in match.apps:
+                unread.add_app(app)
+            return unread
         return match
 
     router.resolve = resolved  # type: ignore[method-assign,assignment]
