@@ -59,9 +59,21 @@ def test_an_unkept_section_hands_on_the_same_chunks_and_duration_and_appends_not
     ]
     assert any(c.onset is not None for c in out) and unkept.trimmed == kept.trimmed is True
     assert unkept.duration == kept.duration == round(sum(c.samples.size for c in out) / 24000, 3)
+    assert (
+        unkept.heard == kept.heard == sum(c.samples.size for c in out)
+    )  # (exact: a rounded duration hides a few)
     assert [c.count("append") for c in kept_calls] == [1, 0, 2, 2, 2]  # (the silence: held by the trimmer)
     assert [c.count("append") for c in calls] == [0, 0, 0, 0, 0]
     assert unkept.raw_chunks == [] and unkept.kept_chunks == []
+
+
+def test_a_silent_first_sections_held_back_tail_is_counted_when_it_goes_out() -> None:
+    """No onset: the trimmer holds the section back and `finish` hands it on in one piece (`_deliver`)."""
+    quiet = [np.zeros(2400, np.float32), np.full(2400, 1e-6, np.float32), np.zeros(1200, np.float32)]
+    (kept_out, kept, _), (out, unkept, _) = (delivered(quiet, keeps) for keeps in (True, False))
+    assert [c.samples.tobytes() for c in out] == [c.samples.tobytes() for c in kept_out] and len(out) == 1
+    assert 0 < unkept.heard == kept.heard == out[0].samples.size
+    assert unkept.duration == kept.duration == round(out[0].samples.size / 24000, 3) > 0
 
 
 async def test_a_ws_preview_is_unkept_and_its_ok_says_the_duration_heard(worker, monkeypatch) -> None:
@@ -80,5 +92,7 @@ async def test_a_ws_preview_is_unkept_and_its_ok_says_the_duration_heard(worker,
     finally:
         await ws.close()
     assert heard.done["ok_count"] == 2 and kept == [False, False]
-    for ok in heard.events("ok"):
-        assert ok["duration_sec"] == round(len(heard.section_pcm(ok["idx"])) / 2 / 24000, 3)
+    oks = [event for event in heard.events("progress") if event["status"] == "ok"]
+    assert [ok["idx"] for ok in oks] == [0, 1]  # (an `ok` is a `progress` event: none was ever checked)
+    for ok in oks:
+        assert ok["duration_sec"] == round(len(heard.section_pcm(ok["idx"])) / 2 / 24000, 3) > 0
