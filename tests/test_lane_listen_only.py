@@ -9,7 +9,9 @@ import sys
 from typing import Any
 
 import numpy as np
+import pytest
 
+from npu_worker.audio import wav_bytes
 from npu_worker.jobs import runner as runner_module
 from npu_worker.jobs.delivery import Delivery
 from npu_worker.jobs.model import AudioChunk, Job, Section, new_job_id
@@ -74,6 +76,28 @@ def test_a_silent_first_sections_held_back_tail_is_counted_when_it_goes_out() ->
     assert [c.samples.tobytes() for c in out] == [c.samples.tobytes() for c in kept_out] and len(out) == 1
     assert 0 < unkept.heard == kept.heard == out[0].samples.size
     assert unkept.duration == kept.duration == round(out[0].samples.size / 24000, 3) > 0
+
+
+def test_an_unkept_sections_wav_is_refused_not_written_empty() -> None:
+    """A reader that `keeps` forgot (a file, the cache) got a wav of no samples while the listener heard the
+    section whole; now it fails loudly (the section's `error`). A cache hit's wav is the hit's bytes still."""
+    tone = (0.5 * np.sin(np.arange(4800) * 0.3)).astype(np.float32)
+    for first in (True, False):  # (trimmed, with kept_chunks; untrimmed, raw_chunks only)
+        job = preview()
+        section = job.sections[0 if first else 1]
+        delivery = Delivery(job, section, 24000, lambda _job, _c: None, False)
+        for chunk in (np.zeros(2400, np.float32), tone) if first else (tone,):
+            delivery.take(chunk)
+        made = delivery.finish("key", None)
+        assert made.trimmed is first and 0 < made.heard <= tone.size + 2400
+        with pytest.raises(RuntimeError, match="not kept"):
+            made.file_wav()
+        with pytest.raises(RuntimeError, match="not kept"):
+            made.raw_wav  # noqa: B018 - the property is the call
+    hit = wav_bytes(tone, 24000)
+    delivery = Delivery(preview(), Section(1, "two", None), 24000, lambda _job, _c: None, False)
+    delivery.take(tone)
+    assert delivery.finish("key", hit).file_wav() == hit
 
 
 async def test_a_ws_preview_is_unkept_and_its_ok_says_the_duration_heard(worker, monkeypatch) -> None:
