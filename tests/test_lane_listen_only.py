@@ -9,7 +9,9 @@ import sys
 from typing import Any
 
 import numpy as np
+import pytest
 
+from npu_worker.audio import wav_bytes
 from npu_worker.jobs import runner as runner_module
 from npu_worker.jobs.delivery import Delivery
 from npu_worker.jobs.model import AudioChunk, Job, Section, new_job_id
@@ -59,9 +61,43 @@ def test_an_unkept_section_hands_on_the_same_chunks_and_duration_and_appends_not
     ]
     assert any(c.onset is not None for c in out) and unkept.trimmed == kept.trimmed is True
     assert unkept.duration == kept.duration == round(sum(c.samples.size for c in out) / 24000, 3)
+    assert (
+        unkept.heard == kept.heard == sum(c.samples.size for c in out)
+    )  # (exact: a rounded duration hides a few)
     assert [c.count("append") for c in kept_calls] == [1, 0, 2, 2, 2]  # (the silence: held by the trimmer)
     assert [c.count("append") for c in calls] == [0, 0, 0, 0, 0]
     assert unkept.raw_chunks == [] and unkept.kept_chunks == []
+
+
+def test_a_silent_first_sections_held_back_tail_is_counted_when_it_goes_out() -> None:
+    """No onset: the trimmer holds the section back and `finish` hands it on in one piece (`_deliver`)."""
+    quiet = [np.zeros(2400, np.float32), np.full(2400, 1e-6, np.float32), np.zeros(1200, np.float32)]
+    (kept_out, kept, _), (out, unkept, _) = (delivered(quiet, keeps) for keeps in (True, False))
+    assert [c.samples.tobytes() for c in out] == [c.samples.tobytes() for c in kept_out] and len(out) == 1
+    assert 0 < unkept.heard == kept.heard == out[0].samples.size
+    assert unkept.duration == kept.duration == round(out[0].samples.size / 24000, 3) > 0
+
+
+def test_an_unkept_sections_wav_is_refused_not_written_empty() -> None:
+    """A reader that `keeps` forgot (a file, the cache) got a wav of no samples while the listener heard the
+    section whole; now it fails loudly (the section's `error`). A cache hit's wav is the hit's bytes still."""
+    tone = (0.5 * np.sin(np.arange(4800) * 0.3)).astype(np.float32)
+    for first in (True, False):  # (trimmed, with kept_chunks; untrimmed, raw_chunks only)
+        job = preview()
+        section = job.sections[0 if first else 1]
+        delivery = Delivery(job, section, 24000, lambda _job, _c: None, False)
+        for chunk in (np.zeros(2400, np.float32), tone) if first else (tone,):
+            delivery.take(chunk)
+        made = delivery.finish("key", None)
+        assert made.trimmed is first and 0 < made.heard <= tone.size + 2400
+        with pytest.raises(RuntimeError, match="not kept"):
+            made.file_wav()
+        with pytest.raises(RuntimeError, match="not kept"):
+            made.raw_wav  # noqa: B018 - the property is the call
+    hit = wav_bytes(tone, 24000)
+    delivery = Delivery(preview(), Section(1, "two", None), 24000, lambda _job, _c: None, False)
+    delivery.take(tone)
+    assert delivery.finish("key", hit).file_wav() == hit
 
 
 async def test_a_ws_preview_is_unkept_and_its_ok_says_the_duration_heard(worker, monkeypatch) -> None:
@@ -80,5 +116,7 @@ async def test_a_ws_preview_is_unkept_and_its_ok_says_the_duration_heard(worker,
     finally:
         await ws.close()
     assert heard.done["ok_count"] == 2 and kept == [False, False]
-    for ok in heard.events("ok"):
-        assert ok["duration_sec"] == round(len(heard.section_pcm(ok["idx"])) / 2 / 24000, 3)
+    oks = [event for event in heard.events("progress") if event["status"] == "ok"]
+    assert [ok["idx"] for ok in oks] == [0, 1]  # (an `ok` is a `progress` event: none was ever checked)
+    for ok in oks:
+        assert ok["duration_sec"] == round(len(heard.section_pcm(ok["idx"])) / 2 / 24000, 3) > 0

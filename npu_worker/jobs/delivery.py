@@ -30,6 +30,8 @@ class SectionAudio:
     hit: bytes | None  # the cached wav this section was served from
     ok: bool = False  # its file is written and its `ok` logged (set by the thread that ended it)
     heard: int | None = None  # samples listeners got and the file holds, counted as they went (`Delivery`)
+    # False: a listen-only section's (`Delivery`'s `keeps`): its chunks went to its listeners only.
+    audio_kept: bool = True
 
     @property
     def cached(self) -> bool:
@@ -46,13 +48,20 @@ class SectionAudio:
     @functools.cached_property
     def raw_wav(self) -> bytes:
         """The untrimmed audio as a wav (what the cache keeps), encoded at most once."""
-        return self.hit if self.hit is not None else wav_of_chunks(self.raw_chunks, self.rate)
+        return self.hit if self.hit is not None else wav_of_chunks(self._chunks(self.raw_chunks), self.rate)
 
     def file_wav(self) -> bytes:
         """What the section's file holds: the raw wav (shared with the cache) unless it was trimmed."""
         if self.trimmed and self.kept_chunks is not None:
-            return wav_of_chunks(self.kept_chunks, self.rate)
+            return wav_of_chunks(self._chunks(self.kept_chunks), self.rate)
         return self.raw_wav
+
+    def _chunks(self, chunks: list[np.ndarray]) -> list[np.ndarray]:
+        """A section that kept nothing has no wav: a reader `keeps` forgot fails loudly here, where it
+        wrote (or cached) a wav of no samples while the listener heard the section whole."""
+        if not self.audio_kept:
+            raise RuntimeError("a listen-only section's audio was not kept (Delivery's keeps)")
+        return chunks
 
 
 class Delivery:
@@ -128,7 +137,9 @@ class Delivery:
         if self.trimmer is not None:
             self._deliver(self.trimmer.flush(), None)
         kept = self.kept if self.trimmer is not None else None
-        return SectionAudio(self.raw, kept, self.rate, self.trimmed, key, hit, heard=self.heard)
+        return SectionAudio(
+            self.raw, kept, self.rate, self.trimmed, key, hit, heard=self.heard, audio_kept=self.keeps
+        )
 
     def _deliver(self, samples: np.ndarray, onset: int | None) -> None:
         """What `take` does past the trimmer, for the trimmer's held-back tail."""
