@@ -123,7 +123,7 @@ def signs_in_korean_text(sentence: str) -> str:
 
 def _unit_name(match: re.Match[str]) -> str:
     number, unit = match.groups()
-    name = _UNIT_NAMES[unit]
-    if number == "1" and name.endswith("s") and unit not in ("Hz", "kHz", "MHz", "GHz", "%"):
-        name = name[:-1]
-    return f"{number} {name}".replace("1 degrees", "1 degree")
+    first, space, rest = _UNIT_NAMES[unit].partition(" ")
+    if number == "1" and first.endswith("s"):  # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour)
+        first = first[:-1]
+    return f"{number} {first}{space}{rest}"

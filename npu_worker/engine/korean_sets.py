@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from .korean_formulas import final_sound
-from .korean_words import ENGLISH_DIGITS
+from .korean_formulas import PARTICLE, final_sound, particle_after
+from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
 _ONE = rf"(?:[A-Za-z](?![A-Za-z])|ℝ|ℕ|ℤ|ℚ|ℂ)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
@@ -24,16 +24,23 @@ _NUMBER_SETS = {
     "ℂ": "복소수 집합",
     "∅": "공집합",
 }
-_NUMBER_SET = re.compile("[ℝℕℤℚℂ](?![²³ⁿ^])|∅(?! ?\\d)")  # "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left
+# "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left. The particle after it in its name's form, "ℝ로", "∅는" (k12 read
+# 실수 집합로, 공집합는: the particle written for the sign).
+_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ](?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
 _OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
 # "A ∪ B", "A∩B", "(A ∪ B)ᶜ", "p ∧ q": between two sets, propositions or brackets.
 _OPERATION = re.compile(r"(?<=[\w)′'ᶜ]) ?([∪∩∖∧∨]) ?(?=[\w(¬])")
 # "∀x", "∃y ∈ A", "∀ε > 0" (its bound said by the chains by now, 엡실론 0 초과): the quantifier, its variable, a bound.
+# Of Hangul only a Greek letter's name (said by now) is a variable: "∀ 기호는" names the sign (k12: 모든 기호는에 대해).
+_GREEK_NAMES = "|".join(
+    sorted({name for sign, name in MATH_NAMES.items() if "Α" <= sign <= "ω"}, key=len, reverse=True)
+)
 _QUANTIFIER = re.compile(
-    rf"([∀∃]) ?([A-Za-z가-힣]{{1,4}}|{_ONE})(?: ((?:마이너스 )?[^\s,.:;]{{1,12}}) (초과|미만|이상|이하))?"
+    rf"([∀∃]) ?([A-Za-z]{{1,4}}|(?:{_GREEK_NAMES})(?![가-힣])|{_ONE})(?: ((?:마이너스 )?[^\s,.:;]{{1,12}}) (초과|미만|이상|이하))?"
     rf"(?: ?∈ ?({_ONE}))?(?=(.?))"
 )
 _QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
+_ABOUT = ("에 대해", "에 대하여", "에 대한", "에대해")  # (words, no pattern: `korean_reading.PLAIN` has them)
 # "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
 # operation, already said) and the copula after it.
 _SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE}){{0,8}}"
@@ -94,7 +101,13 @@ def spoken(text: str) -> str:
     text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(1)]} ", text)
     text = _INTERVAL.sub(_interval, text)
     text = MEMBERSHIP.sub(_membership, text)
-    return _NUMBER_SET.sub(lambda m: _NUMBER_SETS[m.group()], text)
+    return _NUMBER_SET.sub(_number_set, text)
+
+
+def _number_set(match: re.Match[str]) -> str:
+    name = _NUMBER_SETS[match.group(1)]
+    particle = match.group(2)
+    return name + particle_after(name, particle) if particle else name
 
 
 def negations_spoken(text: str) -> str:
@@ -105,6 +118,9 @@ def negations_spoken(text: str) -> str:
 def _quantifier(match: re.Match[str]) -> str:
     sign, variable, bound, word, over, following = match.groups()
     among = f"{over}의 " if over else f"{bound} {word}인 " if bound else ""
+    # "∀ε > 0에 대해": the writer's own words (k12 read 모든 엡실론에 대해 에 대해)
+    if match.string.startswith(_ABOUT, match.end()):
+        return f"{among}{_QUANTIFIERS[sign]} {variable}"
     space = "" if not following or following in " ,.:;)" else " "  # "∀x∃y": two quantifiers, apart
     return f"{among}{_QUANTIFIERS[sign]} {variable}에 대해{space}"
 

@@ -1,0 +1,75 @@
+"""Review of stop 55's Korean reading (korean12): readings it made worse than before. Each comment says what korean12
+read."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A number set's or the empty set's particle in its name's form: korean12 read the particle written for the sign
+        ("정의역은 ℝ로 둡니다.", "정의역은 실수 집합으로 둡니다."),  # 실수 집합로
+        ("ℝ와 ℂ는 체입니다.", "실수 집합과 복소수 집합은 체입니다."),  # 실수 집합와 복소수 집합는
+        ("ℤ가 환입니다.", "정수 집합이 환입니다."),  # 정수 집합가
+        ("∅를 공집합이라 부릅니다.", "공집합을 공집합이라 부릅니다."),  # 공집합를
+        ("f: ℝ → ℝ는 연속 함수입니다.", "f: 실수 집합에서 실수 집합은 연속 함수입니다."),  # 실수 집합는
+        # ... while one of a single form, or a copula, as korean12
+        ("ℕ의 원소", "자연수 집합의 원소"),
+        ("ℝ을 실수 전체의 집합이라 합니다.", "실수 집합을 실수 전체의 집합이라 합니다."),
+        ("정의역은 ℝ이고 치역도 ℝ입니다.", "정의역은 실수 집합이고 치역도 실수 집합입니다."),
+        ("A = ∅이면", "A는 공집합이면"),
+        ("ℝ²는 평면입니다.", "ℝ²는 평면입니다."),
+    ],
+)
+def test_a_number_sets_particle_follows_its_name(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A quantifier named as a sign, a Korean word after it: korean12 took the word for its variable
+        ("∀ 기호는 '모든'을 뜻합니다.", "∀ 기호는 '모든'을 뜻합니다."),  # 모든 기호는에 대해 '모든'을 …
+        ("∀ 학생은 시험을 봅니다.", "∀ 학생은 시험을 봅니다."),  # 모든 학생은에 대해 시험을 …
+        ("기호 ∀는 모든을 뜻합니다.", "기호 ∀는 모든을 뜻합니다."),  # 기호 모든 는에 대해 모든을 …
+        # ... while a Greek letter's variable is still said, glued or spaced
+        ("∀ε > 0, ∃δ", "0 초과인 모든 엡실론에 대해, 어떤 델타에 대해"),
+        ("∀ θ, sin θ ≤ 1", "모든 세타에 대해, 사인 세타 1 이하"),
+        ("∀x ∈ ℝ, x² ≥ 0", "실수 집합의 모든 x에 대해, x의 2제곱 0 이상"),
+    ],
+)
+def test_a_quantifiers_variable_is_no_korean_word(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # The writer's own "에 대해" after a quantifier: korean12 said it twice (모든 엡실론에 대해 에 대해)
+        ("∀ε > 0에 대해 δ를 찾습니다.", "0 초과인 모든 엡실론에 대해 델타를 찾습니다."),
+        ("∀x ∈ A에 대해 성립합니다.", "A의 모든 x에 대해 성립합니다."),  # A의 모든 x에 대해 에 대해
+        ("∃x에 대하여", "어떤 x에 대하여"),
+    ],
+)
+def test_a_quantifiers_about_is_said_once(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # One of a unit in an English sentence: korean12 read 1 kilometers per hour, 1 meters per second
+        ("The speed is 1 km/h today.", "The speed is 1 kilometer per hour today."),
+        ("The speed is 1 m/s today.", "The speed is 1 meter per second today."),
+        # ... while the others as korean12
+        ("The speed is 2 km/h today.", "The speed is 2 kilometers per hour today."),
+        ("The oven is at 1 °C now.", "The oven is at 1 degree Celsius now."),
+        ("The rate is 1 Hz and 1 % today.", "The rate is 1 hertz and 1 percent today."),
+    ],
+)
+def test_one_of_an_english_unit_is_singular(written: str, said: str) -> None:
+    assert spoken(written) == said
