@@ -73,3 +73,21 @@ def test_a_quantifiers_about_is_said_once(written: str, said: str) -> None:
 )
 def test_one_of_an_english_unit_is_singular(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A set read on past the letter, a function space or a set difference written with "\": korean12 said the
+        # letter's membership and left the rest after it
+        ("f ∈ C[0, 1]", "f ∈ C[0, 1]"),  # f는 C의 원소[0, 1]
+        ("x ∈ A[i]이면", "x ∈ A[i]이면"),  # x가 A의 원소[i]이면
+        ("x ∈ ℝ \\ {0}", "x ∈ 실수 집합 \\ {0}"),  # x는 실수 집합의 원소 \ {0}
+        # ... while a set alone, before a comma or a chain's next sign, as korean12
+        ("x ∈ A, y ∈ B", "x는 A의 원소, y는 B의 원소"),
+        ("x ∈ [0, 1]이면", "x가 0 이상 1 이하이면"),
+        ("A ⊂ B ⊂ C", "A는 B의 부분집합이고 B는 C의 부분집합"),
+    ],
+)
+def test_a_set_read_on_leaves_the_sign(written: str, said: str) -> None:
+    assert spoken(written) == said
