@@ -91,3 +91,25 @@ def test_one_of_an_english_unit_is_singular(written: str, said: str) -> None:
 )
 def test_a_set_read_on_leaves_the_sign(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A spaced hyphen an English sentence's range: korean12 read a minus (2024 minus 2025; before it 2024에서 2025)
+        ("In 2024 - 2025 we grew.", "In 2024 to 2025 we grew."),
+        (
+            "Use a 1 - 2 mm gap in the part.",
+            "Use a 1 to 2 millimeters gap in the part.",
+        ),  # 1 minus 2 millimeters
+        ("It ranges 10 - 20% in the test set.", "It ranges 10 to 20 percent in the test set."),
+        # ... while a difference is a minus, and a Korean sentence's range as before
+        ("The answer is 3 - 1.", "The answer is 3 minus 1."),
+        ("The loss is 5 - 3 dB here.", "The loss is 5 minus 3 decibels here."),
+        ("The gap was 2024 - 2020 = 4 years.", "The gap was 2024 minus 2020 = 4 years."),
+        ("2024 - 2025 기간", "2024에서 2025 기간"),
+        ("1 - 2 mm 간격", "1에서 2 밀리미터 간격"),
+    ],
+)
+def test_an_english_sentences_range_is_said_to(written: str, said: str) -> None:
+    assert spoken(written) == said
