@@ -113,3 +113,26 @@ def test_a_set_read_on_leaves_the_sign(written: str, said: str) -> None:
 )
 def test_an_english_sentences_range_is_said_to(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A quantifier over an interval: korean12 said the quantifier, then the interval's bounds after 에 대해's 해
+        ("∀i ∈ [1, n]", "1 이상 n 이하인 모든 i에 대해"),  # 모든 i에 대해는 1 이상 n 이하
+        (
+            "∃t ∈ [0, 1), f(t) = 0",
+            "0 이상 1 미만인 어떤 t에 대해, f(t)는 0",
+        ),  # 어떤 t에 대해는 0 이상 1 미만, …
+        ("∀x ∈ (0, ∞)에 대해", "0 초과인 모든 x에 대해"),
+        ("∀x ∈ (-∞, ∞)", "실수 집합의 모든 x에 대해"),
+        # A word after a quantifier cut at its fourth letter: korean12 read 모든 vert에 대해 ex v는 V의 원소
+        ("∀ vertex v ∈ V", "∀ vertex v는 V의 원소"),
+        # ... while a set and an element's interval as korean12
+        ("∀x ∈ ℝ, x² ≥ 0", "실수 집합의 모든 x에 대해, x의 2제곱 0 이상"),
+        ("x ∈ [0, 1]이면", "x가 0 이상 1 이하이면"),
+        ("θ ∈ [0, 2π)", "세타는 0 이상 2파이 미만"),
+    ],
+)
+def test_a_quantifier_over_an_interval_says_its_bounds_first(written: str, said: str) -> None:
+    assert spoken(written) == said
