@@ -136,3 +136,20 @@ def test_an_english_sentences_range_is_said_to(written: str, said: str) -> None:
 )
 def test_a_quantifier_over_an_interval_says_its_bounds_first(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A slide title's dash in an English sentence: korean12 read a minus (Part 1 minus Introduction …)
+        ("Part 1 - Introduction to the course.", "Part 1 - Introduction to the course."),
+        ("Week 2 - Linear regression in the lab.", "Week 2 - Linear regression in the lab."),
+        ("Lecture 5 - Sets and logic in the course.", "Lecture 5 - Sets and logic in the course."),
+        # ... while a minus between a formula's terms is said, as korean12
+        ("The answer is 3 - 1.", "The answer is 3 minus 1."),
+        ("Set it to x - 1 in the code.", "Set it to x minus 1 in the code."),
+        ("Use (a + b) - c in the end.", "Use (a plus b) minus c in the end."),
+    ],
+)
+def test_a_titles_dash_in_an_english_sentence_is_no_minus(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -114,7 +114,12 @@ _UNIT_AFTER_NUMBER = re.compile(
     + "|".join(re.escape(unit) for unit in sorted(_UNIT_NAMES, key=len, reverse=True))
     + r")(?![\w/²³^])"
 )
-_PLUS_MINUS = re.compile(r"(?<=[\w)]) ?\+ ?(?=[\w(])|(?<=[\w)]) [-−] (?=[\w(])")
+# A spaced minus only between a formula's terms, a number, a letter alone or a bracket: a title's dash, "Part 1 -
+# Introduction", "Week 2 - Linear regression", is no minus (k12: Part 1 minus Introduction).
+_PLUS_MINUS = re.compile(
+    r"(?<=[\w)]) ?\+ ?(?=[\w(])"
+    r"|(?:(?<=[\d)])|(?<=(?<![A-Za-z])[A-Za-z])) [-−] (?=\d|[A-Za-z](?![A-Za-z])|\()"
+)
 
 
 def signs_in_korean_text(sentence: str) -> str:
