@@ -153,3 +153,19 @@ def test_a_quantifier_over_an_interval_says_its_bounds_first(written: str, said:
 )
 def test_a_titles_dash_in_an_english_sentence_is_no_minus(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A letter apart from its number in an English sentence, a label: korean12 read amperes (Figure 3 amperes)
+        ("See Figure 3 A for the details.", "See Figure 3 A for the details."),
+        ("The answer is in Appendix 2 A of the book.", "The answer is in Appendix 2 A of the book."),
+        ("We use the Model 4 J in the lab.", "We use the Model 4 J in the lab."),
+        # ... while glued to it, and the other units spaced, as korean12 (and the Korean rules: "2 A" a letter, "2A" 암페어)
+        ("The current is 2A in the test.", "The current is 2 amperes in the test."),
+        ("It is at 5 V in the test.", "It is at 5 volts in the test."),
+    ],
+)
+def test_a_letter_apart_from_its_number_is_no_unit(written: str, said: str) -> None:
+    assert spoken(written) == said
