@@ -140,10 +140,8 @@ def _range_to(match: re.Match[str]) -> str:
 
 def _unit_name(match: re.Match[str]) -> str:
     number, unit = match.groups()
-    if unit in ("A", "J") and match.end(1) < match.start(
-        2
-    ):  # "Figure 3 A": a label (k12: 3 amperes), as in Korean
-        return match.group()
+    if unit in ("A", "J") and match.end(1) < match.start(2):
+        return match.group()  # "Figure 3 A": a label (k12: 3 amperes), as in Korean
     first, space, rest = _UNIT_NAMES[unit].partition(" ")
     if number == "1" and first.endswith("s"):  # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour)
         first = first[:-1]
