@@ -169,3 +169,22 @@ def test_a_titles_dash_in_an_english_sentence_is_no_minus(written: str, said: st
 )
 def test_a_letter_apart_from_its_number_is_no_unit(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A topic's list of "=": korean12 gave its first term the subject particle, the rest the topic's (x가 2 또는 x는 3)
+        ("해는 x = 2 또는 x = 3입니다.", "해는 x가 2 또는 x가 3입니다."),
+        ("즉, 값은 x = 3, y = 4입니다.", "즉, 값은 x가 3, y가 4입니다."),
+        ("해는 x = -1 또는 x = 4입니다.", "해는 x가 마이너스 1 또는 x가 4입니다."),
+        ("근은 x = 1, x = 2, x = 3입니다.", "근은 x가 1, x가 2, x가 3입니다."),
+        # ... while with no topic before, or one term, as korean12
+        ("x = 2 또는 x = 3", "x는 2 또는 x는 3"),
+        ("또는 x = 3입니다.", "또는 x는 3입니다."),
+        ("전력은 P = VI입니다.", "전력은 P가 VI입니다."),
+        ("a는 b, c = 3", "a는 b, c는 3"),
+    ],
+)
+def test_a_topics_list_of_equals_keeps_one_particle(written: str, said: str) -> None:
+    assert spoken(written) == said
