@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from . import korean_ranges as ranges
+
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789-ni")
 # A power on a number, a bracket or a symbol of one or two letters ("10³", "(a+b)²", "x²", "mc²", "m²"); a
 # superscript after a longer word is a footnote's mark ("energy¹"), left as it was. Two letters are said
@@ -112,18 +114,35 @@ _UNIT_AFTER_NUMBER = re.compile(
     + "|".join(re.escape(unit) for unit in sorted(_UNIT_NAMES, key=len, reverse=True))
     + r")(?![\w/²³^])"
 )
-_PLUS_MINUS = re.compile(r"(?<=[\w)]) ?\+ ?(?=[\w(])|(?<=[\w)]) [-−] (?=[\w(])")
+# A spaced minus only between a formula's terms, a number, a letter alone or a bracket: a title's dash, "Part 1 -
+# Introduction", "Week 2 - Linear regression", is no minus (k12: Part 1 minus Introduction).
+_PLUS_MINUS = re.compile(
+    r"(?<=[\w)]) ?\+ ?(?=[\w(])"
+    r"|(?:(?<=[\d)])|(?<=(?<![A-Za-z])[A-Za-z])) [-−] (?=\d|[A-Za-z](?![A-Za-z])|\()"
+)
 
 
 def signs_in_korean_text(sentence: str) -> str:
     """An English `sentence` of a Korean text with its units after a number, "+" and a spaced minus in English words."""
+    # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
+    # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
+    sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
     sentence = _UNIT_AFTER_NUMBER.sub(_unit_name, sentence)
     return _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
 
 
+def _range_to(match: re.Match[str]) -> str:
+    """A spaced hyphen's range that runs up said "to"; one that runs down ("5 - 3 dB") is a minus, an unspaced one
+    ("2020-2024") left to the Korean rules, as before."""
+    runs_up = float(match.group(1)) < float(match.group(2))
+    return match.group(1) + " to " if runs_up and match.group().endswith(" - ") else match.group()
+
+
 def _unit_name(match: re.Match[str]) -> str:
     number, unit = match.groups()
-    name = _UNIT_NAMES[unit]
-    if number == "1" and name.endswith("s") and unit not in ("Hz", "kHz", "MHz", "GHz", "%"):
-        name = name[:-1]
-    return f"{number} {name}".replace("1 degrees", "1 degree")
+    if unit in ("A", "J") and match.end(1) < match.start(2):
+        return match.group()  # "Figure 3 A": a label (k12: 3 amperes), as in Korean
+    first, space, rest = _UNIT_NAMES[unit].partition(" ")
+    if number == "1" and first.endswith("s"):  # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour)
+        first = first[:-1]
+    return f"{number} {first}{space}{rest}"

@@ -129,7 +129,10 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 20: stop 55's leftovers (korean12): set and logic signs, "x ∈ A이면" x가 A의 원소이면, "A ∪ B" A 합집합 B, "A ⊂ B" A는
 # B의 부분집합, "∀x" 모든 x에 대해, "¬p" 낫 p, "p ⇔ q" p와 q는 동치, "ℝ" 실수 집합, "∅" 공집합 (not unsaid); "전력은 P = VI입니다"
 # 전력은 P가 VI입니다 (not P는, two topics); "x ≥ 2(x - 1) + 3" x 2(x 빼기 1) 더하기 3 이상 (not 2 이상(x 빼기 1) …);
-# an English sentence's units and "+", "This is 3 + 4 cm." This is 3 plus 4 centimeters. (not 더하기, 센티미터).
+# an English sentence's units and "+", "This is 3 + 4 cm." This is 3 plus 4 centimeters. (not 더하기, 센티미터); its review
+# (rvk12): "ℝ로" 실수 집합으로 (not 집합로), "∀ 기호는" as written (not 모든 기호는에 대해), "1 km/h" 1 kilometer per hour,
+# "Part 1 - Introduction" as written (not 1 minus Introduction), "In 2024 - 2025" 2024 to 2025, "해는 x = 2 또는 x = 3"
+# x가 2 또는 x가 3 (not x는 3).
 AUDIO_REVISION = 20
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -311,7 +311,7 @@ def equals(match: re.Match[str]) -> str:
     particle after a term a topic opens ("전력은 P = VI입니다": 전력은 P가 VI입니다, as "코끼리는 코가 길다")."""
     start = match.start()
     before = match.string[max(0, start - 24) : start]  # a bounded look back
-    if _TOPIC_THEN_TERM.search(before):
+    if _TOPIC_THEN_TERM.search(before) or _TOPIC_THEN_TERMS.search(match.string, max(0, start - 120), start):
         return particle_after(before.rstrip(" )]"), "이") + " "
     return _topic(before.rstrip(" )]")) + " "
 
@@ -319,6 +319,11 @@ def equals(match: re.Match[str]) -> str:
 # A topic just before the left term, "전력은 P = VI입니다" (k11: 전력은 P는 VI입니다, two topics in a row); not "또는",
 # "혹은" ("or"), as before a chain (`korean_chains`).
 _TOPIC_THEN_TERM = re.compile(r"[가-힣](?<![또혹])[은는] [^\s가-힣=]{1,12} ?$")
+# ... and the next terms of its list, "해는 x = 2 또는 x = 3", "값은 x = 3, y = 4" (k12: x가 2 또는 x는 3, the list's
+# particles mixed): x가 2 또는 x가 3.
+_TOPIC_THEN_TERMS = re.compile(
+    r"[가-힣](?<![또혹])[은는](?: [^\s가-힣=]{1,12} ?= ?[^=\n.]{1,16}?(?: 또는| 혹은|,)){1,4} [^\s가-힣=]{1,12} ?$"
+)
 
 
 def _topic(before: str) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from .korean_formulas import final_sound
-from .korean_words import ENGLISH_DIGITS
+from .korean_formulas import PARTICLE, final_sound, particle_after
+from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
 _ONE = rf"(?:[A-Za-z](?![A-Za-z])|ℝ|ℕ|ℤ|ℚ|ℂ)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
@@ -24,21 +24,32 @@ _NUMBER_SETS = {
     "ℂ": "복소수 집합",
     "∅": "공집합",
 }
-_NUMBER_SET = re.compile("[ℝℕℤℚℂ](?![²³ⁿ^])|∅(?! ?\\d)")  # "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left
+# "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left. The particle after it in its name's form, "ℝ로", "∅는" (k12 read
+# 실수 집합로, 공집합는: the particle written for the sign).
+_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ](?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
 _OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
 # "A ∪ B", "A∩B", "(A ∪ B)ᶜ", "p ∧ q": between two sets, propositions or brackets.
 _OPERATION = re.compile(r"(?<=[\w)′'ᶜ]) ?([∪∩∖∧∨]) ?(?=[\w(¬])")
+# An interval's bounds, "[0, 1]", "(0, 무한대)" (∞ said by now).
+_BOUNDS = r"([^,\[\]()]{1,24}), ?([^,\[\]()]{1,24})"
 # "∀x", "∃y ∈ A", "∀ε > 0" (its bound said by the chains by now, 엡실론 0 초과): the quantifier, its variable, a bound.
+# Of Hangul only a Greek letter's name (said by now) is a variable: "∀ 기호는" names the sign (k12: 모든 기호는에 대해).
+_GREEK_NAMES = "|".join(
+    sorted({name for sign, name in MATH_NAMES.items() if "Α" <= sign <= "ω"}, key=len, reverse=True)
+)
 _QUANTIFIER = re.compile(
-    rf"([∀∃]) ?([A-Za-z가-힣]{{1,4}}|{_ONE})(?: ((?:마이너스 )?[^\s,.:;]{{1,12}}) (초과|미만|이상|이하))?"
-    rf"(?: ?∈ ?({_ONE}))?(?=(.?))"
+    rf"([∀∃]) ?([A-Za-z]{{1,4}}(?![A-Za-z])|(?:{_GREEK_NAMES})(?![가-힣])|{_ONE})"
+    r"(?: ((?:마이너스 )?[^\s,.:;]{1,12}) (초과|미만|이상|이하))?"
+    rf"(?: ?∈ ?({_ONE}|[\[(]{_BOUNDS}[\])]))?(?=(.?))"
 )
 _QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
+_ABOUT = ("에 대해", "에 대하여", "에 대한", "에대해")  # (words, no pattern: `korean_reading.PLAIN` has them)
 # "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
 # operation, already said) and the copula after it.
 _SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE}){{0,8}}"
 _COPULA = r"(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?"
-MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}(?![\w(])")
+# Not a set read on, "f ∈ C[0, 1]" (a function space), "x ∈ ℝ \ {0}" (k12: f는 C의 원소[0, 1], x는 실수 집합의 원소 \ {0}).
+MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}(?![\w(\[]| ?\\)")
 _WORDS = {
     "∈": "원소",
     "∉": "원소",
@@ -63,7 +74,7 @@ _NOT = {
 }
 # "x ∈ [0, 1]", "t ∈ (0, ∞)이면": an interval's element as its bounds, x는 0 이상 1 이하, t가 0 초과이면 (it was left, the
 # sign unsaid); the bracket says which bound is closed.
-_INTERVAL = re.compile(rf" ?∈ ?([\[(])([^,\[\]()]{{1,24}}), ?([^,\[\]()]{{1,24}})([\])]){_COPULA}(?![\w(])")
+_INTERVAL = re.compile(rf" ?∈ ?([\[(]){_BOUNDS}([\])]){_COPULA}(?![\w(])")
 _LOWER = {"[": "이상", "(": "초과"}
 _UPPER = {"]": "이하", ")": "미만"}
 _INFINITY = re.compile("(?:마이너스 |[-−])?무한대")
@@ -94,7 +105,13 @@ def spoken(text: str) -> str:
     text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(1)]} ", text)
     text = _INTERVAL.sub(_interval, text)
     text = MEMBERSHIP.sub(_membership, text)
-    return _NUMBER_SET.sub(lambda m: _NUMBER_SETS[m.group()], text)
+    return _NUMBER_SET.sub(_number_set, text)
+
+
+def _number_set(match: re.Match[str]) -> str:
+    name = _NUMBER_SETS[match.group(1)]
+    particle = match.group(2)
+    return name + particle_after(name, particle) if particle else name
 
 
 def negations_spoken(text: str) -> str:
@@ -103,8 +120,16 @@ def negations_spoken(text: str) -> str:
 
 
 def _quantifier(match: re.Match[str]) -> str:
-    sign, variable, bound, word, over, following = match.groups()
+    sign, variable, bound, word, over, _lower, _upper, following = match.groups()
     among = f"{over}의 " if over else f"{bound} {word}인 " if bound else ""
+    if (
+        over and over[0] in "[("
+    ):  # "∀i ∈ [1, n]" (k12: 모든 i에 대해는 1 이상 n 이하): 1 이상 n 이하인 모든 i에 대해
+        said = _bounds_said(over[0], _lower, _upper, over[-1])
+        among = f"{said}인 " if said else "실수 집합의 "
+    # "∀ε > 0에 대해": the writer's own words (k12 read 모든 엡실론에 대해 에 대해)
+    if match.string.startswith(_ABOUT, match.end()):
+        return f"{among}{_QUANTIFIERS[sign]} {variable}"
     space = "" if not following or following in " ,.:;)" else " "  # "∀x∃y": two quantifiers, apart
     return f"{among}{_QUANTIFIERS[sign]} {variable}에 대해{space}"
 
@@ -114,11 +139,16 @@ def _interval(match: re.Match[str]) -> str:
     particle = _element_particle(match, copula)
     if particle is None:
         return match.group()
+    said_copula = "이면" if copula == "면" else copula or ""
+    said = _bounds_said(opening, lower, upper, closing) or "실수 집합의 원소"  # "(-∞, ∞)": every number, ℝ
+    return f"{particle} {said}{said_copula}"
+
+
+def _bounds_said(opening: str, lower: str, upper: str, closing: str) -> str:
+    """An interval's finite bounds, the bracket saying which is closed: 0 이상 1 미만; "" for (-∞, ∞)."""
     bounds = [f"{lower} {_LOWER[opening]}"] if not _INFINITY.fullmatch(lower) else []
     bounds += [f"{upper} {_UPPER[closing]}"] if not _INFINITY.fullmatch(upper) else []
-    said_copula = "이면" if copula == "면" else copula or ""
-    said = " ".join(bounds) or "실수 집합의 원소"  # "(-∞, ∞)": every number, ℝ
-    return f"{particle} {said}{said_copula}"
+    return " ".join(bounds)
 
 
 def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
