@@ -364,10 +364,18 @@ def hear_ctrl_c() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """A SIGTERM or SIGHUP while the command line is read is one line, as a Ctrl-C is: it ended the
+    process at once with no word (-15, -1), where the command itself says `terminated` or `hung up`."""
     hear_ctrl_c()  # before the commands' modules load: a `kill -INT` meanwhile is heard too
     argv = sys.argv[1:] if argv is None else list(argv)
+    # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)
+    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
-        args = build_parser(argv).parse_args(argv)
+        with signals_handled_by(_start_terminated, (signal.SIGTERM, *hup)):
+            args = build_parser(argv).parse_args(argv)
+    except StartTerminated as ended:
+        said = hung_up_before_it_began if ended.signum == signal.SIGHUP else terminated_before_it_began
+        return said(command_word(argv) or "")
     except KeyboardInterrupt:  # (it was a traceback through the import machinery)
         return interrupted_before_it_began(command_word(argv) or "")
     return int(args.handler(args) or 0)
@@ -383,13 +391,15 @@ def interrupted_before_it_began(command: str) -> int:
 
 def hung_up_before_it_began(command: str) -> int:
     """The line and exit status (128 + SIGHUP) of a SIGHUP that came before `command` did anything."""
-    print(f"npu-worker {command}: hung up before it began: nothing was done", file=sys.stderr)
+    print(f"npu-worker {command}".rstrip() + ": hung up before it began: nothing was done", file=sys.stderr)
     return 129
 
 
 def terminated_before_it_began(command: str) -> int:
     """The line and exit status (128 + SIGTERM) of a SIGTERM that came before `command` did anything."""
-    print(f"npu-worker {command}: terminated before it began: nothing was done", file=sys.stderr)
+    print(
+        f"npu-worker {command}".rstrip() + ": terminated before it began: nothing was done", file=sys.stderr
+    )
     return 143
 
 

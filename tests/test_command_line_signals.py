@@ -1,0 +1,62 @@
+"""A SIGTERM or SIGHUP while `npu-worker` still reads its command line (the commands' modules load in
+`main`, about a second for `prepare`) ended the process at once with no word (-15, -1), where a Ctrl-C
+then is `interrupted before it began` and, once the command runs, `serve` and `prepare` say `terminated`
+or `hung up`: the same line now, `terminated before it began: nothing was done`, exit 143 or 129."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# SIGNAL sent by the process to itself the moment it imports MODULE; the rest is the console script.
+SIGNALLED_IMPORTING = """
+import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
+module, signame, sent = sys.argv.pop(1), sys.argv.pop(1), []
+def hook(event, args):
+    if event == "import" and args[0] == module and not sent:
+        sent.append(True)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.addaudithook(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("signame", "word", "status"), [("SIGTERM", "terminated", 143), ("SIGHUP", "hung up", 129)]
+)
+def test_a_signal_while_prepare_reads_its_command_line_is_one_line(tmp_path, signame, word, status):
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_IMPORTING, "npu_worker.cli_prepare", signame, "prepare"]
+        + ["--model-dir", str(tmp_path), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stderr) == (
+        status,
+        f"npu-worker prepare: {word} before it began: nothing was done\n",
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sigterm_while_synth_reads_its_command_line_is_one_line(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_IMPORTING, "npu_worker.cli_client", "SIGTERM", "synth", "가."]
+        + ["-o", str(tmp_path / "a.wav"), "--base", "http://127.0.0.1:9"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stderr) == (
+        143,
+        "npu-worker synth: terminated before it began: nothing was done\n",
+    )
