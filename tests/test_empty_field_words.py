@@ -73,3 +73,16 @@ async def test_a_blank_ref_wav_and_a_blank_ref_audio_are_one_error(worker, tmp_p
     assert (native.status, openai.status) == (400, 400)
     name = (await native.json())["error"].partition(":")[0]
     assert name == (await openai.json())["error"]["code"] == "BadRequest"
+
+
+@pytest.mark.parametrize(("value", "word"), [("", "empty"), ("   ", "blank")])
+async def test_a_ref_audio_is_told_empty_or_blank_as_ref_wav_is(worker, tmp_path, value, word):
+    """A blank `ref_audio` ("   ") was told `ref_audio is empty`, where the same ref_wav is `blank`."""
+    client = await worker()
+    native = await client.post(
+        "/synth", json={"text": "a.", "output_path": str(tmp_path / "a.wav"), "ref_wav": value}
+    )
+    openai = await client.post("/v1/audio/speech", json={"model": "tts-1", "input": "a.", "ref_audio": value})
+    assert f"ref_wav is {word}: leave it out" in (await native.json())["error"]
+    said = (await openai.json())["error"]["message"]
+    assert said == f"ref_audio is {word}: leave it out or send null for the default voice", said

@@ -170,10 +170,11 @@ def parse_ref_audio(value: str | None) -> str | InlineAudio | None:
     refused, as `ref_wav`'s "" is on the native routes: null asks for the default voice, "" is a mistake."""
     if value is None:
         return None
-    if not value.strip():
-        raise with_param(
-            BadRequest("ref_audio is empty: leave it out or send null for the default voice"), "ref_audio"
+    if not value.strip():  # (worded as `ref_wav`'s: "" is empty, "   " blank)
+        said = (
+            f"ref_audio is {'blank' if value else 'empty'}: leave it out or send null for the default voice"
         )
+        raise with_param(BadRequest(said), "ref_audio")
     if not value.startswith("data:"):
         return value
     header, comma, payload = value.partition(",")
