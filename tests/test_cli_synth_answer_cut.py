@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from npu_worker.cli_client import main
+from npu_worker.client import aio
+from npu_worker.client.errors import AnswerCut
 from tests.cut_proxy import CuttableProxy
 from tests.rogue_worker import RogueWorker
 from tests.test_ws_support import ChunkGate
@@ -53,3 +57,26 @@ async def test_an_answer_cut_inside_its_head_is_said_as_cut(tmp_path, capsys):
     assert code == 2, err
     assert "the answer broke off in its head" in err and "no JSON object" not in err
     assert f"the answer was cut off, so {out} may or may not have been written" in err
+
+
+async def test_an_answer_cut_inside_its_status_line_is_said_as_cut(tmp_path, capsys):
+    """A status line cut short (`HTTP/1.1 `, then the close) was http.client's BadStatusLine, quoted bare:
+    `POST …/synth: HTTP/1.1 `, which says nothing of what happened."""
+    out = tmp_path / "cut.wav"
+    async with RogueWorker(lambda method, path: b"HTTP/1.1 ") as rogue:
+        code = await asyncio.to_thread(main, ["synth", "가나다.", "-o", str(out), "--base", rogue.base])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "the answer broke off in its head (its status line 'HTTP/1.1 ')" in err
+
+
+async def test_the_async_client_says_a_cut_head_in_words(tmp_path):
+    """aiohttp's ServerDisconnectedError for a head cut short was quoted as its repr, the parser's
+    half-read message with it: `ServerDisconnectedError(<RawResponseMessage(version=…, code=200, …`."""
+    for cut in (b"HTTP/1.1 ", b"HTTP/1.1 200 OK\r\nContent-Type: appl"):
+        async with RogueWorker(lambda method, path, cut=cut: cut) as rogue:
+            with pytest.raises(AnswerCut) as caught:
+                await aio.synth("가나다.", tmp_path / "cut.wav", base=rogue.base)
+        said = str(caught.value)
+        assert said.endswith("/synth: the answer broke off in its head"), said
+        assert "RawResponseMessage" not in said

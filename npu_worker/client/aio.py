@@ -21,6 +21,7 @@ from npu_worker.client.common import (
     ANSWER_TIMEOUT,
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
+    HEAD_CUT,
     LINE_LIMIT,
     answer_of,
     answer_too_slow,
@@ -114,7 +115,7 @@ class _Http:
             if isinstance(exc, aiohttp.ClientConnectorError):
                 refused = isinstance(exc.os_error, ConnectionRefusedError)
                 error = NotConnected if refused else TransportError
-            raise error(f"{method} {url}: {exc!r}") from exc
+            raise error(f"{method} {url}: {_failure_said(exc)}") from exc
 
     async def _error_body(self, method: str, url: str, response: aiohttp.ClientResponse) -> bytes:
         """At most ERROR_BODY_LIMIT bytes of a refusal's body, whole within the read timeout; what came
@@ -147,6 +148,14 @@ class _Http:
             raise over_limit(method, self.base + path)
         where = f"{method} {self.base}{path}"
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
+
+
+def _failure_said(exc: BaseException) -> str:
+    """What failed: aiohttp's ServerDisconnectedError for a head cut short carries the parser's
+    half-read message (`RawResponseMessage(version=…, code=200, …)`), which its repr quoted whole."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
+        return HEAD_CUT
+    return repr(exc)
 
 
 @asynccontextmanager

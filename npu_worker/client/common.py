@@ -230,6 +230,9 @@ def line_too_slow(seconds: float) -> str:
     return f"no whole line within {seconds:g} s (read_timeout): the worker sent too little, too slowly"
 
 
+HEAD_CUT = "the answer broke off in its head"  # (the status line or a header begun, then the close)
+
+
 def answer_too_slow(seconds: float) -> str:
     """Why an answer's body was given up (a JSON answer: a poll's, `/health`'s): as a stream's line."""
     return f"no whole answer within {seconds:g} s: the worker sent too little, too slowly"

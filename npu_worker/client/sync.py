@@ -22,6 +22,7 @@ from npu_worker.client.common import (
     ANSWER_TIMEOUT,
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
+    HEAD_CUT,
     LINE_LIMIT,
     answer_of,
     answer_too_slow,
@@ -186,7 +187,7 @@ class _Http:
             refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
             sent = not isinstance(exc, urllib.error.URLError)  # (urllib wraps what failed while sending)
             error = NotConnected if refused else AnswerCut if sent else TransportError
-            raise error(f"{method} {self.base}{path}: {exc}") from exc
+            raise error(f"{method} {self.base}{path}: {_failure_said(exc)}") from exc
 
     def json(
         self, method: str, path: str, body: Any = None, at_once: bool = False
@@ -207,8 +208,18 @@ class _Http:
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
         where = f"{method} {self.base}{path}"
         if not raw and response.length is None and not response.chunked:  # http.client ends a head at EOF
-            raise AnswerCut(f"{where}: the answer broke off in its head (no length, no body)")
+            raise AnswerCut(f"{where}: {HEAD_CUT} (no length, no body)")
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
+
+
+def _failure_said(exc: BaseException) -> str:
+    """What failed, in words: a status line cut short (`HTTP/1.1 `, then the close) is http.client's
+    BadStatusLine, whose text is that bare line; one that ended its line is a worker's garbage, quoted."""
+    if isinstance(exc, http.client.BadStatusLine) and not isinstance(exc, http.client.RemoteDisconnected):
+        line = str(exc.args[0]) if exc.args else ""
+        if not line.endswith("\n"):
+            return f"{HEAD_CUT} (its status line {line!r})"
+    return str(exc)
 
 
 def health(*, base: str | None = None, token: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
