@@ -110,12 +110,12 @@ class _Http:
             if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
                 # the status line came, the head's end did not: aiohttp's repr of what it parsed was
                 # the message (headers and all); the sync client's words instead
-                raise AnswerCut(f"{method} {url}: the answer broke off in its head") from exc
+                raise AnswerCut(f"{method} {url}: {HEAD_CUT}") from exc
             error: type[TransportError] = AnswerCut  # connected: the request may have been read
             if isinstance(exc, aiohttp.ClientConnectorError):
                 refused = isinstance(exc.os_error, ConnectionRefusedError)
                 error = NotConnected if refused else TransportError
-            raise error(f"{method} {url}: {_failure_said(exc)}") from exc
+            raise error(f"{method} {url}: {exc!r}") from exc
 
     async def _error_body(self, method: str, url: str, response: aiohttp.ClientResponse) -> bytes:
         """At most ERROR_BODY_LIMIT bytes of a refusal's body, whole within the read timeout; what came
@@ -148,14 +148,6 @@ class _Http:
             raise over_limit(method, self.base + path)
         where = f"{method} {self.base}{path}"
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
-
-
-def _failure_said(exc: BaseException) -> str:
-    """What failed: aiohttp's ServerDisconnectedError for a head cut short carries the parser's
-    half-read message (`RawResponseMessage(version=…, code=200, …)`), which its repr quoted whole."""
-    if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
-        return HEAD_CUT
-    return repr(exc)
 
 
 @asynccontextmanager
