@@ -41,6 +41,7 @@ from .espeak_child import (
     Phonemize,
     Ready,
     Request,
+    UnreadFrame,
     write_frame,
 )
 from .espeak_deadlines import DEADLINES
@@ -188,6 +189,56 @@ class ChildEspeak:
                     failure = msgspec.json.decode(payload, type=Failure)
                     raise child_error(failure)
                 raise self._broken(f"an unexpected frame {kind!r}")
+        finally:
+            answers.watch = None
+            if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)
+                self._stop()  # (bounded by the `STOP`'s own deadline)
+            deadline.end()
+            self._live = None
+
+    def chunks_into(
+        self,
+        request: SynthesisRequest,
+        sink: Callable[[np.ndarray], bool],
+        again: Callable[[], ChildEspeak] | None = None,
+    ) -> None:
+        """`chunks` pushed: each chunk handed to `sink` as its frame is read, until the request ends or
+        `sink` returns False (stopped early, as closing `chunks` does: the same `STOP` and drain). The
+        engine lane's way (`stream_into`): the generator resumed a frame and its `read` were two Python
+        calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
+        and failures as `chunks`."""
+        live = next(self._ids) % (1 << 32)
+        frame = Request(live, request.text, request.lang, request.speed_factor)
+        try:
+            self._send(REQUEST, msgspec.json.encode(frame), live)
+        except ChildGone:
+            if again is None:
+                raise
+        else:
+            again = None  # (sent: no second child)
+        if again is not None:
+            try:
+                again().chunks_into(request, sink)
+            except ChildGone as twice:
+                raise EngineError(f"espeak-ng's process failed ({twice}; it ended again at once)") from twice
+            return
+        ended, deadline, answers = False, self._synthesis, self._answers
+        deadline.start(len(request.text))
+        answers.watch = deadline  # (its clock runs while a read waits on the pipe)
+        try:
+            try:
+                last = answers.audio_into(AUDIO, sink)
+            except UnreadFrame as unread:
+                raise self._unread(unread.error, reading=True) from unread.error
+            if last is None:
+                return  # (the sink stopped it: drained below)
+            ended = True
+            kind, payload = last
+            if kind == END:
+                return
+            if kind == FAILED:
+                raise child_error(msgspec.json.decode(payload, type=Failure))
+            raise self._broken(f"an unexpected frame {kind!r}")
         finally:
             answers.watch = None
             if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)

@@ -73,15 +73,10 @@ class EspeakProcessEngine(EspeakEngine):
         return self.child.chunks(request, again=lambda: self.child)
 
     def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
-        chunks = self.stream(request)
-        try:
-            for chunk in chunks:
-                if not sink(chunk):
-                    return
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
+        """`stream`'s chunks pushed into `sink` by the child's reader (`ChildEspeak.chunks_into`), not
+        pulled from a generator: the same chunks, stop, deadline and child started again."""
+        self.voice_for(request.lang)  # an unknown language fails here, as in-process
+        self.child.chunks_into(request, sink, again=lambda: self.child)
 
     def interrupt(self, restart: bool) -> bool:
         """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the

@@ -1,0 +1,107 @@
+"""The engine lane's push loop over the espeak child's frames (issue 25): `stream_into` hands each
+frame's chunk to the sink from the reader's own loop (`FrameReader.audio_into`), where a generator
+resumed a frame and its `read` were two Python calls more a frame (benchmarks/SERVER_OVERHEAD.md,
+2026-12-06, stop 55). The same chunks, byte for byte, as the pulled `chunks`; the same stop and drain."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.protocol import EngineError
+from tests import espeak_children
+
+engine = espeak_children.engine  # the fixture: this module's own loaded espeak child
+SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
+
+
+def pushed(engine: Any, text: str) -> list[bytes]:
+    chunks: list[bytes] = []
+    engine.stream_into(SynthesisRequest(text, "ko"), lambda chunk: chunks.append(chunk.tobytes()) is None)
+    return chunks
+
+
+def pulled(engine: Any, text: str) -> list[bytes]:
+    return [chunk.tobytes() for chunk in engine.child.chunks(SynthesisRequest(text, "ko"))]
+
+
+def counted(engine: Any, text: str) -> tuple[int, int]:
+    """The frames of `text`'s request pushed to a sink that takes them, and the calls (Python's and
+    C's) the lane made for them, the sink's own among them; a wait on the pipe (`_read_more`, a
+    pipe's worth of frames, as many as the child's writes came apart) counts as one call."""
+    calls, frames, waiting = [0], [0], [0]
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_name == "_read_more":
+            waiting[0] += 1
+            if waiting[0] == 1:
+                calls[0] += 1
+        elif event == "return" and frame.f_code.co_name == "_read_more":
+            waiting[0] -= 1
+        elif event in ("call", "c_call") and not waiting[0]:
+            calls[0] += 1
+
+    def sink(chunk: np.ndarray) -> bool:
+        frames[0] += 1
+        return True
+
+    request = SynthesisRequest(text, "ko")
+    sys.setprofile(count)
+    try:
+        engine.stream_into(request, sink)
+    finally:
+        sys.setprofile(None)
+    return frames[0], calls[0]
+
+
+def test_a_pushed_frame_costs_the_lane_fewer_calls_than_a_pulled_one(engine):
+    """Counted, not timed (the request's own calls taken out by comparing a long text with a short
+    one; a wait on the pipe one call, however many frames it brings): a frame pulled through `chunks`
+    was 5 calls on the lane (the generator's resumption, `read`, `unpack_from`, `frombuffer`, the
+    sink), pushed it is 3 (`unpack_from`, `frombuffer`, the sink)."""
+    counted(engine, SENTENCE)  # warm
+    short, long = counted(engine, SENTENCE), counted(engine, SENTENCE * 6)
+    frames, calls = long[0] - short[0], long[1] - short[1]
+    assert frames >= 10, (short, long)
+    assert calls / frames < 4, f"{calls} calls for {frames} frames"
+
+
+def test_pushed_chunks_are_the_pulled_ones_byte_for_byte(engine):
+    for text in (SENTENCE, SENTENCE * 6, "네."):
+        assert pushed(engine, text) == pulled(engine, text)
+
+
+def test_a_sink_that_raises_stops_the_child_and_the_next_request_is_whole(engine):
+    """What the sink raises passes as it is (not the child's failure: the child lives on), after the
+    child's request is stopped and drained, so the next request's chunks are its own, whole."""
+    whole = pushed(engine, SENTENCE * 3)
+    child = engine.child
+    taken: list[int] = []
+
+    def sink(chunk: np.ndarray) -> bool:
+        taken.append(chunk.size)
+        raise OSError("the sink's own")
+
+    with pytest.raises(OSError, match="the sink's own"):
+        engine.stream_into(SynthesisRequest(SENTENCE * 3, "ko"), sink)
+    assert len(taken) == 1
+    assert engine.child is child and not child.closed
+    assert pushed(engine, SENTENCE * 3) == whole
+
+
+def test_a_child_killed_under_the_push_fails_the_section_and_the_next_is_whole(engine):
+    whole = pushed(engine, SENTENCE)
+    child = engine.child
+
+    def sink(chunk: np.ndarray) -> bool:
+        child.kill()
+        return True
+
+    with pytest.raises(EngineError):
+        engine.stream_into(SynthesisRequest(SENTENCE * 6, "ko"), sink)
+    assert child.closed and engine.child is not child
+    assert pushed(engine, SENTENCE) == whole
