@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.protocol import EngineError
+from npu_worker.protocol import EngineError, UnknownLanguage
 from tests import espeak_children
 
 engine = espeak_children.engine  # the fixture: this module's own loaded espeak child
@@ -105,3 +105,46 @@ def test_a_child_killed_under_the_push_fails_the_section_and_the_next_is_whole(e
         engine.stream_into(SynthesisRequest(SENTENCE * 6, "ko"), sink)
     assert child.closed and engine.child is not child
     assert pushed(engine, SENTENCE) == whole
+
+
+def voice_checks(engine: Any, lang: str) -> int:
+    """How often the request's language was looked up (`voice_for`) by a push of one request."""
+    looked = [0]
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_name == "voice_for":
+            looked[0] += 1
+
+    sys.setprofile(count)
+    try:
+        engine.stream_into(SynthesisRequest("네.", lang), lambda chunk: True)
+    finally:
+        sys.setprofile(None)
+    return looked[0]
+
+
+def test_a_lanes_language_said_again_is_not_looked_up_again_and_an_unknown_one_always_fails(engine):
+    """The lane's last language as the caller spelled it is kept (≈ 11 calls a request to look it up
+    again); another spelling or language is looked up, an unknown one fails every time, before the
+    child, and is never kept, so the language after it is spoken in its own voice."""
+    voice_checks(engine, "ko")
+    assert voice_checks(engine, "ko") == 0
+    assert voice_checks(engine, " KO ") == 1
+    assert voice_checks(engine, " KO ") == 0
+    korean = pushed(engine, SENTENCE)
+    english = [b"".join(pulled_lang(engine, "Good morning.", "en"))]
+    for _ in range(2):
+        with pytest.raises(UnknownLanguage):
+            engine.stream_into(SynthesisRequest(SENTENCE, "xx-nowhere"), lambda chunk: True)
+    assert pushed(engine, SENTENCE) == korean
+    got: list[bytes] = []
+    engine.stream_into(
+        SynthesisRequest("Good morning.", "en"), lambda chunk: got.append(chunk.tobytes()) is None
+    )
+    assert [b"".join(got)] == english
+    with pytest.raises(UnknownLanguage):
+        engine.stream_into(SynthesisRequest(SENTENCE, "xx-nowhere"), lambda chunk: True)
+
+
+def pulled_lang(engine: Any, text: str, lang: str) -> list[bytes]:
+    return [chunk.tobytes() for chunk in engine.child.chunks(SynthesisRequest(text, lang))]

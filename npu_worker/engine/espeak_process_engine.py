@@ -46,6 +46,11 @@ class EspeakProcessEngine(EspeakEngine):
         # hangs never holds up the close): its child, once started, is closed if the engine closed.
         self._swapping = threading.Lock()
         self._closed = False
+        # The last `lang` `stream_into` found a voice for, as the caller spelled it (one, not a map: a
+        # map keyed by spelling grows without bound): a lane's requests are mostly in one language,
+        # and its check was ≈ 11 calls a request (`language_code`, `voice_names`, their str and dict
+        # methods; benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The voices never change.
+        self._spoken_lang: str | None = None
 
     @property
     def child(self) -> ChildEspeak:
@@ -75,7 +80,10 @@ class EspeakProcessEngine(EspeakEngine):
     def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
         """`stream`'s chunks pushed into `sink` by the child's reader (`ChildEspeak.chunks_into`), not
         pulled from a generator: the same chunks, stop, deadline and child started again."""
-        self.voice_for(request.lang)  # an unknown language fails here, as in-process
+        lang = request.lang
+        if lang != self._spoken_lang:
+            self.voice_for(lang)  # an unknown language fails here, as in-process (and is not kept)
+            self._spoken_lang = lang
         self.child.chunks_into(request, sink, again=lambda: self.child)
 
     def interrupt(self, restart: bool) -> bool:
