@@ -5,6 +5,7 @@ resumed a frame and its `read` were two Python calls more a frame (benchmarks/SE
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.espeak_child import AUDIO, END, BrokenStream, FrameReader, UnreadFrame, write_frames
 from npu_worker.protocol import EngineError, UnknownLanguage
 from tests import espeak_children
 
@@ -148,3 +150,29 @@ def test_a_lanes_language_said_again_is_not_looked_up_again_and_an_unknown_one_a
 
 def pulled_lang(engine: Any, text: str, lang: str) -> list[bytes]:
     return [chunk.tobytes() for chunk in engine.child.chunks(SynthesisRequest(text, lang))]
+
+
+def test_the_reader_tells_a_broken_pipe_from_what_its_sink_raised():
+    """On a real pipe: a sink's own ValueError passes as it is, with the reader past that frame (the
+    drain after it reads the next); a pipe that closes mid-request is an `UnreadFrame` (the child's
+    end), after the frames it held."""
+    read_end, write_end = os.pipe()
+    samples = [np.arange(n, dtype=np.float32) for n in (3, 5, 7)]
+    write_frames(write_end, [(AUDIO, s.tobytes()) for s in samples] + [(END, b"")])
+    reader = FrameReader(os.fdopen(read_end, "rb", buffering=0), 64)
+
+    def refuse(chunk: np.ndarray) -> bool:
+        raise ValueError("the sink's own")
+
+    with pytest.raises(ValueError, match="the sink's own"):
+        reader.audio_into(AUDIO, refuse)
+    got: list[np.ndarray] = []
+    assert reader.audio_into(AUDIO, lambda chunk: got.append(chunk) is None) == (END, bytearray())
+    assert [c.tolist() for c in got] == [s.tolist() for s in samples[1:]]
+    write_frames(write_end, [(AUDIO, samples[0].tobytes())])
+    os.close(write_end)
+    got.clear()
+    with pytest.raises(UnreadFrame) as unread:
+        reader.audio_into(AUDIO, lambda chunk: got.append(chunk) is None)
+    assert isinstance(unread.value.error, BrokenStream)
+    assert [c.tolist() for c in got] == [samples[0].tolist()]
