@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from npu_worker.engine.espeak import EspeakConfig, create
-from npu_worker.engine.espeak_process import EspeakProcessEngine
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakConfig, create
 from npu_worker.engine.espeak_child import REQUEST_ID, STOP, write_frame
-from npu_worker.engine.espeak_process import EspeakProcessEngine
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.jobs.admission import Admission, Cancelled
 from npu_worker.jobs.model import Job, Section
 from npu_worker.protocol import EngineError, SynthParams

@@ -14,7 +14,7 @@ import pytest
 
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakConfig, create
-from npu_worker.engine.espeak_process import EspeakProcessEngine
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.protocol import EngineError
 from tests.timing import seconds
 

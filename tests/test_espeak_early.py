@@ -17,7 +17,7 @@ import pytest
 from npu_worker import cli
 from npu_worker.engine import espeak_early
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.espeak_process import EspeakProcessEngine
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.protocol import ModelLoadError
 from tests.test_espeak_child_restart import children, running
 

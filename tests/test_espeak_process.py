@@ -26,7 +26,8 @@ from npu_worker.engine.espeak_child import (
     read_frame,
     write_frame,
 )
-from npu_worker.engine.espeak_process import ChildEspeak, EspeakProcessEngine
+from npu_worker.engine.espeak_process import ChildEspeak
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage
 from tests import espeak_children
 from tests.timing import seconds

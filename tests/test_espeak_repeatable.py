@@ -22,7 +22,7 @@ from npu_worker.engine import espeak_state
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.engine.espeak_lib import get_espeak
-from npu_worker.engine.espeak_process import EspeakProcessEngine
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.engine.espeak_state import CarriedState, _symbols
 from tests import espeak_children
 
@@ -243,7 +243,7 @@ def test_the_worker_process_imports_no_elf_reader():
     """The worker never loads espeak-ng itself (its children do): importing the ELF reader there cost
     30-40 ms of its start for nothing, so pyelftools is imported where a verified build is read."""
     code = (
-        "import sys, npu_worker.app, npu_worker.cli, npu_worker.engine.espeak_process;"
+        "import sys, npu_worker.app, npu_worker.cli, npu_worker.engine.espeak_process, npu_worker.engine.espeak_process_engine;"
         "print(sorted(m for m in sys.modules if m.startswith('elftools')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,7 +13,7 @@ import time
 
 from npu_worker.engine import espeak_request_deadline
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.espeak_process import EspeakProcessEngine
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.protocol import EngineError
 from tests.test_espeak_child_restart import running
 from tests.timing import seconds

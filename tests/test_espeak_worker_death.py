@@ -17,7 +17,7 @@ from pathlib import Path
 
 from npu_worker.engine import espeak_process
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.espeak_process import EspeakProcessEngine
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from tests.test_espeak_child_restart import running
 from tests.timing import seconds
 

@@ -14,7 +14,7 @@ def test_the_worker_process_loads_no_korean_reader_for_the_espeak_child():
     code = (
         "import sys\n"
         "from npu_worker.engine.base import SynthesisRequest\n"
-        "from npu_worker.engine.espeak_process import EspeakProcessEngine\n"
+        "from npu_worker.engine.espeak_process_engine import EspeakProcessEngine\n"
         "engine = EspeakProcessEngine()\n"
         "engine.load()\n"
         "made = sum(c.size for c in engine.stream(SynthesisRequest('전압은 3.7V, 2024. 12. 5.')))\n"

@@ -383,7 +383,7 @@ def resample_pcm16(chunks: Iterable[np.ndarray], from_rate: int, to_rate: int) -
 @dataclass(frozen=True)
 class EspeakConfig:
     """espeak-ng's one option: where it runs (the library itself is found at load time). `process`:
-    in a child process per engine lane, off the server's GIL (espeak_process.py)."""
+    in a child process per engine lane, off the server's GIL (espeak_process.py, espeak_process_engine.py)."""
 
     process: bool = False
 
@@ -395,7 +395,7 @@ def create(config: EspeakConfig) -> EspeakEngine:
     """The engine for `--backend espeak`."""
     config.validate()
     if config.process:
-        from .espeak_process import EspeakProcessEngine
+        from .espeak_process_engine import EspeakProcessEngine
 
         return EspeakProcessEngine()
     return EspeakEngine()

@@ -27,6 +27,7 @@ import signal
 import struct
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Protocol
 
 import msgspec
@@ -59,6 +60,15 @@ PIPE_BYTES = 1024 * 1024  # the pipe's size asked for (Linux's default 64 KiB ho
 
 class BrokenStream(Exception):
     """The other side's pipe closed, or sent something that is not a frame."""
+
+
+class UnreadFrame(Exception):
+    """`FrameReader.audio_into`'s read of the pipe failed (`error`: BrokenStream, OSError, or the
+    ValueError of a pipe the worker closed): told apart from what its sink raised."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 Payload = bytes | memoryview
@@ -132,6 +142,31 @@ class FrameReader:
                 self._start = start + 5 + length
                 return kind, buffer[start + 5 : start + 5 + length]
         return self._read_more()
+
+    def audio_into(self, audio: bytes, sink: Callable[[np.ndarray], bool]) -> tuple[bytes, bytearray] | None:
+        """Frames of kind `audio` handed to `sink` as float32 samples, one call each, until a frame of
+        another kind (returned) or a `sink` that returns False (None). The engine lane's push loop: a
+        frame is one `unpack_from`, `frombuffer` and the sink's call, where `read` and a generator
+        resumed around it were two calls more (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55).
+        A read that fails is an `UnreadFrame`; what `sink` raises passes as it is."""
+        frombuffer, float32 = np.frombuffer, np.float32
+        while True:
+            start, end, buffer = self._start, self._end, self._buffer
+            frame: tuple[bytes, bytearray] | None = None
+            if end - start >= 5:  # (HEADER.size) as in `read`: the frame, if it is all here
+                kind, length = HEADER.unpack_from(buffer, start)
+                if start + 5 + length <= end:
+                    self._start = start + 5 + length
+                    frame = kind, buffer[start + 5 : start + 5 + length]
+            if frame is None:
+                try:
+                    frame = self._read_more()
+                except (BrokenStream, OSError, ValueError) as error:
+                    raise UnreadFrame(error) from error
+            if frame[0] != audio:
+                return frame
+            if not sink(frombuffer(frame[1], dtype=float32)):
+                return None
 
     def _read_more(self) -> tuple[bytes, bytearray]:
         while True:

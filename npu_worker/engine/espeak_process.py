@@ -24,7 +24,6 @@ from ..deadline_thread import Armed
 from ..protocol import EngineError, ModelLoadError, WorkerError
 from . import espeak_early
 from .base import SynthesisRequest
-from .espeak import EspeakEngine
 from .espeak_child import (
     AUDIO,
     END,
@@ -42,6 +41,7 @@ from .espeak_child import (
     Phonemize,
     Ready,
     Request,
+    UnreadFrame,
     write_frame,
 )
 from .espeak_deadlines import DEADLINES
@@ -189,6 +189,56 @@ class ChildEspeak:
                     failure = msgspec.json.decode(payload, type=Failure)
                     raise child_error(failure)
                 raise self._broken(f"an unexpected frame {kind!r}")
+        finally:
+            answers.watch = None
+            if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)
+                self._stop()  # (bounded by the `STOP`'s own deadline)
+            deadline.end()
+            self._live = None
+
+    def chunks_into(
+        self,
+        request: SynthesisRequest,
+        sink: Callable[[np.ndarray], bool],
+        again: Callable[[], ChildEspeak] | None = None,
+    ) -> None:
+        """`chunks` pushed: each chunk handed to `sink` as its frame is read, until the request ends or
+        `sink` returns False (stopped early, as closing `chunks` does: the same `STOP` and drain). The
+        engine lane's way (`stream_into`): the generator resumed a frame and its `read` were two Python
+        calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
+        and failures as `chunks`."""
+        live = next(self._ids) % (1 << 32)
+        frame = Request(live, request.text, request.lang, request.speed_factor)
+        try:
+            self._send(REQUEST, msgspec.json.encode(frame), live)
+        except ChildGone:
+            if again is None:
+                raise
+        else:
+            again = None  # (sent: no second child)
+        if again is not None:
+            try:
+                again().chunks_into(request, sink)
+            except ChildGone as twice:
+                raise EngineError(f"espeak-ng's process failed ({twice}; it ended again at once)") from twice
+            return
+        ended, deadline, answers = False, self._synthesis, self._answers
+        deadline.start(len(request.text))
+        answers.watch = deadline  # (its clock runs while a read waits on the pipe)
+        try:
+            try:
+                last = answers.audio_into(AUDIO, sink)
+            except UnreadFrame as unread:
+                raise self._unread(unread.error, reading=True) from unread.error
+            if last is None:
+                return  # (the sink stopped it: drained below)
+            ended = True
+            kind, payload = last
+            if kind == END:
+                return
+            if kind == FAILED:
+                raise child_error(msgspec.json.decode(payload, type=Failure))
+            raise self._broken(f"an unexpected frame {kind!r}")
         finally:
             answers.watch = None
             if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)
@@ -347,85 +397,3 @@ class ChildEspeak:
 
 
 _STOP_ANSWER = f"a stop of its request within {STOP_SECONDS:g} s"
-
-
-def first_child() -> ChildEspeak:
-    """An engine's child at its load: the one `serve` started before its imports (the first engine to
-    load: the main one, the lanes open after it), else a new one. One that has ended before it was
-    taken (killed meanwhile: the OOM killer, an operator) is replaced, as it would have been started
-    then: it failed the load, and the worker served nothing until a restart."""
-    early = espeak_early.take()
-    if early is not None and early.poll() is not None:
-        log.warning("espeak-ng's process started early had ended (%s); starting another", early.returncode)
-        espeak_early.close_pipes(early)
-        early = None
-    return ChildEspeak(early)
-
-
-class EspeakProcessEngine(EspeakEngine):
-    """`EspeakEngine` whose synthesis runs in a child process (one per engine: a preview lane is a
-    second child). Same chunks, same sample rate, same cache identity."""
-
-    def __init__(self) -> None:
-        # the library's face (voices, rates): the child `serve` started early, else a new one
-        super().__init__(first_child)  # type: ignore[arg-type]
-        # The engine's close and a child's start again (another thread's: the shutdown's): a close
-        # during a start closed the dead child only, and the new one made the request and ran on after
-        # the engine had closed, until the worker's exit. The start itself holds no lock (one that
-        # hangs never holds up the close): its child, once started, is closed if the engine closed.
-        self._swapping = threading.Lock()
-        self._closed = False
-
-    @property
-    def child(self) -> ChildEspeak:
-        library = self.library
-        assert isinstance(library, ChildEspeak)
-        if not library.closed:
-            return library
-        # it failed with an earlier section, or was found gone by a request's write
-        with self._swapping:
-            if self._closed:
-                raise EngineError(CLOSED)
-        log.warning("espeak-ng's process had ended; starting another")
-        started = ChildEspeak()
-        with self._swapping:
-            if not self._closed:
-                self._library = started
-                return started
-        started.close()
-        raise EngineError(CLOSED)
-
-    def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
-        """The child's chunks; one that died while idle is found by the request's write, and another
-        started and sent it, once (`ChildEspeak.chunks`'s `again`)."""
-        self.voice_for(request.lang)  # an unknown language fails here, as in-process
-        return self.child.chunks(request, again=lambda: self.child)
-
-    def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
-        chunks = self.stream(request)
-        try:
-            for chunk in chunks:
-                if not sink(chunk):
-                    return
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
-
-    def interrupt(self, restart: bool) -> bool:
-        """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the
-        child stops the request now, not once its next frames reach the engine thread. A call is
-        never redone (`restart`: nothing is stopped); the cancel flag is set before this is called,
-        so the section that ends here ends cancelled."""
-        library = self._library
-        return not restart and isinstance(library, ChildEspeak) and library.stop_running()
-
-    def lane(self) -> EspeakProcessEngine:
-        return EspeakProcessEngine()
-
-    def close(self) -> None:
-        with self._swapping:  # (a start in progress closes its own child once started)
-            self._closed = True
-        if self._library is not None:
-            self.library.close()  # type: ignore[attr-defined]
-        super().close()

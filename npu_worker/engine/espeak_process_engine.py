@@ -1,0 +1,105 @@
+"""The espeak engine whose synthesis runs in a child process (`espeak_process.ChildEspeak`): one child
+an engine (a preview lane is a second one), the child it uses started again after its death, and the
+child `serve` started before its imports taken at the first engine's load.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from ..protocol import EngineError
+from . import espeak_early
+from .base import SynthesisRequest
+from .espeak import EspeakEngine
+from .espeak_process import CLOSED, ChildEspeak
+
+log = logging.getLogger(__name__)
+
+
+def first_child() -> ChildEspeak:
+    """An engine's child at its load: the one `serve` started before its imports (the first engine to
+    load: the main one, the lanes open after it), else a new one. One that has ended before it was
+    taken (killed meanwhile: the OOM killer, an operator) is replaced, as it would have been started
+    then: it failed the load, and the worker served nothing until a restart."""
+    early = espeak_early.take()
+    if early is not None and early.poll() is not None:
+        log.warning("espeak-ng's process started early had ended (%s); starting another", early.returncode)
+        espeak_early.close_pipes(early)
+        early = None
+    return ChildEspeak(early)
+
+
+class EspeakProcessEngine(EspeakEngine):
+    """`EspeakEngine` whose synthesis runs in a child process (one per engine: a preview lane is a
+    second child). Same chunks, same sample rate, same cache identity."""
+
+    def __init__(self) -> None:
+        # the library's face (voices, rates): the child `serve` started early, else a new one
+        super().__init__(first_child)  # type: ignore[arg-type]
+        # The engine's close and a child's start again (another thread's: the shutdown's): a close
+        # during a start closed the dead child only, and the new one made the request and ran on after
+        # the engine had closed, until the worker's exit. The start itself holds no lock (one that
+        # hangs never holds up the close): its child, once started, is closed if the engine closed.
+        self._swapping = threading.Lock()
+        self._closed = False
+        # The last `lang` `stream_into` found a voice for, as the caller spelled it (one, not a map: a
+        # map keyed by spelling grows without bound): a lane's requests are mostly in one language,
+        # and its check was ≈ 11 calls a request (`language_code`, `voice_names`, their str and dict
+        # methods; benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The voices never change.
+        self._spoken_lang: str | None = None
+
+    @property
+    def child(self) -> ChildEspeak:
+        library = self.library
+        assert isinstance(library, ChildEspeak)
+        if not library.closed:
+            return library
+        # it failed with an earlier section, or was found gone by a request's write
+        with self._swapping:
+            if self._closed:
+                raise EngineError(CLOSED)
+        log.warning("espeak-ng's process had ended; starting another")
+        started = ChildEspeak()
+        with self._swapping:
+            if not self._closed:
+                self._library = started
+                return started
+        started.close()
+        raise EngineError(CLOSED)
+
+    def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        """The child's chunks; one that died while idle is found by the request's write, and another
+        started and sent it, once (`ChildEspeak.chunks`'s `again`)."""
+        self.voice_for(request.lang)  # an unknown language fails here, as in-process
+        return self.child.chunks(request, again=lambda: self.child)
+
+    def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
+        """`stream`'s chunks pushed into `sink` by the child's reader (`ChildEspeak.chunks_into`), not
+        pulled from a generator: the same chunks, stop, deadline and child started again."""
+        lang = request.lang
+        if lang != self._spoken_lang:
+            self.voice_for(lang)  # an unknown language fails here, as in-process (and is not kept)
+            self._spoken_lang = lang
+        self.child.chunks_into(request, sink, again=lambda: self.child)
+
+    def interrupt(self, restart: bool) -> bool:
+        """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the
+        child stops the request now, not once its next frames reach the engine thread. A call is
+        never redone (`restart`: nothing is stopped); the cancel flag is set before this is called,
+        so the section that ends here ends cancelled."""
+        library = self._library
+        return not restart and isinstance(library, ChildEspeak) and library.stop_running()
+
+    def lane(self) -> EspeakProcessEngine:
+        return EspeakProcessEngine()
+
+    def close(self) -> None:
+        with self._swapping:  # (a start in progress closes its own child once started)
+            self._closed = True
+        if self._library is not None:
+            self.library.close()  # type: ignore[attr-defined]
+        super().close()
