@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+import redis
 
 from tests.cluster_support import Node, call, node_starter
 from tests.redis_server import RedisServer
@@ -53,3 +54,32 @@ async def test_a_ws_requests_sections_run_in_idx_order_on_several_engine_nodes(s
             ]
             assert order == [(i, s) for i in range(len(texts)) for s in ("synth", "ok")], order
         await ws.close()
+
+
+async def test_a_previews_audio_is_not_stored_in_redis_and_a_batchs_still_is(
+    tmp_path, start_node, redis_server
+):
+    """No route serves a preview's audio (`GET /jobs/<preview>/...` is 404), yet the engine node encoded
+    every section of a `/ws` preview (listened to or not) and of a `/synth` whose file it wrote itself
+    as a wav and stored it in Redis (`npu:wav:<id>:<idx>`), kept there until the preview's expiry."""
+    node = start_node("both", role="both")
+    wait_engines(node, 1)
+    message = {"type": "synth_batch", "sections": [{"idx": i, "text": t} for i, t in enumerate("ab")]}
+    async with aiohttp.ClientSession() as session:
+        ws = AiohttpWs(await session.ws_connect(f"ws://127.0.0.1:{node.port}/ws", autoclose=False))
+        for audio in (False, True):
+            await ws.send_json({**message, "audio": audio})
+            assert (await receive_until_done(ws)).done["ok_count"] == 2
+        await ws.close()
+    synth = {"text": "a file", "output_path": str(tmp_path / "synth.wav")}
+    assert call("POST", f"{node.base}/synth", synth)[1]["status"] == "ok"
+    assert (tmp_path / "synth.wav").stat().st_size > 44
+    status, batch = call(
+        "POST", f"{node.base}/synth_batch", {"sections": [{"text": "kept"}], "stream": False}
+    )
+    assert (status, batch["ok_count"]) == (200, 1), batch
+    with redis.Redis.from_url(redis_server.url) as client:
+        stored = sorted(key.decode() for key in client.scan_iter("npu:wav:*"))
+    assert stored == [f"npu:wav:{batch['job_id']}:0"]  # the batch's, which GET .../audio serves
+    status, wav = call("GET", f"{node.base}/jobs/{batch['job_id']}/sections/0/audio")
+    assert status == 200 and wav[:4] == b"RIFF"
