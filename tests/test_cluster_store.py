@@ -301,8 +301,9 @@ async def test_an_ended_preview_expires_by_itself_and_a_vanished_job_leaves_the_
     probe = aioredis.from_url(redis_server.url)
     (job_key,) = [key.decode() async for key in probe.scan_iter("npu:job:*")]
     job_id = job_key.removeprefix("npu:job:")
-    for key in (job_key, f"npu:log:{job_id}", f"npu:final:{job_id}", f"npu:wav:{job_id}:0"):
+    for key in (job_key, f"npu:log:{job_id}", f"npu:final:{job_id}"):
         assert 0 < await probe.ttl(key) <= PREVIEW_EXPIRY, key
+    assert not await probe.exists(f"npu:wav:{job_id}:0")  # a preview's audio is not stored at all
     assert await probe.zscore("npu:previews", job_id) is None
     await probe.zadd(f"npu:finished:{scheduler.node}", {"vanished": 1.0})  # its record is gone
     await probe.zadd("npu:jobs", {"vanished": 1.0})

@@ -49,9 +49,11 @@ class Runner(AudioHandover):
     # pause a section (`preemptible`): its stream is a generator that keeps its own state, so the
     # paused section resumes where it was and makes the same samples. The cluster runner does not.
     preempts = True
-    # Every section's chunks kept to the section's end (the cluster runner hands each over as a wav);
-    # here only those a file or the cache takes (`Delivery`'s `keeps`).
-    keeps_all_audio = False
+
+    def keeps_all_audio(self, job: Job) -> bool:
+        """Every section's chunks kept to its end, a file or not (the cluster runner hands a batch's
+        over as a wav); here only those a file or the cache takes (`Delivery`'s `keeps`)."""
+        return False
 
     def __init__(
         self,
@@ -352,7 +354,7 @@ class Runner(AudioHandover):
         if hit is not None:
             source = chunks_of(read_wav(hit)[0], rate)
         keeps = (
-            self.keeps_all_audio
+            self.keeps_all_audio(job)
             or section.output_path is not None
             or (job.persisted and self._caches(job, section))
         )

@@ -56,11 +56,16 @@ class ClusterRunner(Runner):
     journal: RedisJournal
     preempts = False  # one attempt id per run (`attempt`): sections never nest here
     hands_over_to_loop = False  # every chunk to its PCM stream in Redis (`hand_over_audio`)
-    keeps_all_audio = True  # every section's wav goes to its stream (`file_wav`), a file or not
     pcm: PcmPublisher | None = None
     attempt = ""
     writes_for = ""  # the node whose files this one writes (itself, when it is a `both` node)
     written: Callable[[str], None] | None = None  # on the loop: a section's file was written here
+
+    def keeps_all_audio(self, job: Job) -> bool:
+        """A batch section's wav goes to Redis (`GET .../audio` reads it there); a preview's only to
+        write its file: no route serves a preview's audio, so a listen-only preview keeps no chunks,
+        encodes no wav and stores none (every one was a wav in Redis for nobody, until its expiry)."""
+        return not job.preview
 
     def hand_over_audio(self, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
         if self.pcm is not None:  # (to Redis, every chunk at once, as before)
@@ -95,7 +100,7 @@ class ClusterRunner(Runner):
             audio = self._synthesise(job, section, self.engine)
             if audio is None:  # cancelled mid-section
                 return
-            wav = audio.file_wav()
+            wav = audio.file_wav() if audio.audio_kept else b""  # (a listen-only preview's: none)
             meta = {"duration": audio.duration, "cached": audio.cached}
             meta["elapsed"] = round(time.monotonic() - started, 3)
             if self._hand_over(job, node, section, wav, meta, end):
@@ -132,7 +137,8 @@ class ClusterRunner(Runner):
                 raise WriteFailed(f"{path}: {exc.strerror or exc}") from exc
         cached = True if meta["cached"] else None
         ok = Progress(section.idx, "ok", path, meta["duration"], meta["elapsed"], cached)
-        made = self.journal.section_ok(job, node, section, wav, ok, first=end)
+        stored = b"" if job.preview else wav  # (MADE_OK stores no copy of b"": nothing reads a preview's)
+        made = self.journal.section_ok(job, node, section, stored, ok, first=end)
         if made and path is not None and self.written is not None:
             self.journal.handoff(self.written, job.id)
         return made

@@ -25,9 +25,12 @@ async def queue_shared_job(
     jobs: RedisJobs, job: Job, node: str, start: Start, *, max_queue: int, engines: int, stats: Stats
 ) -> None:
     """Record and queue `job`, accepted by `node`, with `engines` engine nodes alive to run it."""
-    # A listened-to job runs its sections one after another (each queued once the previous one is
-    # made): its audio streams in order, as on a local queue; batches spread over the engine nodes.
-    window = 1 if job.stream_audio else max(2, engines + 1)
+    # A preview (`/ws`, whatever its `audio`; `/synth` and OpenAI speech are one section) runs its
+    # sections one after another, each queued once the previous one is final: its events (and audio)
+    # come in idx order, as on a local queue. With `audio: false` it had the batch's window: two
+    # engine nodes took sections 0 and 1 at once, `synth 1, ok 1` before `ok 0`. Batches spread over
+    # the engine nodes (their sections' events interleave: docs/protocol.md).
+    window = 1 if job.preview else max(2, engines + 1)
     try:
         created = await jobs.create(job, node, start, max_queue=max_queue, window=window)
     except REDIS_WAIT as exc:  # down, or full (its maxmemory reached)

@@ -117,7 +117,7 @@ return 1
 # KEYS: job, log, final, pending, finished, q_batch, wav  ARGV: id, idx, event (`ok`), wav
 # A section with no file to write (a preview without `output_path`): the engine node stores the audio
 # and logs `ok` itself in one step, as FINAL would after the writer's hop; still `ok` once per section.
-# → as FINAL's.
+# An empty wav is no copy to store (a preview's: no route serves it). → as FINAL's.
 MADE_OK = (
     ADVANCE
     + DONE
@@ -129,7 +129,7 @@ local total = check_job(KEYS[1], KEYS[6])
 local seq, usable = next_seq(KEYS[1], KEYS[2])
 waiting(KEYS[4])
 redis.call('HSET', KEYS[3], ARGV[2], 'ok')
-redis.call('SET', KEYS[7], ARGV[4])
+if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4]) end
 log_event(KEYS[1], KEYS[2], seq, usable, ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], 'ok', 1)
