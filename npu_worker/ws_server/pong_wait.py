@@ -8,6 +8,11 @@ and was dropped mid-request, though it read all the while (docs/protocol.md: a r
 engine but reading is not cut). The kernel counts the bytes the peer has acknowledged (TCP_INFO's
 `tcpi_bytes_acked`, Linux 4.1 on); while that count grows from one pong deadline to the next, the wait
 goes on. A peer that takes nothing is dropped as before, at the first deadline it took nothing by.
+
+The wait keeps aiohttp's half interval, with no floor: a wait longer than the interval (1 s at
+`--heartbeat-interval 0.2`, tried at stop 55) always holds one of a waiting request's `heartbeat` events,
+which the peer acknowledges, so a peer that reads but never answers a ping was kept for as long as its
+request waited (`test_ws_control`'s peer that stops answering pings, never dropped).
 """
 
 from __future__ import annotations
