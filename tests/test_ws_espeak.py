@@ -97,19 +97,21 @@ async def test_two_sockets_previewing_at_once_each_get_their_own_sentence(worker
 
 async def test_a_child_that_crashes_mid_preview_fails_that_section_and_the_next_preview_speaks(worker):
     """With `--espeak-process` a crash inside espeak-ng (it parses every caller's text) ends a child
-    process, not the worker: the section in flight gets an EngineError, and another child speaks next."""
+    process, not the worker: the section in flight gets an EngineError, and another child speaks next.
+    Three long sections: a warm child makes one in ≈ 0.4 s of CPU, so under load the crash could come
+    after a lone section was whole; whichever the crash meets fails, and the others are spoken."""
     client = await worker(engine=None, backend="espeak", espeak_process=True, preview_lanes=1)
     engine = client.app[SCHEDULER_KEY].engine
     crashed = engine.child.pid
     ws = await connect(client)
-    await ws.send_json(batch(LONG_TEXT))
+    await ws.send_json(batch(LONG_TEXT, LONG_TEXT, LONG_TEXT))
     while not isinstance(await ws.receive(), bytes):
         pass
     os.kill(crashed, signal.SIGSEGV)
     transcript = await receive_until_done(ws)
     [error] = transcript.events("error")
-    assert error["idx"] == 0 and error["error"].startswith("UnparsableText: espeak-ng's process failed")
-    assert transcript.done["ok_count"] == 0
+    assert error["error"].startswith("UnparsableText: espeak-ng's process failed")
+    assert transcript.done["ok_count"] == 2
     again = await run_request(ws, batch(SENTENCE))
     assert again.done["ok_count"] == 1 and audible_onset(again.section_audio(0), 24000) is not None
     assert engine.child.pid != crashed
