@@ -15,6 +15,8 @@ from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice.prompt import transcript_for
 from npu_worker.paths import PathPolicy
 from npu_worker.protocol import BadRequest, RefWavNotAllowed
+from tests.test_openai_bad_input import assert_openai_error
+from tests.tone_engine import ToneEngine
 
 
 @pytest.fixture
@@ -51,3 +53,27 @@ def test_a_missing_transcript_is_still_the_callers_omission(voice):
     with pytest.raises(BadRequest, match="has no transcript: put it in ref.txt") as refused:
         transcript_for(voice)
     assert refused.value.param == "ref_text"
+
+
+class TranscriptReadingEngine(ToneEngine):
+    """A tone engine that reads each request's transcript first, as ZipVoice does (`transcript_for`,
+    through the voice's reader: the worker's `PathPolicy.read_reference`)."""
+
+    def stream(self, request):  # noqa: ANN001, ANN201 - ToneEngine's
+        transcript_for(request.voice)
+        yield from super().stream(request)
+
+
+async def test_the_openai_route_names_ref_audio_for_a_transcript_it_may_not_read(worker, tmp_path):
+    """Found as the section runs: a 400 naming the field that gave the reference (`param` was null)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "ref.wav").write_bytes(b"RIFF" + bytes(40))
+    os.mkfifo(root / "ref.txt")
+    client = await worker(TranscriptReadingEngine(), output_roots=(str(root),))
+    body = {"model": "tts-1", "input": "hello", "ref_audio": str(root / "ref.wav")}
+    response = await client.post("/v1/audio/speech", json=body)
+    assert response.status == 400
+    answer = await response.json()
+    assert_openai_error(answer, "RefWavNotAllowed", "ref_audio")
+    assert f"{root / 'ref.txt'}: not a regular file" in answer["error"]["message"], answer
