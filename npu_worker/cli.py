@@ -139,7 +139,7 @@ def _serve_holding(
     from .access import ANY_ORIGIN, loopback_bind
     from .app import build_app
     from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
-    from .config_sources import env_name
+    from .config_sources import env_name, named_as_given
     from .engine_options import check_engine_settings
     from .server import ListenFailed, run
 
@@ -195,8 +195,8 @@ def _serve_holding(
     try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
         check_engine_settings(settings)
         app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
-    except ValueError as exc:
-        return _refused(str(exc), 2)
+    except ValueError as exc:  # each setting named as it was given: flag or env var
+        return _refused(named_as_given(str(exc), args), 2)
     try:
         listening.append(True)
         run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)

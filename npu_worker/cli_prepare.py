@@ -104,7 +104,9 @@ def run_prepare(args: argparse.Namespace) -> int:
     said "run it again" (minutes of compiling, hours on the simulator) for a prepared folder. A SIGTERM
     (`timeout`, a service manager, a CI job cancelled) or SIGHUP (a closed terminal) unwinds the same
     way, 143 or 129: it ended the process at once, with no word, and left its staging (a copy of every
-    model file and a specialised decoder as large as the decoder) in --out until the next prepare."""
+    model file and a specialised decoder as large as the decoder) in --out until the next prepare.
+    One that comes while QNN compiles a bucket is acted on when that compile returns (C code: no
+    handler runs inside it), docs/zipvoice.md says so."""
     hear_ctrl_c()  # started as `cmd &` by a script: Ctrl-C (or kill -INT) still stops it cleanly
     earlier: list[tuple[int, int, int] | None] = []  # the manifest found at the start, once known
     # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)

@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import difflib
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,6 +45,27 @@ def _flag_type(f: dataclasses.Field[Any]) -> Any:
 
 def env_name(name: str) -> str:
     return ENV_PREFIX + name.upper()
+
+
+FLAG = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def named_as_given(
+    message: str, args: argparse.Namespace | None, environ: Mapping[str, str] | None = None
+) -> str:
+    """`message` (a refusal naming settings by flag) with each setting that came from its env var named
+    by that var, as `load_settings`'s own refusals name it: `NPU_WORKER_NUM_STEPS=0` in the service's
+    env file was refused as "num_steps (--num-steps) must be in 1..64", a flag no command line held."""
+    environ = os.environ if environ is None else environ
+    fields = {f.name for f in dataclasses.fields(Settings)}
+
+    def as_given(flag: re.Match[str]) -> str:
+        name = flag.group(0)[2:].replace("-", "_")
+        if name in fields and getattr(args, name, None) is None and environ.get(env_name(name)):
+            return env_name(name)
+        return flag.group(0)
+
+    return FLAG.sub(as_given, message)
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:

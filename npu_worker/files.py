@@ -322,8 +322,8 @@ def one_name_only(info: os.stat_result, path: str) -> None:
     many containers), and the worker then read it for them as if it lay beneath a root (its other name
     may lie anywhere on that file system). By name, not an OSError: the engine, which reads the
     transcript `ref.txt` only as the section runs, said of one so refused "EngineError: reference ...
-    has no transcript: put it in ref.txt beside the wav", of a transcript that was there."""
-    if info.st_nlink > 1:
+    has no transcript: put it in ref.txt beside the wav", of a transcript that was there. A folder: no file."""
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
         raise RefWavNotAllowed(
             f"{path}: it has {info.st_nlink} names (hard links); a reference must have one"
         )

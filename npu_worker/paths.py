@@ -34,7 +34,6 @@ from .files import (
     check_file_under_roots,
     open_beneath_checked,
     private_folder,
-    read_beneath,
     read_regular,
     regular_file,
     write_under_roots,
@@ -42,6 +41,7 @@ from .files import (
 from .other_writers import replaceable_by_others, writable_by_others
 from .planted_links import UnfollowedLink, resolve_unplanted
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
+from .reference_reads import read_callers_file
 
 OUTPUTS_DIR = "outputs"
 JOBS_DIR = "jobs"
@@ -364,7 +364,7 @@ class PathPolicy:
             return read_regular(path, limit)
         if is_under(path, (self.state_dir,)):
             raise OSError(errno.EPERM, "inside the worker's state directory", path)
-        return read_beneath(path, self.roots, limit, own=False, one_name=True)
+        return read_callers_file(path, self.roots, limit)
 
     def _stored_voice(self, path: str) -> bool:
         """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars),

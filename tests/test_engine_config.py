@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 
@@ -145,3 +146,30 @@ async def test_a_chunk_schedule_is_checked_at_the_engines_real_sample_rate(worke
     assert "8000 Hz" in scheduler.load_error.message and "at least one sample" in scheduler.load_error.message
     response = await client.get("/ready")
     assert response.status == 503
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "named"),
+    [
+        ((), {"NPU_WORKER_NUM_STEPS": "0"}, "num_steps (NPU_WORKER_NUM_STEPS) must be in 1..64, got 0"),
+        (
+            ("--num-steps", "0"),
+            {"NPU_WORKER_NUM_STEPS": "8"},
+            "num_steps (--num-steps) must be in 1..64, got 0",
+        ),
+        (
+            (),
+            {"NPU_WORKER_FIRST_SEGMENT_SECONDS": "0"},
+            "first_segment_seconds (NPU_WORKER_FIRST_SEGMENT_SECONDS) <= segment_seconds (--segment-seconds",
+        ),
+    ],
+)
+def test_serve_names_a_bad_engine_setting_as_it_was_given(tmp_path, flags, env, named):
+    """A setting from the env (the service's EnvironmentFile=) is named by its env var, as a value the
+    env var's parser refuses already was: it was named by a flag no command line held (a flag wins)."""
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "zipvoice-onnx",
+               "--model-dir", str(tmp_path), "--state-dir", str(tmp_path / "state"), *flags]  # fmt: skip
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("NPU_WORKER_")} | env
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds(60), env=environ)
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -22,7 +22,7 @@ from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice.prompt import MAX_TRANSCRIPT_BYTES, load_reference, transcript_for
 from npu_worker.files import TEMP_NAME_EXTRA
 from npu_worker.paths import NAME_MAX
-from npu_worker.protocol import MAX_REFERENCE_BYTES, BadRequest, EngineError, InvalidAudio
+from npu_worker.protocol import MAX_REFERENCE_BYTES, BadRequest, InvalidAudio, RefWavNotAllowed
 from tests.test_http_api import read_ndjson
 from tests.test_http_bad_input import assert_error_body
 from tests.test_restart_recovery import get, post, wait_for
@@ -159,7 +159,6 @@ def test_swap_during_a_kill_9_is_refused_when_the_job_resumes(tmp_path, outside)
 
 def test_reference_recheck_exempts_stored_voices_only(tmp_path, outside):
     from npu_worker.paths import PathPolicy
-    from npu_worker.protocol import RefWavNotAllowed
 
     state = tmp_path / "state"
     policy = PathPolicy((str(tmp_path),), str(state))
@@ -197,10 +196,12 @@ def test_the_engine_reads_a_reference_the_way_it_was_checked_so_a_later_swap_rea
 
     (voices / "ref.txt").unlink()
     (voices / "ref.txt").symlink_to(outside / "ref.txt")  # the final name swapped
-    with pytest.raises(EngineError, match="has no transcript"):
+    # the caller's link, refused by name (RefWavNotAllowed, a 400): it was `EngineError: reference ...
+    # has no transcript: put it in ref.txt beside the wav`, a 500 on /v1/audio/speech
+    with pytest.raises(RefWavNotAllowed, match=r"ref\.txt: ref\.txt is a symbolic link"):
         transcript_for(voice)
     swap_for_link(voices, outside)  # the folder swapped
-    with pytest.raises(EngineError, match="cannot read reference wav .*symbolic link"):
+    with pytest.raises(RefWavNotAllowed, match="ref.wav: voices is a symbolic link"):
         load_reference(voice.ref_wav, 24000, voice.read)
     assert transcript_for(Voice(voice.ref_wav)) == "a secret transcript"  # what a plain read would get
 

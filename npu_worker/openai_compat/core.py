@@ -27,6 +27,7 @@ from ..protocol import (
     InvalidAudio,
     Progress,
     QueueFull,
+    RefWavNotAllowed,
     SectionError,
     SectionRequest,
     SynthParams,
@@ -173,6 +174,8 @@ class SpeechRun:
         final = self.job.sections[0].final if self.job.sections else None
         if isinstance(failure, InvalidAudio | BadRequest):
             failure.param = self.reference_fields[isinstance(failure, BadRequest)]
+        elif isinstance(failure, RefWavNotAllowed):  # its transcript, read as the section runs
+            failure.param = self.reference_fields[0]
         elif isinstance(failure, EmptyText | UnparsableText):
             failure.param = self.text_field
         if failure is not None:

@@ -151,3 +151,49 @@ def test_sigterm_while_copying_unwinds_as_ctrl_c_does(qnn_model_dir, tmp_path, s
     assert not (out / prepared.STAGING).exists()
     with pytest.raises(ModelLoadError, match="did not finish"):  # what is left, `serve` refuses
         prepared.find(out)
+
+
+# `first` the moment the prepare opens its first temp copy in its staging, `second` the moment it
+# starts removing that staging (unwinding from the first).
+STOPPED_TWICE = """
+import os, signal, sys
+first, second, sent = int(sys.argv.pop(1)), int(sys.argv.pop(1)), []
+def hook(event, args):
+    if event == "open" and ".prepare-staging/" in str(args[0]) and str(args[0]).endswith(".part") and not sent:
+        sent.append(first)
+        os.kill(os.getpid(), first)
+    elif event == "shutil.rmtree" and str(args[0]).endswith(".prepare-staging") and len(sent) == 1:
+        sent.append(second)
+        os.kill(os.getpid(), second)
+sys.addaudithook(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@qnn
+@pytest.mark.parametrize(
+    ("first", "second", "status", "word"),
+    [
+        (signal.SIGTERM, signal.SIGINT, 130, "interrupted"),
+        (signal.SIGINT, signal.SIGTERM, 143, "terminated"),
+        (signal.SIGINT, signal.SIGINT, 130, "interrupted"),
+    ],
+)
+def test_a_second_signal_while_the_staging_is_removed_waits_for_it(
+    qnn_model_dir, tmp_path, first, second, status, word
+):
+    """A second Ctrl-C (or a SIGTERM after a Ctrl-C) cut the staging's removal short: a copy of every
+    model file was left in --out until the next prepare. It is acted on once the staging is gone."""
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "383", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_TWICE, str(int(first)), str(int(second)), *command, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = [line for line in done.stderr.splitlines() if line.startswith("npu-worker prepare:")]
+    assert said == [f"npu-worker prepare: {word}; run it again to prepare {out}"], done.stderr
+    assert done.returncode == status and "Traceback" not in done.stderr
+    assert not (out / prepared.STAGING).exists()

@@ -43,6 +43,7 @@ from npu_worker.engine.zipvoice.prepared import (
     target_options,
 )
 from npu_worker.files import write_atomic
+from npu_worker.held_signals import signals_held
 from npu_worker.leftovers import remove_all_parts
 from npu_worker.protocol import ModelLoadError
 
@@ -242,7 +243,8 @@ def prepare(
             _move_in(staging, out)
             return manifest
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            with signals_held():  # a second Ctrl-C or a SIGTERM now cut it short
+                shutil.rmtree(staging, ignore_errors=True)
 
 
 def seconds_left(done: Sequence[tuple[int, float, float]], left: Sequence[int]) -> float:

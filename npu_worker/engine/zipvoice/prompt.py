@@ -98,7 +98,7 @@ def transcript_for(voice: Voice) -> str:
         ) from None
     except UnicodeDecodeError:
         raise BadRequest(f"transcript {sidecar} is not UTF-8 text", param="ref_text") from None
-    except FileNotFoundError:  # the caller's omission (a link refused or a permission stays the engine's)
+    except FileNotFoundError:  # the caller's omission (a link, FIFO or unreadable file: RefWavNotAllowed)
         raise BadRequest(
             f"reference {voice.ref_wav} has no transcript: put it in {sidecar.name} beside the wav "
             "or pass ref_text",
