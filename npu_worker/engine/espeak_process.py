@@ -180,7 +180,11 @@ class ChildEspeak:
                 except (BrokenStream, OSError, ValueError) as error:
                     raise self._unread(error, reading=True) from error
                 if kind == AUDIO:
-                    yield np.frombuffer(payload, dtype=np.float32)
+                    try:  # not whole samples: a damaged child's frame (was a bare ValueError)
+                        chunk = np.frombuffer(payload, dtype=np.float32)
+                    except ValueError as error:
+                        raise self._broken(f"an audio frame of {len(payload)} bytes", reading=True) from error
+                    yield chunk
                     continue
                 ended = True
                 if kind == END:
