@@ -62,28 +62,34 @@ def outcome_of(engine: Any, sink: Callable[[np.ndarray], bool]) -> object:
     return ended[0]
 
 
-def stopping_sink(pid: int, then: bool) -> Callable[[np.ndarray], bool]:
-    """A sink that stops the child (SIGSTOP) at its first frame, and answers `then` to every frame."""
+def stopping_sink(pid: int, then: bool | Exception) -> Callable[[np.ndarray], bool]:
+    """A sink that stops the child (SIGSTOP) at its first frame, and answers `then` to every frame
+    (or raises it: a section's own error, as a delivery that keeps no audio raising RuntimeError)."""
     taken = [0]
 
     def sink(chunk: np.ndarray) -> bool:
         taken[0] += 1
         if taken[0] == 1:
             os.kill(pid, signal.SIGSTOP)
+        if isinstance(then, Exception):
+            raise then
         return then
 
     return sink
 
 
-def test_a_cancel_while_the_child_is_stopped_kills_it_and_the_next_request_is_whole(engine, monkeypatch):
-    """The sink stops the push (a cancel) with the child stopped: the drain's `STOP` is never
-    answered, the stop's deadline kills it, the section ends (no hang), and the next request gets
-    another child and its own chunks."""
+@pytest.mark.parametrize("then", [False, RuntimeError("the section's own")], ids=["cancel", "raises"])
+def test_a_sink_that_stops_or_raises_while_the_child_is_stopped_kills_it_and_the_next_is_whole(
+    engine, monkeypatch, then
+):
+    """The sink stops the push (a cancel) or raises with the child stopped: the drain's `STOP` is
+    never answered, the stop's deadline kills it, the section ends (no hang) as the sink said (what
+    it raised passes as it is), and the next request gets another child and its own chunks."""
     monkeypatch.setattr(espeak_process, "STOP_SECONDS", 0.5)
     whole = pushed(engine, SENTENCE)
     stopped = engine.child.pid
     try:
-        assert outcome_of(engine, stopping_sink(stopped, then=False)) is None
+        assert outcome_of(engine, stopping_sink(stopped, then=then)) is (None if then is False else then)
         assert engine.child.pid != stopped
         assert pushed(engine, SENTENCE) == whole
     finally:
