@@ -156,7 +156,7 @@ def test_an_audio_frame_that_is_not_whole_samples_is_an_unread_frame_not_a_bare_
 
 
 # A damaged child (`espeak_child`'s frames, by hand): ready with one Korean voice, then each request
-# answered with 7 bytes of "audio" and its end
+# answered with ANSWER (one of the two below)
 DAMAGED_CHILD = """
 import os, struct
 def frame(kind, payload):
@@ -164,13 +164,18 @@ def frame(kind, payload):
 ready = b'{"version":"damaged","sample_rate":22050,"default_rate":175,"voices":[["Korean","ko",["ko"]]]}'
 os.write(1, frame(b"R", ready))
 while os.read(0, 65536):
-    os.write(1, frame(b"A", bytes(7)) + frame(b"E", b""))
+    os.write(1, ANSWER)
 """
+SEVEN_BYTES = 'frame(b"A", bytes(7)) + frame(b"E", b"")'  # "audio" that is not whole float32 samples
+NOT_A_FAILURE = 'frame(b"F", b"not json")'  # a failure frame that says nothing readable
 
 
-def damaged_child() -> Any:
+def damaged_child(answer: str) -> Any:
     process = subprocess.Popen(
-        [sys.executable, "-c", DAMAGED_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+        [sys.executable, "-c", DAMAGED_CHILD.replace("ANSWER", answer)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        bufsize=0,
     )
     return espeak_process.ChildEspeak(process)
 
@@ -180,7 +185,7 @@ def test_a_damaged_childs_audio_frame_fails_the_section_with_engine_error_and_cl
     """Both ways a section reads the child (`chunks_into`, the lane's; `chunks`, `stream`'s): the
     section's EngineError and the child closed (the next request starts another), where numpy's bare
     ValueError passed out and the child that sent it went on serving the lane."""
-    child = damaged_child()
+    child = damaged_child(SEVEN_BYTES)
     try:
         request = SynthesisRequest("네.", "ko")
         with pytest.raises(EngineError, match="an audio frame of 7 bytes"):
@@ -188,6 +193,25 @@ def test_a_damaged_childs_audio_frame_fails_the_section_with_engine_error_and_cl
                 child.chunks_into(request, lambda chunk: True)
             else:
                 list(child.chunks(request))
+        assert child.closed
+    finally:
+        child.close()
+
+
+@pytest.mark.parametrize("way", ["pushed", "pulled", "phonemize"])
+def test_a_damaged_childs_unreadable_failure_is_engine_error_and_closes_it(way):
+    """A `FAILED` frame that is no failure (not its JSON): the call's EngineError and the child closed,
+    where msgspec's bare DecodeError passed out and the child that sent it served on."""
+    child = damaged_child(NOT_A_FAILURE)
+    try:
+        request = SynthesisRequest("네.", "ko")
+        with pytest.raises(EngineError, match="a failure that is not one"):
+            if way == "pushed":
+                child.chunks_into(request, lambda chunk: True)
+            elif way == "pulled":
+                list(child.chunks(request))
+            else:
+                child.phonemize("네.", "ko")
         assert child.closed
     finally:
         child.close()
