@@ -168,6 +168,7 @@ while os.read(0, 65536):
 """
 SEVEN_BYTES = 'frame(b"A", bytes(7)) + frame(b"E", b"")'  # "audio" that is not whole float32 samples
 NOT_A_FAILURE = 'frame(b"F", b"not json")'  # a failure frame that says nothing readable
+HUGE = 'struct.pack("<cI", b"A", 0xFFFFFFFF) + bytes(64)'  # a 4 GiB frame's header: never read whole
 
 
 def damaged_child(answer: str) -> Any:
@@ -212,6 +213,18 @@ def test_a_damaged_childs_unreadable_failure_is_engine_error_and_closes_it(way):
                 list(child.chunks(request))
             else:
                 child.phonemize("네.", "ko")
+        assert child.closed
+    finally:
+        child.close()
+
+
+def test_a_damaged_childs_huge_frame_length_is_engine_error_not_a_4_gib_buffer():
+    """A header that claims 4 GiB of audio: the push's EngineError before any allocation of it (the
+    reader's `MAX_FRAME`), the child closed and the next request's child another."""
+    child = damaged_child(HUGE)
+    try:
+        with pytest.raises(EngineError, match="a frame of 4294967295 bytes"):
+            child.chunks_into(SynthesisRequest("네.", "ko"), lambda chunk: True)
         assert child.closed
     finally:
         child.close()
