@@ -148,7 +148,8 @@ class FrameReader:
         another kind (returned) or a `sink` that returns False (None). The engine lane's push loop: a
         frame is one `unpack_from`, `frombuffer` and the sink's call, where `read` and a generator
         resumed around it were two calls more (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55).
-        A read that fails is an `UnreadFrame`; what `sink` raises passes as it is."""
+        A read that fails, or an audio frame that is not whole samples, is an `UnreadFrame`; what `sink`
+        raises passes as it is."""
         frombuffer, float32 = np.frombuffer, np.float32
         while True:
             start, end, buffer = self._start, self._end, self._buffer
@@ -165,7 +166,11 @@ class FrameReader:
                     raise UnreadFrame(error) from error
             if frame[0] != audio:
                 return frame
-            if not sink(frombuffer(frame[1], dtype=float32)):
+            try:  # (no cost unless it raises: the frame's calls stay three)
+                chunk = frombuffer(frame[1], dtype=float32)
+            except ValueError as error:  # not whole samples: a damaged child's, never the sink's error
+                raise UnreadFrame(BrokenStream(f"an audio frame of {len(frame[1])} bytes")) from error
+            if not sink(chunk):
                 return None
 
     def _read_more(self) -> tuple[bytes, bytearray]:

@@ -180,14 +180,17 @@ class ChildEspeak:
                 except (BrokenStream, OSError, ValueError) as error:
                     raise self._unread(error, reading=True) from error
                 if kind == AUDIO:
-                    yield np.frombuffer(payload, dtype=np.float32)
+                    try:  # not whole samples: a damaged child's frame (was a bare ValueError)
+                        chunk = np.frombuffer(payload, dtype=np.float32)
+                    except ValueError as error:
+                        raise self._broken(f"an audio frame of {len(payload)} bytes", reading=True) from error
+                    yield chunk
                     continue
                 ended = True
                 if kind == END:
                     return
                 if kind == FAILED:
-                    failure = msgspec.json.decode(payload, type=Failure)
-                    raise child_error(failure)
+                    raise self._failed(payload)
                 raise self._broken(f"an unexpected frame {kind!r}")
         finally:
             answers.watch = None
@@ -237,7 +240,7 @@ class ChildEspeak:
             if kind == END:
                 return
             if kind == FAILED:
-                raise child_error(msgspec.json.decode(payload, type=Failure))
+                raise self._failed(payload)
             raise self._broken(f"an unexpected frame {kind!r}")
         finally:
             answers.watch = None
@@ -261,7 +264,7 @@ class ChildEspeak:
         if kind == PHONEMES:
             return payload.decode("utf-8")
         if kind == FAILED:
-            raise child_error(msgspec.json.decode(payload, type=Failure))
+            raise self._failed(payload)
         raise self._broken(f"an unexpected frame {kind!r}")
 
     def stop_running(self, wait: bool = False) -> bool:
@@ -358,6 +361,14 @@ class ChildEspeak:
             return self._answers.read()
         except (BrokenStream, OSError, ValueError) as error:
             raise self._unread(error, reading) from error
+
+    def _failed(self, payload: bytes | bytearray) -> WorkerError:
+        """A `FAILED` frame as the child's error; one that is no `Failure` is a damaged child's broken
+        stream (it was msgspec's bare DecodeError, and the child that sent it served on)."""
+        try:
+            return child_error(msgspec.json.decode(payload, type=Failure))
+        except msgspec.DecodeError as error:
+            return self._broken(f"a failure that is not one ({error})")
 
     def _unread(self, error: Exception, reading: bool) -> WorkerError:
         """A read of a frame that failed, as the caller's error (closing the child)."""
