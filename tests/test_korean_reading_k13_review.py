@@ -21,3 +21,39 @@ from npu_worker.engine.korean_reading import spoken
 )
 def test_an_english_sentences_h_between_operators_is_a_variable(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A word's pair is the quantifier's variable (k12: 모든 edge에 대해 (u, v) ∈ E에 대해)
+        ("∀ edge (u, v) ∈ E에 대해 가중치를 더합니다.", "E의 모든 edge (u, v)에 대해 가중치를 더합니다."),
+        # A list of variables takes the writer's 에 대해 once (k12: 모든 i에 대해, j에 대해) ...
+        ("∀i, j에 대해 a가 0입니다.", "모든 i, j에 대해 a가 0입니다."),
+        # ... or, without it, is left as written (k12: 모든 i에 대해, j: …)
+        ("∀i, j: a가 0입니다.", "∀i, j: a가 0입니다."),
+        # One variable, a proposition or a quantifier after the comma, as k12
+        ("∀x, P(x)", "모든 x에 대해, P(x)"),
+        ("∀x, ∃y", "모든 x에 대해, 어떤 y에 대해"),
+        ("∀x ∈ A에 대해", "A의 모든 x에 대해"),
+    ],
+)
+def test_a_quantifiers_pair_or_list_of_variables_is_one_variable(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A code line's membership is code, left as written (k12: if x는 S의 원소:)
+        ("if x ∈ S:", "if x ∈ S:"),
+        ("코드는 `if x ∈ S:` 입니다.", "코드는 `if x ∈ S:` 입니다."),
+        ("while k ∈ seen:", "while k ∈ seen:"),
+        ("elif t ∈ [0, 1]:", "elif t ∈ [0, 1]:"),
+        # ... a sentence's as k12
+        ("만약 x ∈ S이면", "만약 x가 S의 원소이면"),
+        ("x ∈ S이면 if 문을 씁니다.", "x가 S의 원소이면 if 문을 씁니다."),
+    ],
+)
+def test_a_code_lines_set_sign_is_left_as_written(written: str, said: str) -> None:
+    assert spoken(written) == said
