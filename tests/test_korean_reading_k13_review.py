@@ -57,3 +57,20 @@ def test_a_quantifiers_pair_or_list_of_variables_is_one_variable(written: str, s
 )
 def test_a_code_lines_set_sign_is_left_as_written(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A statement on either side of an equivalence: left as written, as before korean12 (k12: x는 S의 원소와
+        # x 0 초과, the arrow's "와" after a topic)
+        ("x ∈ S ⇔ x > 0", "x ∈ S와 x 0 초과"),
+        ("x ∈ A ⇔ x ∈ B", "x ∈ A와 x ∈ B"),
+        ("x ∈ A ↔ y", "x ∈ A와 y"),
+        # ... a conditional's and propositions' as k12
+        ("x ∈ A ⇒ x ∈ B", "x는 A의 원소면 x는 B의 원소"),
+        ("p ⇔ q", "p와 q는 동치"),
+    ],
+)
+def test_a_membership_beside_an_equivalence_is_left_as_written(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -99,6 +99,10 @@ _INCLUDES = {
     "이다": "한다",
 }
 _LOOK_BACK = 24
+# A statement before an equivalence, "x ∈ S ⇔ x > 0" (k12: x는 S의 원소와 x 0 초과, the arrow's "와" after a topic):
+# the arrows join terms, not statements; the sign left as written, as before korean12.
+_EQUIVALENCE_NEXT = re.compile(" ?[⇔⟺↔⟷]")
+_EQUIVALENCE_BEFORE = re.compile(r"[⇔⟺↔⟷] ?[\w′']{1,12}$")
 # A code line's element, "if x ∈ S:", "`while k ∈ seen:`" (k12: if x는 S의 원소:): code, its sign left as written.
 _CODE_KEYWORD_BEFORE = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return) \(?[\w′']{1,12}$")
 _NEGATION = re.compile(r"¬ ?(?=[\w(])")
@@ -150,7 +154,7 @@ def _quantifier(match: re.Match[str]) -> str:
 def _interval(match: re.Match[str]) -> str:
     opening, lower, upper, closing, copula = match.groups()
     particle = _element_particle(match, copula)
-    if particle is None:
+    if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
         return match.group()
     said_copula = "이면" if copula == "면" else copula or ""
     said = _bounds_said(opening, lower, upper, closing) or "실수 집합의 원소"  # "(-∞, ∞)": every number, ℝ
@@ -168,10 +172,10 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
     """The particle of the element before the sign: a topic's before a statement, a subject's in a clause; None where
     no element is before it."""
     before = match.string[max(0, match.start() - _LOOK_BACK) : match.start()].rpartition("\n")[2]
-    if (not before[-1:].isalnum() and before[-1:] not in "′'ᶜ)₀₁₂₃₄₅₆₇₈₉") or _CODE_KEYWORD_BEFORE.search(
-        before
-    ):
+    if not before[-1:].isalnum() and before[-1:] not in "′'ᶜ)₀₁₂₃₄₅₆₇₈₉":
         return None
+    if _CODE_KEYWORD_BEFORE.search(before) or _EQUIVALENCE_BEFORE.search(before):
+        return None  # "if x ∈ S:" code; "x ∈ A ⇔ x ∈ B" both sides as written
     final = _final(before.rstrip(")′'ᶜ"))
     if copula in _TOPIC_COPULAS:
         return "은" if final else "는"
@@ -181,7 +185,7 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
 def _membership(match: re.Match[str]) -> str:
     sign, term, copula = match.groups()
     particle = _element_particle(match, copula)
-    if particle is None:
+    if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
         return match.group()  # no element before it: a sign alone, left
     chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
     again = f" {term}" if chained else ""
