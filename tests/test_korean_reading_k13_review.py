@@ -74,3 +74,25 @@ def test_a_code_lines_set_sign_is_left_as_written(written: str, said: str) -> No
 )
 def test_a_membership_beside_an_equivalence_is_left_as_written(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # A bracket's bound before a comma or a stop (k12 as before: x 2 이상(x 빼기 1) 더하기 3, the word inside)
+        ("x ≥ 2(x - 1) + 3, x ≤ 10", "x 2(x 빼기 1) 더하기 3 이상, x 10 이하"),
+        ("x ≥ 2(x - 1).", "x 2(x 빼기 1) 이상."),
+        # ... a decimal comma after it and a note as before
+        ("x ≥ 2(x - 1),5", "x 2 이상(x 빼기 1),5"),
+        ("x < 10(단위: m).", "x 10 미만(단위: m)."),
+        # A bracket's product in a chain's middle (k12: y 3(x 더하기 2) 빼기 1 미만 10 미만; before it y 3 미만(x 더하기 2)
+        # 빼기 1이 10 미만)
+        ("y < 3(x + 2) - 1 < 10", "3(x 더하기 2) 빼기 1은 y 초과 10 미만"),
+        ("0 ≤ 2(x - 1) ≤ 4이면", "2(x 빼기 1)이 0 이상 4 이하이면"),
+        ("y < 3(x + 2) < 10", "3(x 더하기 2)는 y 초과 10 미만"),
+        # ... a chain of terms as before
+        ("y < 3x - 1 < 10", "3x 빼기 1은 y 초과 10 미만"),
+    ],
+)
+def test_a_bracket_bound_before_a_comma_or_in_a_chain(written: str, said: str) -> None:
+    assert spoken(written) == said
