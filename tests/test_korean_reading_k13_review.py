@@ -50,9 +50,13 @@ def test_a_quantifiers_pair_or_list_of_variables_is_one_variable(written: str, s
         ("코드는 `if x ∈ S:` 입니다.", "코드는 `if x ∈ S:` 입니다."),
         ("while k ∈ seen:", "while k ∈ seen:"),
         ("elif t ∈ [0, 1]:", "elif t ∈ [0, 1]:"),
+        # ... on the line after its keyword too (k13's first fix: if (x ∈ S && y는 T의 원소) {)
+        ("if (x ∈ S && y ∈ T) {", "if (x ∈ S && y ∈ T) {"),
+        ("return x ∈ S and y ∉ T", "return x ∈ S and y ∉ T"),
         # ... a sentence's as k12
         ("만약 x ∈ S이면", "만약 x가 S의 원소이면"),
         ("x ∈ S이면 if 문을 씁니다.", "x가 S의 원소이면 if 문을 씁니다."),
+        ("if 문에서는 x ∈ S이면 참입니다.", "if 문에서는 x가 S의 원소이면 참입니다."),
     ],
 )
 def test_a_code_lines_set_sign_is_left_as_written(written: str, said: str) -> None:

@@ -104,7 +104,11 @@ _LOOK_BACK = 24
 _EQUIVALENCE_NEXT = re.compile(" ?[⇔⟺↔⟷]")
 _EQUIVALENCE_BEFORE = re.compile(r"[⇔⟺↔⟷] ?[\w′']{1,12}$")
 # A code line's element, "if x ∈ S:", "`while k ∈ seen:`" (k12: if x는 S의 원소:): code, its sign left as written.
-_CODE_KEYWORD_BEFORE = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return) \(?[\w′']{1,12}$")
+# ... the line's code on after its keyword, no Korean word between, "if (x ∈ S && y ∈ T) {", "return x ∈ S and y ∉ T".
+_CODE_KEYWORD_BEFORE = re.compile(
+    r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)[ (][^가-힣\n]{0,70}$"
+)
+_CODE_LOOK_BACK = 80
 _NEGATION = re.compile(r"¬ ?(?=[\w(])")
 _SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
 
@@ -174,7 +178,8 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
     before = match.string[max(0, match.start() - _LOOK_BACK) : match.start()].rpartition("\n")[2]
     if not before[-1:].isalnum() and before[-1:] not in "′'ᶜ)₀₁₂₃₄₅₆₇₈₉":
         return None
-    if _CODE_KEYWORD_BEFORE.search(before) or _EQUIVALENCE_BEFORE.search(before):
+    line = match.string[max(0, match.start() - _CODE_LOOK_BACK) : match.start()]
+    if _CODE_KEYWORD_BEFORE.search(line) or _EQUIVALENCE_BEFORE.search(before):
         return None  # "if x ∈ S:" code; "x ∈ A ⇔ x ∈ B" both sides as written
     final = _final(before.rstrip(")′'ᶜ"))
     if copula in _TOPIC_COPULAS:
