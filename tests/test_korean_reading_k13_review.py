@@ -30,8 +30,12 @@ def test_an_english_sentences_h_between_operators_is_a_variable(written: str, sa
         ("∀ edge (u, v) ∈ E에 대해 가중치를 더합니다.", "E의 모든 edge (u, v)에 대해 가중치를 더합니다."),
         # A list of variables takes the writer's 에 대해 once (k12: 모든 i에 대해, j에 대해) ...
         ("∀i, j에 대해 a가 0입니다.", "모든 i, j에 대해 a가 0입니다."),
-        # ... or, without it, is left as written (k12: 모든 i에 대해, j: …)
-        ("∀i, j: a가 0입니다.", "∀i, j: a가 0입니다."),
+        # ... or, without it, its own after the last (k12: 모든 i에 대해, j: …), over a set or a bound too
+        ("∀i, j: a가 0입니다.", "모든 i, j에 대해: a가 0입니다."),
+        ("∀x, y ∈ A에 대해", "A의 모든 x, y에 대해"),
+        ("∀x, y > 0", "0 초과인 모든 x, y에 대해"),
+        # ... a letter before a Korean word's particle the next clause's subject, as k12
+        ("∀x, a가 0이면", "모든 x에 대해, a가 0이면"),
         # One variable, a proposition or a quantifier after the comma, as k12
         ("∀x, P(x)", "모든 x에 대해, P(x)"),
         ("∀x, ∃y", "모든 x에 대해, 어떤 y에 대해"),

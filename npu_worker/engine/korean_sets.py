@@ -37,16 +37,15 @@ _BOUNDS = r"([^,\[\]()]{1,24}), ?([^,\[\]()]{1,24})"
 _GREEK_NAMES = "|".join(
     sorted({name for sign, name in MATH_NAMES.items() if "Α" <= sign <= "ω"}, key=len, reverse=True)
 )
-# An edge's pair after its word, "∀ edge (u, v) ∈ E" (k12: 모든 edge에 대해 (u, v) ∈ E에 대해): the variable's own.
+# An edge's pair after its word, "∀ edge (u, v) ∈ E" (k12: 모든 edge에 대해 (u, v) ∈ E에 대해), and a list of variables,
+# "∀i, j에 대해", "∀x, y ∈ A" (k12: 모든 i에 대해, j에 대해): one variable, 모든 i, j에 대해, A의 모든 x, y에 대해.
 _QUANTIFIER = re.compile(
     rf"([∀∃]) ?((?:[A-Za-z]{{1,4}}(?![A-Za-z])|(?:{_GREEK_NAMES})(?![가-힣])|{_ONE})"
-    r"(?: ?\([A-Za-z](?:, ?[A-Za-z]){1,3}\))?)"
+    r"(?: ?\([A-Za-z](?:, ?[A-Za-z]){1,3}\)|(?:, ?[A-Za-z](?![A-Za-z(]|(?!에 ?대)[가-힣])){1,6})?)"
     r"(?: ((?:마이너스 )?[^\s,.:;]{1,12}) (초과|미만|이상|이하))?"
     rf"(?: ?∈ ?({_ONE}|[\[(]{_BOUNDS}[\])]))?(?=(.?))"
 )
 _QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
-# "∀i, j에 대해": a list of variables (k12: 모든 i에 대해, j에 대해), its 에 대해 the writer's after the last.
-_MORE_VARIABLES = re.compile(r"(?:, ?[A-Za-z](?![A-Za-z(])){1,6}")
 _ABOUT = ("에 대해", "에 대하여", "에 대한", "에대해")  # (words, no pattern: `korean_reading.PLAIN` has them)
 # "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
 # operation, already said) and the copula after it.
@@ -141,13 +140,6 @@ def _quantifier(match: re.Match[str]) -> str:
     ):  # "∀i ∈ [1, n]" (k12: 모든 i에 대해는 1 이상 n 이하): 1 이상 n 이하인 모든 i에 대해
         said = _bounds_said(over[0], _lower, _upper, over[-1])
         among = f"{said}인 " if said else "실수 집합의 "
-    more = _MORE_VARIABLES.match(match.string, match.end()) if not (over or bound) else None
-    if more:  # "∀i, j에 대해": 모든 i, j에 대해; a list without the writer's 에 대해 left as written
-        return (
-            f"{_QUANTIFIERS[sign]} {variable}"
-            if match.string.startswith(_ABOUT, more.end())
-            else match.group()
-        )
     # "∀ε > 0에 대해": the writer's own words (k12 read 모든 엡실론에 대해 에 대해)
     if match.string.startswith(_ABOUT, match.end()):
         return f"{among}{_QUANTIFIERS[sign]} {variable}"
