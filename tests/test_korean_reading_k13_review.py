@@ -57,6 +57,8 @@ def test_a_quantifiers_pair_or_list_of_variables_is_one_variable(written: str, s
         # ... on the line after its keyword too (k13's first fix: if (x ∈ S && y는 T의 원소) {)
         ("if (x ∈ S && y ∈ T) {", "if (x ∈ S && y ∈ T) {"),
         ("return x ∈ S and y ∉ T", "return x ∈ S and y ∉ T"),
+        ("if x ∈ A ∪ B:", "if x ∈ A ∪ B:"),  # k12: if x ∈ A 합집합 B:
+        ("A ∪ B는 합집합입니다.", "A 합집합 B는 합집합입니다."),
         # ... a sentence's as k12
         ("만약 x ∈ S이면", "만약 x가 S의 원소이면"),
         ("x ∈ S이면 if 문을 씁니다.", "x가 S의 원소이면 if 문을 씁니다."),

@@ -115,10 +115,22 @@ _SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
 def spoken(text: str) -> str:
     """`text` with its quantifiers, set operations, elements, subsets and number sets as words."""
     text = _QUANTIFIER.sub(_quantifier, text)
-    text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(1)]} ", text)
+    text = _OPERATION.sub(_operation, text)
     text = _INTERVAL.sub(_interval, text)
     text = MEMBERSHIP.sub(_membership, text)
     return _NUMBER_SET.sub(_number_set, text)
+
+
+def _operation(match: re.Match[str]) -> str:
+    """A set operation in words; on a code line, "if x ∈ A ∪ B:", as written (k12: if x ∈ A 합집합 B:)."""
+    return match.group() if _on_a_code_line(match) else f" {_OPERATIONS[match.group(1)]} "
+
+
+def _on_a_code_line(match: re.Match[str]) -> bool:
+    """A code keyword before the sign on its line, no Korean word between: "if x ∈ S:", "if (x ∈ S && y ∈ T) {"."""
+    return bool(
+        _CODE_KEYWORD_BEFORE.search(match.string, max(0, match.start() - _CODE_LOOK_BACK), match.start())
+    )
 
 
 def _number_set(match: re.Match[str]) -> str:
@@ -170,8 +182,7 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
     before = match.string[max(0, match.start() - _LOOK_BACK) : match.start()].rpartition("\n")[2]
     if not before[-1:].isalnum() and before[-1:] not in "′'ᶜ)₀₁₂₃₄₅₆₇₈₉":
         return None
-    line = match.string[max(0, match.start() - _CODE_LOOK_BACK) : match.start()]
-    if _CODE_KEYWORD_BEFORE.search(line) or _EQUIVALENCE_BEFORE.search(before):
+    if _on_a_code_line(match) or _EQUIVALENCE_BEFORE.search(before):
         return None  # "if x ∈ S:" code; "x ∈ A ⇔ x ∈ B" both sides as written
     final = _final(before.rstrip(")′'ᶜ"))
     if copula in _TOPIC_COPULAS:
