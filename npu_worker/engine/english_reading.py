@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from . import korean_ranges as ranges
+from . import korean_units as units
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789-ni")
 # A power on a number, a bracket or a symbol of one or two letters ("10³", "(a+b)²", "x²", "mc²", "m²"); a
@@ -142,6 +143,8 @@ def _unit_name(match: re.Match[str]) -> str:
     number, unit = match.groups()
     if unit in ("A", "J") and match.end(1) < match.start(2):
         return match.group()  # "Figure 3 A": a label (k12: 3 amperes), as in Korean
+    if unit == "h" and units.hours_letter_is_a_variable(match.string, match.end(1), match.end()):
+        return match.group()  # "2h + 1", "f(x + 2h)": a variable (k12: 2 hours plus 1), as in Korean
     first, space, rest = _UNIT_NAMES[unit].partition(" ")
     if number == "1" and first.endswith("s"):  # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour)
         first = first[:-1]

@@ -67,7 +67,16 @@ _LIMIT_TERM = (
     rf"{ABSOLUTE}|\d{{1,3}}/[a-zα-ω]\d?(?![\w(/^.])|[A-Za-z\d]\^[-−]?[a-z]{{1,2}}(?![\w(^])"
     r"|[A-Za-z\d]{1,3}의 (?:마이너스 )?[A-Za-z\d]{1,3}제곱(?![\w])"  # "e^(-x)", said by `korean_functions` by now
 )
-_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{_LIMIT_TERM}|{SIDE}|{_WORD}|{_INDEXED}"
+# ... or a number's product with a bracket and terms after it, "y < 3(x + 2) - 1 < 10" (k12: y 3(x 더하기 2) 빼기 1 미만 10
+# 미만, `korean_bracket_bounds` taking the first bound alone): 3(x 더하기 2) 빼기 1은 y 초과 10 미만.
+_BRACKET_PRODUCT = (
+    r"\d{1,6}\((?=[^)]{0,30}[A-Za-zα-ω])[A-Za-zα-ω\d+\-−*/^ .]{1,30}\)"
+    r"(?:(?: - | ?[+−] ?)(?:\d{1,6}|[a-z])(?![A-Za-z\d(])){0,3}(?![\w(])"
+)
+_MIDDLE = (
+    rf"[-−]?\d+(?:\.\d+)?(?![\w.(])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{_LIMIT_TERM}|{_BRACKET_PRODUCT}|{SIDE}|{_WORD}"
+    rf"|{_INDEXED}"
+)
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹]|\^[-−]?[a-z]{1,2})$")  # said 제곱: a closed syllable
 _FRACTION = re.compile(r"(\d{1,3})/([a-zα-ω]\d?)")  # "1/n" said n분의 1, as "1/2" is 2분의 1
 # A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign

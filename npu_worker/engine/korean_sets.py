@@ -37,8 +37,11 @@ _BOUNDS = r"([^,\[\]()]{1,24}), ?([^,\[\]()]{1,24})"
 _GREEK_NAMES = "|".join(
     sorted({name for sign, name in MATH_NAMES.items() if "Α" <= sign <= "ω"}, key=len, reverse=True)
 )
+# An edge's pair after its word, "∀ edge (u, v) ∈ E" (k12: 모든 edge에 대해 (u, v) ∈ E에 대해), and a list of variables,
+# "∀i, j에 대해", "∀x, y ∈ A" (k12: 모든 i에 대해, j에 대해): one variable, 모든 i, j에 대해, A의 모든 x, y에 대해.
 _QUANTIFIER = re.compile(
-    rf"([∀∃]) ?([A-Za-z]{{1,4}}(?![A-Za-z])|(?:{_GREEK_NAMES})(?![가-힣])|{_ONE})"
+    rf"([∀∃]) ?((?:[A-Za-z]{{1,4}}(?![A-Za-z])|(?:{_GREEK_NAMES})(?![가-힣])|{_ONE})"
+    r"(?: ?\([A-Za-z](?:, ?[A-Za-z]){1,3}\)|(?:, ?[A-Za-z](?![A-Za-z(]|(?!에 ?대)[가-힣])){1,6})?)"
     r"(?: ((?:마이너스 )?[^\s,.:;]{1,12}) (초과|미만|이상|이하))?"
     rf"(?: ?∈ ?({_ONE}|[\[(]{_BOUNDS}[\])]))?(?=(.?))"
 )
@@ -95,6 +98,16 @@ _INCLUDES = {
     "이다": "한다",
 }
 _LOOK_BACK = 24
+# A statement before an equivalence, "x ∈ S ⇔ x > 0" (k12: x는 S의 원소와 x 0 초과, the arrow's "와" after a topic):
+# the arrows join terms, not statements; the sign left as written, as before korean12.
+_EQUIVALENCE_NEXT = re.compile(" ?[⇔⟺↔⟷]")
+_EQUIVALENCE_BEFORE = re.compile(r"[⇔⟺↔⟷] ?[\w′']{1,12}$")
+# A code line's element, "if x ∈ S:", "`while k ∈ seen:`" (k12: if x는 S의 원소:): code, its sign left as written.
+# ... the line's code on after its keyword, no Korean word between, "if (x ∈ S && y ∈ T) {", "return x ∈ S and y ∉ T".
+_CODE_KEYWORD_BEFORE = re.compile(
+    r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)[ (][^가-힣\n]{0,70}$"
+)
+_CODE_LOOK_BACK = 80
 _NEGATION = re.compile(r"¬ ?(?=[\w(])")
 _SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
 
@@ -102,10 +115,22 @@ _SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
 def spoken(text: str) -> str:
     """`text` with its quantifiers, set operations, elements, subsets and number sets as words."""
     text = _QUANTIFIER.sub(_quantifier, text)
-    text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(1)]} ", text)
+    text = _OPERATION.sub(_operation, text)
     text = _INTERVAL.sub(_interval, text)
     text = MEMBERSHIP.sub(_membership, text)
     return _NUMBER_SET.sub(_number_set, text)
+
+
+def _operation(match: re.Match[str]) -> str:
+    """A set operation in words; on a code line, "if x ∈ A ∪ B:", as written (k12: if x ∈ A 합집합 B:)."""
+    return match.group() if _on_a_code_line(match) else f" {_OPERATIONS[match.group(1)]} "
+
+
+def _on_a_code_line(match: re.Match[str]) -> bool:
+    """A code keyword before the sign on its line, no Korean word between: "if x ∈ S:", "if (x ∈ S && y ∈ T) {"."""
+    return bool(
+        _CODE_KEYWORD_BEFORE.search(match.string, max(0, match.start() - _CODE_LOOK_BACK), match.start())
+    )
 
 
 def _number_set(match: re.Match[str]) -> str:
@@ -137,7 +162,7 @@ def _quantifier(match: re.Match[str]) -> str:
 def _interval(match: re.Match[str]) -> str:
     opening, lower, upper, closing, copula = match.groups()
     particle = _element_particle(match, copula)
-    if particle is None:
+    if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
         return match.group()
     said_copula = "이면" if copula == "면" else copula or ""
     said = _bounds_said(opening, lower, upper, closing) or "실수 집합의 원소"  # "(-∞, ∞)": every number, ℝ
@@ -157,6 +182,8 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
     before = match.string[max(0, match.start() - _LOOK_BACK) : match.start()].rpartition("\n")[2]
     if not before[-1:].isalnum() and before[-1:] not in "′'ᶜ)₀₁₂₃₄₅₆₇₈₉":
         return None
+    if _on_a_code_line(match) or _EQUIVALENCE_BEFORE.search(before):
+        return None  # "if x ∈ S:" code; "x ∈ A ⇔ x ∈ B" both sides as written
     final = _final(before.rstrip(")′'ᶜ"))
     if copula in _TOPIC_COPULAS:
         return "은" if final else "는"
@@ -166,7 +193,7 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
 def _membership(match: re.Match[str]) -> str:
     sign, term, copula = match.groups()
     particle = _element_particle(match, copula)
-    if particle is None:
+    if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
         return match.group()  # no element before it: a sign alone, left
     chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
     again = f" {term}" if chained else ""

@@ -37,10 +37,13 @@ _PER_POWERS = {"¹": "", "²": "제곱", "³": "세제곱"}
 _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
 # A hexadecimal number's letters are no unit: "0x1A" and "0x10h" were 0x1 암페어 and 0x열 시간.
 _HEX_BEFORE = re.compile(r"(?:0[xX]|#)[0-9A-Fa-f]{0,16}$")
-_TERM_NEXT = re.compile(r" ?[-+=×*/^]")
+# An English sentence's operators are its words by then, "2h plus 1" (`english_reading`), its "=" held as U+FDD0.
+_TERM_NEXT = re.compile(r" ?[-+=×*/^\ufdd0]| (?:plus|minus|times)(?![A-Za-z])")
 # ... and after an operator or a function's bracket, "f(x+2h)", "/2h", "O(2h)" (두 시간), not after a range's
 # hyphen ("1-2h"), a word's bracket ("충전(2h)") or a word's slash ("12h 명/12h 암").
-_OPERAND_AFTER = re.compile(r"(?:[+×*^]|(?<![가-힣])/|(?<!\d)(?<!\d )-|(?<=[A-Za-z])\() ?\d+(?:\.\d+)?$")
+_OPERAND_AFTER = re.compile(
+    r"(?:[+×*^]|(?<![가-힣])/|(?<!\d)(?<!\d )-|(?<=[A-Za-z])\(|(?<![A-Za-z])(?:plus|minus|times)(?= )) ?\d+(?:\.\d+)?$"
+)
 _LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1,4}$")
 SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
@@ -250,6 +253,14 @@ def _after_a_number(text: str, start: int) -> bool:
     return "0" <= text[start - 1] <= "9" or bool(_NUMBERS_POWER.search(text, max(0, start - 5), start))
 
 
+def hours_letter_is_a_variable(text: str, number_end: int, unit_end: int) -> bool:
+    """An "h" after a number between a formula's operators or in a function's bracket, "2h + 1", "f(x+2h)": a
+    variable, not hours (also for an English sentence's units, `english_reading`)."""
+    return bool(
+        _TERM_NEXT.match(text, unit_end) or _OPERAND_AFTER.search(text, max(0, number_end - 20), number_end)
+    )
+
+
 def unit_word(match: re.Match[str]) -> str:
     """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
@@ -257,8 +268,7 @@ def unit_word(match: re.Match[str]) -> str:
     if not _after_a_number(text, start):
         return match.group(0)  # a letter's power, "x² m"
     if _HEX_BEFORE.search(text, max(0, start - 20), start) or (
-        unit == "h"
-        and (_TERM_NEXT.match(text, match.end()) or _OPERAND_AFTER.search(text, max(0, start - 20), start))
+        unit == "h" and hours_letter_is_a_variable(text, start, match.end())
     ):
         return match.group(0)  # "0x1A"; the variable of "2h + 1", "f(x+2h)"
     if unit in ("A", "J") and (
