@@ -119,6 +119,7 @@ def test_ctrl_c_before_the_folder_is_complete_still_says_run_it_again(qnn_model_
 # `signal` sent the moment the prepare opens its first model file's temp copy in its staging.
 STOPPED_COPYING = """
 import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
 signum, sent = int(sys.argv.pop(1)), []
 def hook(event, args):
     if event == "open" and ".prepare-staging/" in str(args[0]) and str(args[0]).endswith(".part") and not sent:
@@ -157,6 +158,7 @@ def test_sigterm_while_copying_unwinds_as_ctrl_c_does(qnn_model_dir, tmp_path, s
 # starts removing that staging (unwinding from the first).
 STOPPED_TWICE = """
 import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
 first, second, sent = int(sys.argv.pop(1)), int(sys.argv.pop(1)), []
 def hook(event, args):
     if event == "open" and ".prepare-staging/" in str(args[0]) and str(args[0]).endswith(".part") and not sent:
