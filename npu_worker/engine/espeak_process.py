@@ -155,24 +155,14 @@ class ChildEspeak:
         killed and the section fails (`EngineError`): a stopped one held the lane for ever. `again`: the
         child that takes the request, once, if its write finds this one dead (`ChildGone`, before any
         chunk; here, not in a generator around this one: a call less a frame)."""
-        live = next(self._ids) % (1 << 32)
-        frame = Request(live, request.text, request.lang, request.speed_factor)
-        try:
-            self._send(REQUEST, msgspec.json.encode(frame), live)
-        except ChildGone:
-            if again is None:
-                raise
-        else:
-            again = None  # (sent: no second child)
-        if again is not None:
+        if not self._request(request, again):
+            assert again is not None
             try:
                 yield from again().chunks(request)
             except ChildGone as twice:
-                raise EngineError(f"espeak-ng's process failed ({twice}; it ended again at once)") from twice
+                raise _ended_again(twice) from twice
             return
-        ended, deadline, answers = False, self._synthesis, self._answers
-        deadline.start(len(request.text))
-        answers.watch = deadline  # (its clock runs while a read waits on the pipe)
+        ended, answers = False, self._answers
         try:
             while True:
                 try:  # (not `_receive`: a call less a frame)
@@ -193,11 +183,7 @@ class ChildEspeak:
                     raise self._failed(payload)
                 raise self._broken(f"an unexpected frame {kind!r}")
         finally:
-            answers.watch = None
-            if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)
-                self._stop()  # (bounded by the `STOP`'s own deadline)
-            deadline.end()
-            self._live = None
+            self._request_over(ended)
 
     def chunks_into(
         self,
@@ -210,24 +196,14 @@ class ChildEspeak:
         engine lane's way (`stream_into`): the generator resumed a frame and its `read` were two Python
         calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
         and failures as `chunks`."""
-        live = next(self._ids) % (1 << 32)
-        frame = Request(live, request.text, request.lang, request.speed_factor)
-        try:
-            self._send(REQUEST, msgspec.json.encode(frame), live)
-        except ChildGone:
-            if again is None:
-                raise
-        else:
-            again = None  # (sent: no second child)
-        if again is not None:
+        if not self._request(request, again):
+            assert again is not None
             try:
                 again().chunks_into(request, sink)
             except ChildGone as twice:
-                raise EngineError(f"espeak-ng's process failed ({twice}; it ended again at once)") from twice
+                raise _ended_again(twice) from twice
             return
-        ended, deadline, answers = False, self._synthesis, self._answers
-        deadline.start(len(request.text))
-        answers.watch = deadline  # (its clock runs while a read waits on the pipe)
+        ended, answers = False, self._answers
         try:
             try:
                 last = answers.audio_into(AUDIO, sink)
@@ -243,11 +219,7 @@ class ChildEspeak:
                 raise self._failed(payload)
             raise self._broken(f"an unexpected frame {kind!r}")
         finally:
-            answers.watch = None
-            if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)
-                self._stop()  # (bounded by the `STOP`'s own deadline)
-            deadline.end()
-            self._live = None
+            self._request_over(ended)
 
     def phonemize(self, text: str, voice: str) -> str:
         """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock).
@@ -335,6 +307,31 @@ class ChildEspeak:
         except EngineError:
             pass  # it died meanwhile: the next request starts another
 
+    def _request(self, request: SynthesisRequest, again: Callable[[], ChildEspeak] | None) -> bool:
+        """`chunks`' and `chunks_into`'s start: the request sent to this child and its deadline started
+        (True), or this child found gone by the write (`ChildGone`) with `again` to take it (False;
+        without `again`, it raises)."""
+        live = next(self._ids) % (1 << 32)
+        frame = Request(live, request.text, request.lang, request.speed_factor)
+        try:
+            self._send(REQUEST, msgspec.json.encode(frame), live)
+        except ChildGone:
+            if again is None:
+                raise
+            return False
+        self._synthesis.start(len(request.text))
+        self._answers.watch = self._synthesis  # (its clock runs while a read waits on the pipe)
+        return True
+
+    def _request_over(self, ended: bool) -> None:
+        """`chunks`' and `chunks_into`'s end: a request stopped early (`ended` False) drained (one that
+        failed is closed), its deadline and the id a `STOP` names let go."""
+        self._answers.watch = None
+        if not ended and not self._closed:
+            self._stop()  # (bounded by the `STOP`'s own deadline)
+        self._synthesis.end()
+        self._live = None
+
     def _send(self, kind: bytes, payload: bytes = b"", live: int | None = None) -> None:
         """A frame to the child; `live`: the id of the request it starts (what a `STOP` names from now)."""
         with self._writing:
@@ -408,3 +405,8 @@ class ChildEspeak:
 
 
 _STOP_ANSWER = f"a stop of its request within {STOP_SECONDS:g} s"
+
+
+def _ended_again(twice: ChildGone) -> WorkerError:
+    """The second child, started for a request the first was found dead for, gone at once too."""
+    return EngineError(f"espeak-ng's process failed ({twice}; it ended again at once)")
