@@ -88,7 +88,8 @@ async def messages(
     """The socket's messages but pings and pongs (`open_socket` turns aiohttp's autoping off): a ping
     is answered (`ping_answers.py`: never waited on here, so the read goes on while the peer's buffers
     are full), and the bytes of both are taken off the deadline's count, since they belong to no
-    message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
+    message (RFC 6455 §5.4: they may come between a message's fragments, which still count). Each
+    message is taken off the deadline (`took_message`) as it is handed on."""
     while True:
         if deadline.handed >= MESSAGES_A_TURN:
             deadline.handed = 0
@@ -104,6 +105,7 @@ async def messages(
             if message.type == WSMsgType.PING:
                 pings.answer(message.data)
             continue
+        deadline.took_message()
         yield message
         del message  # (a whole message, up to --max-body-bytes, is not kept while the next is awaited)
 

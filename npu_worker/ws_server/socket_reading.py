@@ -30,11 +30,10 @@ class SocketReading:
         self.abort: Callable[[], None] = drop_untaken(request, ws, grace)
         self.pings = PingAnswers(request, ws, grace, self.abort)
 
-    async def messages(self) -> AsyncIterator[WSMessage]:
-        async for message in messages(self._ws, self.deadline, self.pings):
-            self.deadline.took_message()
-            yield message
-            del message  # (as `messages` does: not kept while the next is awaited)
+    def messages(self) -> AsyncIterator[WSMessage]:
+        """`message_deadline.messages` itself, which takes each off the deadline (no second generator a
+        message on the `/ws` hot path)."""
+        return messages(self._ws, self.deadline, self.pings)
 
     def close(self) -> None:
         self.deadline.close()
