@@ -31,9 +31,7 @@ def serve(args: argparse.Namespace) -> int:
     the same way: it ended the worker at once (-1), with no word of why."""
     listening: list[bool] = []  # once `run` is called: its own SIGINT handling takes over
     try:
-        # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)
-        hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
-        with signals_handled_by(_start_terminated, (signal.SIGTERM, *hup)):
+        with start_stops_heard():
             return _serve(args, listening)
     except StartTerminated as ended:  # only before `run` takes the signal (then it drains)
         if ended.signum == signal.SIGHUP:
@@ -60,6 +58,13 @@ def _start_terminated(signum: int, frame: Any) -> None:
     for ignored in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(ignored, signal.SIG_IGN)
     raise StartTerminated(signum)
+
+
+def start_stops_heard() -> contextlib.AbstractContextManager[None]:
+    """SIGTERM and SIGHUP raise `StartTerminated` meanwhile (`serve`'s start, the command line being
+    read, `prepare`); a SIGHUP ignored by whoever started it (`nohup`) stays ignored."""
+    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+    return signals_handled_by(_start_terminated, (signal.SIGTERM, *hup))
 
 
 def sigterm_handled_by(handler: Callable[[int, Any], None]) -> contextlib.AbstractContextManager[None]:
@@ -368,10 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     process at once with no word (-15, -1), where the command itself says `terminated` or `hung up`."""
     hear_ctrl_c()  # before the commands' modules load: a `kill -INT` meanwhile is heard too
     argv = sys.argv[1:] if argv is None else list(argv)
-    # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)
-    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
-        with signals_handled_by(_start_terminated, (signal.SIGTERM, *hup)):
+        with start_stops_heard():
             args = build_parser(argv).parse_args(argv)
     except StartTerminated as ended:
         said = hung_up_before_it_began if ended.signum == signal.SIGHUP else terminated_before_it_began
