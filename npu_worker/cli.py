@@ -10,11 +10,12 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
+from .held_signals import signals_handled_by
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -70,22 +71,6 @@ def start_stops_heard() -> contextlib.AbstractContextManager[None]:
 def sigterm_handled_by(handler: Callable[[int, Any], None]) -> contextlib.AbstractContextManager[None]:
     """SIGTERM goes to `handler` meanwhile: the client commands (`cli_client._terminated`)."""
     return signals_handled_by(handler, (signal.SIGTERM,))
-
-
-@contextlib.contextmanager
-def signals_handled_by(handler: Callable[[int, Any], None], signums: Sequence[int]) -> Iterator[None]:
-    """`signums` go to `handler` meanwhile (in the main thread only: only it may set a handler); the
-    handlers before are put back after. `serve`'s start (`_start_terminated`, until `run`'s loop takes
-    the signals) and the client commands each raise their own exception."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {signum: signal.signal(signum, handler) for signum in signums}
-    try:
-        yield
-    finally:
-        for signum, before in previous.items():
-            signal.signal(signum, before)
 
 
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
