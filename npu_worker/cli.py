@@ -35,9 +35,7 @@ def serve(args: argparse.Namespace) -> int:
         with start_stops_heard():
             return _serve(args, listening)
     except StartTerminated as ended:  # only before `run` takes the signal (then it drains)
-        if ended.signum == signal.SIGHUP:
-            return hung_up_before_it_began("serve")
-        return terminated_before_it_began("serve")
+        return stopped_before_it_began(ended, "serve")
     except KeyboardInterrupt:
         if listening:
             raise
@@ -362,8 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with start_stops_heard():
             args = build_parser(argv).parse_args(argv)
     except StartTerminated as ended:
-        said = hung_up_before_it_began if ended.signum == signal.SIGHUP else terminated_before_it_began
-        return said(command_word(argv) or "")
+        return stopped_before_it_began(ended, command_word(argv) or "")
     except KeyboardInterrupt:  # (it was a traceback through the import machinery)
         return interrupted_before_it_began(command_word(argv) or "")
     return int(args.handler(args) or 0)
@@ -371,24 +368,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def interrupted_before_it_began(command: str) -> int:
     """The line and exit status of a Ctrl-C that came before `command` did anything."""
-    print(
-        f"npu-worker {command}".rstrip() + ": interrupted before it began: nothing was done", file=sys.stderr
-    )
-    return 130
+    return _before_it_began(command, "interrupted", 130)
 
 
-def hung_up_before_it_began(command: str) -> int:
-    """The line and exit status (128 + SIGHUP) of a SIGHUP that came before `command` did anything."""
-    print(f"npu-worker {command}".rstrip() + ": hung up before it began: nothing was done", file=sys.stderr)
-    return 129
+def stopped_before_it_began(ended: StartTerminated, command: str) -> int:
+    """The line and exit status (128 + the signal's number) of the SIGHUP or SIGTERM (`ended`) that came
+    before `command` did anything."""
+    if ended.signum == signal.SIGHUP:
+        return _before_it_began(command, "hung up", 129)
+    return _before_it_began(command, "terminated", 143)
 
 
-def terminated_before_it_began(command: str) -> int:
-    """The line and exit status (128 + SIGTERM) of a SIGTERM that came before `command` did anything."""
-    print(
-        f"npu-worker {command}".rstrip() + ": terminated before it began: nothing was done", file=sys.stderr
-    )
-    return 143
+def _before_it_began(command: str, word: str, status: int) -> int:
+    print(f"npu-worker {command}".rstrip() + f": {word} before it began: nothing was done", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":
