@@ -10,11 +10,12 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
+from .held_signals import signals_handled_by
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -31,14 +32,10 @@ def serve(args: argparse.Namespace) -> int:
     the same way: it ended the worker at once (-1), with no word of why."""
     listening: list[bool] = []  # once `run` is called: its own SIGINT handling takes over
     try:
-        # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)
-        hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
-        with signals_handled_by(_start_terminated, (signal.SIGTERM, *hup)):
+        with start_stops_heard():
             return _serve(args, listening)
     except StartTerminated as ended:  # only before `run` takes the signal (then it drains)
-        if ended.signum == signal.SIGHUP:
-            return hung_up_before_it_began("serve")
-        return terminated_before_it_began("serve")
+        return stopped_before_it_began(ended, "serve")
     except KeyboardInterrupt:
         if listening:
             raise
@@ -62,25 +59,16 @@ def _start_terminated(signum: int, frame: Any) -> None:
     raise StartTerminated(signum)
 
 
+def start_stops_heard() -> contextlib.AbstractContextManager[None]:
+    """SIGTERM and SIGHUP raise `StartTerminated` meanwhile (`serve`'s start, the command line being
+    read, `prepare`); a SIGHUP ignored by whoever started it (`nohup`) stays ignored."""
+    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+    return signals_handled_by(_start_terminated, (signal.SIGTERM, *hup))
+
+
 def sigterm_handled_by(handler: Callable[[int, Any], None]) -> contextlib.AbstractContextManager[None]:
     """SIGTERM goes to `handler` meanwhile: the client commands (`cli_client._terminated`)."""
     return signals_handled_by(handler, (signal.SIGTERM,))
-
-
-@contextlib.contextmanager
-def signals_handled_by(handler: Callable[[int, Any], None], signums: Sequence[int]) -> Iterator[None]:
-    """`signums` go to `handler` meanwhile (in the main thread only: only it may set a handler); the
-    handlers before are put back after. `serve`'s start (`_start_terminated`, until `run`'s loop takes
-    the signals) and the client commands each raise their own exception."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {signum: signal.signal(signum, handler) for signum in signums}
-    try:
-        yield
-    finally:
-        for signum, before in previous.items():
-            signal.signal(signum, before)
 
 
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
@@ -368,14 +356,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     process at once with no word (-15, -1), where the command itself says `terminated` or `hung up`."""
     hear_ctrl_c()  # before the commands' modules load: a `kill -INT` meanwhile is heard too
     argv = sys.argv[1:] if argv is None else list(argv)
-    # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)
-    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
-        with signals_handled_by(_start_terminated, (signal.SIGTERM, *hup)):
+        with start_stops_heard():
             args = build_parser(argv).parse_args(argv)
     except StartTerminated as ended:
-        said = hung_up_before_it_began if ended.signum == signal.SIGHUP else terminated_before_it_began
-        return said(command_word(argv) or "")
+        return stopped_before_it_began(ended, command_word(argv) or "")
     except KeyboardInterrupt:  # (it was a traceback through the import machinery)
         return interrupted_before_it_began(command_word(argv) or "")
     return int(args.handler(args) or 0)
@@ -383,24 +368,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def interrupted_before_it_began(command: str) -> int:
     """The line and exit status of a Ctrl-C that came before `command` did anything."""
-    print(
-        f"npu-worker {command}".rstrip() + ": interrupted before it began: nothing was done", file=sys.stderr
-    )
-    return 130
+    return _before_it_began(command, "interrupted", 130)
 
 
-def hung_up_before_it_began(command: str) -> int:
-    """The line and exit status (128 + SIGHUP) of a SIGHUP that came before `command` did anything."""
-    print(f"npu-worker {command}".rstrip() + ": hung up before it began: nothing was done", file=sys.stderr)
-    return 129
+def stopped_before_it_began(ended: StartTerminated, command: str) -> int:
+    """The line and exit status (128 + the signal's number) of the SIGHUP or SIGTERM (`ended`) that came
+    before `command` did anything."""
+    if ended.signum == signal.SIGHUP:
+        return _before_it_began(command, "hung up", 129)
+    return _before_it_began(command, "terminated", 143)
 
 
-def terminated_before_it_began(command: str) -> int:
-    """The line and exit status (128 + SIGTERM) of a SIGTERM that came before `command` did anything."""
-    print(
-        f"npu-worker {command}".rstrip() + ": terminated before it began: nothing was done", file=sys.stderr
-    )
-    return 143
+def _before_it_began(command: str, word: str, status: int) -> int:
+    print(f"npu-worker {command}".rstrip() + f": {word} before it began: nothing was done", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cli import StartTerminated, _start_terminated, hear_ctrl_c, signals_handled_by
+from .cli import StartTerminated, hear_ctrl_c, start_stops_heard
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 
@@ -109,10 +109,8 @@ def run_prepare(args: argparse.Namespace) -> int:
     handler runs inside it), docs/zipvoice.md says so."""
     hear_ctrl_c()  # started as `cmd &` by a script: Ctrl-C (or kill -INT) still stops it cleanly
     earlier: list[tuple[int, int, int] | None] = []  # the manifest found at the start, once known
-    # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)
-    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
     try:
-        with signals_handled_by(_start_terminated, (signal.SIGTERM, *hup)):
+        with start_stops_heard():
             earlier.append(_manifest_identity(Path(args.out)))
             return _prepare(args)
     except KeyboardInterrupt as stopped:  # a line, not a traceback; `serve` refuses what is left

@@ -33,9 +33,7 @@ def read_callers_file(path: str, roots: Sequence[str], limit: int) -> bytes:
     this 400, as the same wav is at admission. A missing file stays FileNotFoundError (no transcript)."""
     try:
         return read_beneath(path, roots, limit, own=False, one_name=True)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
+    except OSError as exc:  # (a missing file, ENOENT, is neither: it passes as it is)
         if isinstance(exc, LinkRefused) or exc.errno in CALLERS_MISTAKES:
             raise RefWavNotAllowed(f"{path}: {exc.strerror or exc}") from None
         raise
