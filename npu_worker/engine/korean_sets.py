@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from .korean_arrows import NEGATED_COPULAS
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
@@ -61,19 +62,6 @@ _WORDS = {
     "⊊": "진부분집합",
     "⊄": "부분집합",
     "⊈": "부분집합",
-}
-_NOT = {
-    None: "아님",
-    "일 때": "아닐 때",
-    "이면": "아니면",
-    "면": "아니면",
-    "인": "아닌",
-    "일": "아닐",
-    "이고": "아니고",
-    "이며": "아니며",
-    "입니다": "아닙니다",
-    "입니까": "아닙니까",
-    "이다": "아니다",
 }
 # "x ∈ [0, 1]", "t ∈ (0, ∞)이면": an interval's element as its bounds, x는 0 이상 1 이하, t가 0 초과이면 (it was left, the
 # sign unsaid); the bracket says which bound is closed.
@@ -202,7 +190,8 @@ def _membership(match: re.Match[str]) -> str:
     word = _WORDS[sign]
     # "A ⊂ B ⊂ C": the next sign's left term is this one's set, said again (it was A는 B의 부분집합는 C의 부분집합)
     if sign in "∉⊄⊈":
-        said_not = _NOT["이고" if chained else copula]
+        copula = "이고" if chained else copula
+        said_not = NEGATED_COPULAS[copula] if copula else "아님"  # none after it: 아님
         return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
     said_copula = "이고" if chained else "이면" if copula == "면" else copula or ""
     return f"{particle} {term}의 {word}{said_copula}{again}"
