@@ -133,12 +133,11 @@ def negations_spoken(text: str) -> str:
 
 
 def _quantifier(match: re.Match[str]) -> str:
-    sign, variable, bound, word, over, _lower, _upper, following = match.groups()
+    sign, variable, bound, word, over, lower, upper, following = match.groups()
     among = f"{over}의 " if over else f"{bound} {word}인 " if bound else ""
-    if (
-        over and over[0] in "[("
-    ):  # "∀i ∈ [1, n]" (k12: 모든 i에 대해는 1 이상 n 이하): 1 이상 n 이하인 모든 i에 대해
-        said = _bounds_said(over[0], _lower, _upper, over[-1])
+    # "∀i ∈ [1, n]" (k12: 모든 i에 대해는 1 이상 n 이하): 1 이상 n 이하인 모든 i에 대해
+    if over and over[0] in "[(":
+        said = _bounds_said(over[0], lower, upper, over[-1])
         among = f"{said}인 " if said else "실수 집합의 "
     # "∀ε > 0에 대해": the writer's own words (k12 read 모든 엡실론에 대해 에 대해)
     if match.string.startswith(_ABOUT, match.end()):
