@@ -83,7 +83,8 @@ SUBJECT_NOT_EQUAL = re.compile(
     + r"((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])))"
     + NOT_EQUAL_CLAUSE.pattern
 )
-_NOT = {
+# A copula said negated, "이면" 아니면 (here and `korean_sets`' "∉", "⊄").
+NEGATED_COPULAS = {
     "일 때": "아닐 때",
     "이면": "아니면",
     "면": "아니면",
@@ -168,7 +169,9 @@ def subject_not_equal(match: re.Match[str]) -> str:
     if not subject_before(noun):
         return match.group()
     subject = "이" if final_sound(left) else "가"
-    return f"{noun[:-2]} {left}{subject} {term}{'이' if final_sound(term) else '가'} {_NOT[copula]}"
+    return (
+        f"{noun[:-2]} {left}{subject} {term}{'이' if final_sound(term) else '가'} {NEGATED_COPULAS[copula]}"
+    )
 
 
 def not_equal_clause(match: re.Match[str]) -> str:
@@ -181,7 +184,7 @@ def not_equal_clause(match: re.Match[str]) -> str:
         subject = "은" if final_sound(before) else "는"
     else:
         subject = "이" if final_sound(before) else "가"
-    return f"{subject} {term}{'이' if final_sound(term) else '가'} {_NOT[copula]}"
+    return f"{subject} {term}{'이' if final_sound(term) else '가'} {NEGATED_COPULAS[copula]}"
 
 
 def _in_a_flow(text: str, sign: int) -> bool:

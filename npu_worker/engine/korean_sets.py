@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from .korean_arrows import NEGATED_COPULAS
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
@@ -50,7 +51,7 @@ _ABOUT = ("에 대해", "에 대하여", "에 대한", "에대해")  # (words, n
 # "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
 # operation, already said) and the copula after it.
 _SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE}){{0,8}}"
-_COPULA = r"(?: ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣]))?"
+_COPULA = rf"(?: ?({'|'.join(NEGATED_COPULAS)})(?![가-힣]))?"  # the copulas `korean_arrows` says negated
 # Not a set read on, "f ∈ C[0, 1]" (a function space), "x ∈ ℝ \ {0}" (k12: f는 C의 원소[0, 1], x는 실수 집합의 원소 \ {0}).
 MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}(?![\w(\[]| ?\\)")
 _WORDS = {
@@ -61,19 +62,6 @@ _WORDS = {
     "⊊": "진부분집합",
     "⊄": "부분집합",
     "⊈": "부분집합",
-}
-_NOT = {
-    None: "아님",
-    "일 때": "아닐 때",
-    "이면": "아니면",
-    "면": "아니면",
-    "인": "아닌",
-    "일": "아닐",
-    "이고": "아니고",
-    "이며": "아니며",
-    "입니다": "아닙니다",
-    "입니까": "아닙니까",
-    "이다": "아니다",
 }
 # "x ∈ [0, 1]", "t ∈ (0, ∞)이면": an interval's element as its bounds, x는 0 이상 1 이하, t가 0 초과이면 (it was left, the
 # sign unsaid); the bracket says which bound is closed.
@@ -145,12 +133,11 @@ def negations_spoken(text: str) -> str:
 
 
 def _quantifier(match: re.Match[str]) -> str:
-    sign, variable, bound, word, over, _lower, _upper, following = match.groups()
+    sign, variable, bound, word, over, lower, upper, following = match.groups()
     among = f"{over}의 " if over else f"{bound} {word}인 " if bound else ""
-    if (
-        over and over[0] in "[("
-    ):  # "∀i ∈ [1, n]" (k12: 모든 i에 대해는 1 이상 n 이하): 1 이상 n 이하인 모든 i에 대해
-        said = _bounds_said(over[0], _lower, _upper, over[-1])
+    # "∀i ∈ [1, n]" (k12: 모든 i에 대해는 1 이상 n 이하): 1 이상 n 이하인 모든 i에 대해
+    if over and over[0] in "[(":
+        said = _bounds_said(over[0], lower, upper, over[-1])
         among = f"{said}인 " if said else "실수 집합의 "
     # "∀ε > 0에 대해": the writer's own words (k12 read 모든 엡실론에 대해 에 대해)
     if match.string.startswith(_ABOUT, match.end()):
@@ -202,7 +189,8 @@ def _membership(match: re.Match[str]) -> str:
     word = _WORDS[sign]
     # "A ⊂ B ⊂ C": the next sign's left term is this one's set, said again (it was A는 B의 부분집합는 C의 부분집합)
     if sign in "∉⊄⊈":
-        said_not = _NOT["이고" if chained else copula]
+        copula = "이고" if chained else copula
+        said_not = NEGATED_COPULAS[copula] if copula else "아님"  # none after it: 아님
         return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
     said_copula = "이고" if chained else "이면" if copula == "면" else copula or ""
     return f"{particle} {term}의 {word}{said_copula}{again}"
