@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from .korean_chains import SUBJECT_NOUN, subject_before
+from .korean_copulas import GOING_COPULAS, NEGATED_COPULAS
 from .korean_formulas import final_sound
 from .korean_templates import template
 
@@ -55,15 +56,6 @@ LIMIT = re.compile(
 # p에서 q: from p).
 _PROPOSITION_BEFORE = re.compile(r"(?<![A-Za-z])[¬~]?[pqrs]$")
 _PROPOSITION_AFTER = re.compile(r" ?[¬~]?[pqrs](?![A-Za-z])")
-_GOING = {
-    "일 때": " 갈 때",
-    "이면": " 가면",
-    "면": " 가면",
-    "인": " 가는",
-    "일": " 갈",
-    "이고": " 가고",
-    "이며": " 가며",
-}
 # A flow of steps, "수집 → 전처리 → 학습 → 배포": an arrow with another one a step of one or two words before or
 # after it (no clause mark between) is a pause, each step said in turn (it was 수집에서 전처리에서 학습에서 배포).
 _STEP = r"[^\s,.;:!?→⟶➔➜➡⇒⟹]+"
@@ -83,19 +75,6 @@ SUBJECT_NOT_EQUAL = re.compile(
     + r"((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])))"
     + NOT_EQUAL_CLAUSE.pattern
 )
-# A copula said negated, "이면" 아니면 (here and `korean_sets`' "∉", "⊄").
-NEGATED_COPULAS = {
-    "일 때": "아닐 때",
-    "이면": "아니면",
-    "면": "아니면",
-    "인": "아닌",
-    "일": "아닐",
-    "이고": "아니고",
-    "이며": "아니며",
-    "입니다": "아닙니다",
-    "입니까": "아닙니까",
-    "이다": "아니다",
-}
 _STATEMENTS = ("입니다", "입니까", "이다")
 _LOOK_BACK = 24
 
@@ -109,7 +88,7 @@ def limit(match: re.Match[str]) -> str:
     # (a copula ends the limit's clause: "x → 0이면 f(x) → 1" is no flow)
     to = "으로" if final_sound(value) == "ㄴ" else "로"
     subject = "이" if final_sound(variable.rstrip(")")) else "가"  # "f(n)" 에프 엔이
-    return f"{variable}{subject} {value}{to}{_GOING.get(copula or '', '')}"
+    return f"{variable}{subject} {value}{to}{' ' + GOING_COPULAS[copula] if copula else ''}"
 
 
 def ascii_arrows(text: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .korean_arrows import NEGATED_COPULAS
+from .korean_copulas import DOING_COPULAS, NEGATED_COPULAS
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
@@ -51,7 +51,7 @@ _ABOUT = ("에 대해", "에 대하여", "에 대한", "에대해")  # (words, n
 # "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
 # operation, already said) and the copula after it.
 _SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE}){{0,8}}"
-_COPULA = rf"(?: ?({'|'.join(NEGATED_COPULAS)})(?![가-힣]))?"  # the copulas `korean_arrows` says negated
+_COPULA = rf"(?: ?({'|'.join(NEGATED_COPULAS)})(?![가-힣]))?"  # the copulas `korean_copulas` says negated
 # Not a set read on, "f ∈ C[0, 1]" (a function space), "x ∈ ℝ \ {0}" (k12: f는 C의 원소[0, 1], x는 실수 집합의 원소 \ {0}).
 MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}(?![\w(\[]| ?\\)")
 _WORDS = {
@@ -71,20 +71,6 @@ _UPPER = {"]": "이하", ")": "미만"}
 _INFINITY = re.compile("(?:마이너스 |[-−])?무한대")
 _TOPIC_COPULAS = (None, "입니다", "입니까", "이다")
 _NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈⊃⊇]")
-# "A ⊃ B", "A ⊇ B이면": the superset's verb, A는 B를 포함, A가 B를 포함하면.
-_INCLUDES = {
-    None: "",
-    "일 때": "할 때",
-    "이면": "하면",
-    "면": "하면",
-    "인": "하는",
-    "일": "할",
-    "이고": "하고",
-    "이며": "하며",
-    "입니다": "합니다",
-    "입니까": "합니까",
-    "이다": "한다",
-}
 _LOOK_BACK = 24
 # A statement before an equivalence, "x ∈ S ⇔ x > 0" (k12: x는 S의 원소와 x 0 초과, the arrow's "와" after a topic):
 # the arrows join terms, not statements; the sign left as written, as before korean12.
@@ -185,7 +171,7 @@ def _membership(match: re.Match[str]) -> str:
     chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
     again = f" {term}" if chained else ""
     if sign in "⊃⊇":
-        return f"{particle} {term}{'을' if _final(term) else '를'} 포함{_INCLUDES['이고' if chained else copula]}{again}"
+        return f"{particle} {term}{'을' if _final(term) else '를'} 포함{_doing('이고' if chained else copula)}{again}"
     word = _WORDS[sign]
     # "A ⊂ B ⊂ C": the next sign's left term is this one's set, said again (it was A는 B의 부분집합는 C의 부분집합)
     if sign in "∉⊄⊈":
@@ -194,6 +180,11 @@ def _membership(match: re.Match[str]) -> str:
         return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
     said_copula = "이고" if chained else "이면" if copula == "면" else copula or ""
     return f"{particle} {term}의 {word}{said_copula}{again}"
+
+
+def _doing(copula: str | None) -> str:
+    """ "A ⊃ B", "A ⊇ B이면": the superset's verb, A는 B를 포함, A가 B를 포함하면."""
+    return DOING_COPULAS[copula] if copula else ""
 
 
 def _final(before: str) -> str | None:

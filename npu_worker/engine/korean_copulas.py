@@ -1,0 +1,26 @@
+"""The copulas a sign's term ends with ("x ≠ 0이면", "A ⊇ B일 때", "x → 0인") and the forms a lecturer turns them
+into: negated after "≠", "∉", "⊄" (아니면), as 하다 after "⊇"'s 포함 (포함할 때), as 가다 after a limit's 로 (0으로
+가는). One table, which `korean_arrows` and `korean_sets` read, so that a copula one of them learns is said by both.
+"""
+
+from __future__ import annotations
+
+# copula: (negated, as 하다, as 가다)
+_FORMS = {
+    "일 때": ("아닐 때", "할 때", "갈 때"),
+    "이면": ("아니면", "하면", "가면"),
+    "면": ("아니면", "하면", "가면"),
+    "인": ("아닌", "하는", "가는"),
+    "일": ("아닐", "할", "갈"),
+    "이고": ("아니고", "하고", "가고"),
+    "이며": ("아니며", "하며", "가며"),
+    "입니다": ("아닙니다", "합니다", "갑니다"),
+    "입니까": ("아닙니까", "합니까", "갑니까"),
+    "이다": ("아니다", "한다", "간다"),
+}
+NEGATED_COPULAS = {copula: forms[0] for copula, forms in _FORMS.items()}
+DOING_COPULAS = {copula: forms[1] for copula, forms in _FORMS.items()}
+# A limit's copula ends a clause ("x → 0일 때"), never a statement.
+GOING_COPULAS = {
+    copula: forms[2] for copula, forms in _FORMS.items() if copula not in ("입니다", "입니까", "이다")
+}
