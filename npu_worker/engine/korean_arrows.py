@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from .korean_chains import SUBJECT_NOUN, subject_before
-from .korean_copulas import GOING_COPULAS, NEGATED_COPULAS
+from .korean_copulas import GOING_COPULAS, NEGATED_COPULAS, STATEMENT_COPULAS
 from .korean_formulas import final_sound
 from .korean_templates import template
 
@@ -49,7 +49,8 @@ _LIMIT = re.compile(r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z]|무한대)")
 # function's "f(x) → 1일 때".
 LIMIT = re.compile(
     r"(?<![A-Za-z])([a-z]|[A-Za-z]\([a-z]\)) ?[→⟶➔➜➡] ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
-    r"(?: ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])|(?:으로|로)(?![가-힣])|(?=[\s,;:!?)\]}]|\.(?!\d)|$))"
+    rf"(?: ?({'|'.join(GOING_COPULAS)})(?![가-힣])"
+    r"|(?:으로|로)(?![가-힣])|(?=[\s,;:!?)\]}]|\.(?!\d)|$))"
     r"(?! ?[→⟶➔➜➡⇒⟹])"  # "x → y → z": a flow's step, `arrow`'s
 )
 # "p → q", "¬q → ¬p": between propositions (p, q, r, s, negated or not) an arrow is a conditional, p면 q (it was
@@ -66,7 +67,7 @@ NOT_EQUAL = re.compile(rf" ?≠ ?({_TERM})?")
 # ... and with a copula after its term, "x ≠ 0일 때", "a ≠ b이면" (x 낫 이퀄 0일 때): x가 0이 아닐 때, a가 b가 아니면.
 NOT_EQUAL_CLAUSE = re.compile(
     r" ?≠ ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
-    r" ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣])"
+    rf" ?({'|'.join(NEGATED_COPULAS)})(?![가-힣])"
 )  # ... and a statement's, "a ≠ 0입니다" (it was a 낫 이퀄 0입니다): a는 0이 아닙니다, the topic's particle
 # ... with a subject noun before its left term, "값이 0 ≠ 1입니다", "값이 x ≠ 0이면" (k9: 값이 0은 1이 아닙니다, a subject and a
 # topic in a row): the noun names the term, as before a chain (`korean_chains`), 값 0이 1이 아닙니다, 값 x가 0이 아니면.
@@ -75,7 +76,6 @@ SUBJECT_NOT_EQUAL = re.compile(
     + r"((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])))"
     + NOT_EQUAL_CLAUSE.pattern
 )
-_STATEMENTS = ("입니다", "입니까", "이다")
 _LOOK_BACK = 24
 
 
@@ -159,7 +159,7 @@ def not_equal_clause(match: re.Match[str]) -> str:
     before = _before(match.string, match.start())
     if not before[-1:].isalnum():
         return match.group()
-    if copula in _STATEMENTS:
+    if copula in STATEMENT_COPULAS:
         subject = "은" if final_sound(before) else "는"
     else:
         subject = "이" if final_sound(before) else "가"

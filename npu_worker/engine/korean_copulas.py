@@ -20,7 +20,7 @@ _FORMS = {
 }
 NEGATED_COPULAS = {copula: forms[0] for copula, forms in _FORMS.items()}
 DOING_COPULAS = {copula: forms[1] for copula, forms in _FORMS.items()}
+# The copulas that end a statement ("a ≠ 0입니다": its term a topic, a는 0이 아닙니다), not a clause.
+STATEMENT_COPULAS = ("입니다", "입니까", "이다")
 # A limit's copula ends a clause ("x → 0일 때"), never a statement.
-GOING_COPULAS = {
-    copula: forms[2] for copula, forms in _FORMS.items() if copula not in ("입니다", "입니까", "이다")
-}
+GOING_COPULAS = {copula: forms[2] for copula, forms in _FORMS.items() if copula not in STATEMENT_COPULAS}

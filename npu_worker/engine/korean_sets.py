@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .korean_copulas import DOING_COPULAS, NEGATED_COPULAS
+from .korean_copulas import DOING_COPULAS, NEGATED_COPULAS, STATEMENT_COPULAS
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
@@ -69,7 +69,7 @@ _INTERVAL = re.compile(rf" ?∈ ?([\[(]){_BOUNDS}([\])]){_COPULA}(?![\w(])")
 _LOWER = {"[": "이상", "(": "초과"}
 _UPPER = {"]": "이하", ")": "미만"}
 _INFINITY = re.compile("(?:마이너스 |[-−])?무한대")
-_TOPIC_COPULAS = (None, "입니다", "입니까", "이다")
+_TOPIC_COPULAS = (None, *STATEMENT_COPULAS)
 _NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈⊃⊇]")
 _LOOK_BACK = 24
 # A statement before an equivalence, "x ∈ S ⇔ x > 0" (k12: x는 S의 원소와 x 0 초과, the arrow's "와" after a topic):

@@ -1,0 +1,19 @@
+"""Korean reading (korean14): stop 56's leftovers of the Korean reading, each against what korean13 read (the
+comment beside each case)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_copulas import NEGATED_COPULAS, STATEMENT_COPULAS
+from npu_worker.engine.korean_reading import spoken
+
+
+@pytest.mark.parametrize("copula", list(NEGATED_COPULAS))
+def test_every_copula_of_the_table_is_said_negated_after_not_equal_and_not_an_element(copula: str) -> None:
+    """`korean_copulas`' table is the one list of copulas: "≠" and "∉" read each one the same way, the term a topic
+    before a statement's, a subject before a clause's (korean13 spelled "≠"'s list apart from the table)."""
+    particle = "는" if copula in STATEMENT_COPULAS else "가"
+    negated = NEGATED_COPULAS[copula]
+    assert spoken(f"x ≠ 0{copula}") == f"x{particle} 0이 {negated}"
+    assert spoken(f"x ∉ A{copula}") == f"x{particle} A의 원소가 {negated}"
