@@ -17,3 +17,19 @@ def test_every_copula_of_the_table_is_said_negated_after_not_equal_and_not_an_el
     negated = NEGATED_COPULAS[copula]
     assert spoken(f"x ≠ 0{copula}") == f"x{particle} 0이 {negated}"
     assert spoken(f"x ∉ A{copula}") == f"x{particle} A의 원소가 {negated}"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # k13: A는 B의 부분집합이고 B가 C의 부분집합이면, a topic opening a clause
+        ("A ⊂ B ⊂ C이면", "A가 B의 부분집합이고 B가 C의 부분집합이면"),
+        ("x ∈ A ⊂ B일 때", "x가 A의 원소이고 A가 B의 부분집합일 때"),
+        ("A ⊃ B ⊃ C이면", "A가 B를 포함하고 B가 C를 포함하면"),
+        # a statement's chain and one with no copula keep their topics, as korean13
+        ("A ⊂ B ⊂ C입니다", "A는 B의 부분집합이고 B는 C의 부분집합입니다"),
+        ("A ⊂ B ⊂ C", "A는 B의 부분집합이고 B는 C의 부분집합"),
+    ],
+)
+def test_a_chain_of_sets_takes_its_particles_from_its_last_copula(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -133,7 +133,9 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # (rvk12): "ℝ로" 실수 집합으로 (not 집합로), "∀ 기호는" as written (not 모든 기호는에 대해), "1 km/h" 1 kilometer per hour,
 # "Part 1 - Introduction" as written (not 1 minus Introduction), "In 2024 - 2025" 2024 to 2025, "해는 x = 2 또는 x = 3"
 # x가 2 또는 x가 3 (not x는 3).
-AUDIO_REVISION = 20
+# 21: stop 56's leftovers (korean14): a chain of sets in a clause, "A ⊂ B ⊂ C이면" A가 B의 부분집합이고 B가 C의 부분집합이면
+# (not A는, a topic opening a clause).
+AUDIO_REVISION = 21
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -71,6 +71,9 @@ _UPPER = {"]": "이하", ")": "미만"}
 _INFINITY = re.compile("(?:마이너스 |[-−])?무한대")
 _TOPIC_COPULAS = (None, *STATEMENT_COPULAS)
 _NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈⊃⊇]")
+# The links after a chain's first, "A ⊂ B ⊂ C이면": the last one's copula says whether the chain is a clause, each
+# link's element a subject (k13: A는 B의 부분집합이고 B가 C의 부분집합이면, a topic opening a clause).
+_CHAIN_REST = re.compile(rf"(?: ?[∈∉⊂⊆⊊⊄⊈⊃⊇] ?{_SET_TERM}){{1,8}}{_COPULA}")
 _LOOK_BACK = 24
 # A statement before an equivalence, "x ∈ S ⇔ x > 0" (k12: x는 S의 원소와 x 0 초과, the arrow's "와" after a topic):
 # the arrows join terms, not statements; the sign left as written, as before korean12.
@@ -165,10 +168,11 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
 
 def _membership(match: re.Match[str]) -> str:
     sign, term, copula = match.groups()
-    particle = _element_particle(match, copula)
+    chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
+    rest = _CHAIN_REST.match(match.string, match.end()) if chained else None
+    particle = _element_particle(match, rest.group(1) if rest else copula)
     if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
         return match.group()  # no element before it: a sign alone, left
-    chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
     again = f" {term}" if chained else ""
     if sign in "⊃⊇":
         return f"{particle} {term}{'을' if _final(term) else '를'} 포함{_doing('이고' if chained else copula)}{again}"

@@ -74,7 +74,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # English, a formula's "&&" 그리고, and the rest the espeak engine's revision 19 lists.
 # 24: stop 55's leftovers (korean12): set and logic signs said, "x ∈ A" x는 A의 원소, and the rest the espeak engine's
 # revision 20 lists.
-AUDIO_REVISION = 24
+# 25: stop 56's leftovers (korean14): the espeak engine's revision 21 lists them.
+AUDIO_REVISION = 25
 
 
 def audio_settings(
