@@ -33,3 +33,20 @@ def test_every_copula_of_the_table_is_said_negated_after_not_equal_and_not_an_el
 )
 def test_a_chain_of_sets_takes_its_particles_from_its_last_copula(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("|A| = 3", "|A|는 3"),  # k13: |A| 는 3
+        ("|M| = 3", "|M|은 3"),  # k13: |M| 는 3, 엠 closed
+        ("집합 A에 대해 |A| = 3입니다.", "집합 A에 대해 |A|는 3입니다."),
+        ("a |= b", "a |= b"),  # code's operator: as before
+        ("|x| = 3", "x의 절댓값은 3"),  # a small letter's absolute value: as before
+    ],
+)
+def test_a_capitals_bars_keep_the_particle_of_equals_on_its_letter(written: str, said: str) -> None:
+    """ "|A| = 3": a set's size, a determinant or a segment's length, which no one word says (`korean_absolute` leaves
+    the bars unsaid, the words around name it: "행렬식 |A|"). Its "=" is the topic particle the letter takes, joined to
+    the word as after any term; korean13 left a space between (espeak read the particle as a word of its own)."""
+    assert spoken(written) == said

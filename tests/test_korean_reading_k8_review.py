@@ -16,9 +16,9 @@ from npu_worker.engine.korean_reading import spoken
     [
         # O(V의 절댓값 더하기 E의 절댓값): a graph's vertices and edges counted, no absolute value
         ("BFS는 O(|V| + |E|)입니다.", "BFS는 O(|V| 플러스 |E|)입니다."),
-        ("|V| = n이라 합시다.", "|V| 는 n이라 합시다."),  # V의 절댓값은 n
+        ("|V| = n이라 합시다.", "|V|는 n이라 합시다."),  # V의 절댓값은 n (k13: |V| 는, the particle apart)
         ("행렬식 |A|는 0이 아닙니다.", "행렬식 |A|는 0이 아닙니다."),  # A의 절댓값은
-        ("선분의 길이 |AB| = 5", "선분의 길이 |AB| 는 5"),  # AB의 절댓값은 5
+        ("선분의 길이 |AB| = 5", "선분의 길이 |AB|는 5"),  # AB의 절댓값은 5 (k13: |AB| 는)
     ],
 )
 def test_a_size_or_a_determinant_is_no_absolute_value(written: str, said: str) -> None:

@@ -165,7 +165,9 @@ FACTORIAL_PARTICLE = re.compile(
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
 TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
-EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^]) ?=(?![=>]) ?")  # not "x += 1", an operator's
+# Not "x += 1", "a |= b", an operator's; but the space after a capital's bars, "|A| = 3" (k13: |A| 는 3, the particle a
+# word apart), is taken: the bars of a capital alone are left unsaid (`korean_absolute`), its letter picks the particle.
+EQUALS = re.compile(r"(?:(?<=[A-Z]\|) |(?<![=!<>+\-*/%&|^]) ?)=(?![=>]) ?")
 _TRAILING_DIGITS = re.compile(r"[0-9]+$")
 _RIEUL = 8  # ㄹ's index among a Hangul syllable's finals
 # "24/7" is around the clock, 이십사 칠 (not 7분의 24).
@@ -311,9 +313,10 @@ def equals(match: re.Match[str]) -> str:
     particle after a term a topic opens ("전력은 P = VI입니다": 전력은 P가 VI입니다, as "코끼리는 코가 길다")."""
     start = match.start()
     before = match.string[max(0, start - 24) : start]  # a bounded look back
+    term = before.rstrip(" )]|")  # "|M| = 3": 엠's particle, |M|은
     if _TOPIC_THEN_TERM.search(before) or _TOPIC_THEN_TERMS.search(match.string, max(0, start - 120), start):
-        return particle_after(before.rstrip(" )]"), "이") + " "
-    return _topic(before.rstrip(" )]")) + " "
+        return particle_after(term, "이") + " "
+    return _topic(term) + " "
 
 
 # A topic just before the left term, "전력은 P = VI입니다" (k11: 전력은 P는 VI입니다, two topics in a row); not "또는",
