@@ -50,3 +50,16 @@ def test_a_capitals_bars_keep_the_particle_of_equals_on_its_letter(written: str,
     the bars unsaid, the words around name it: "행렬식 |A|"). Its "=" is the topic particle the letter takes, joined to
     the word as after any term; korean13 left a space between (espeak read the particle as a word of its own)."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("전력은 P = VI = I²R입니다", "전력은 P가 VI이고 I의 2제곱R입니다"),  # k13: P가 VI는 I의 2제곱R
+        ("따라서 a = b = c입니다.", "따라서 a는 b이고 c입니다."),  # k13: a는 b는 c
+        ("x = 3, y = 4이면", "x는 3, y는 4이면"),  # a list, no chain: as before
+        ("x += y = 1", "x += y는 1"),  # an operator's "=" opens no chain: as before
+    ],
+)
+def test_a_chain_of_equalities_says_its_next_link_the_same(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -313,12 +313,17 @@ def equals(match: re.Match[str]) -> str:
     particle after a term a topic opens ("전력은 P = VI입니다": 전력은 P가 VI입니다, as "코끼리는 코가 길다")."""
     start = match.start()
     before = match.string[max(0, start - 24) : start]  # a bounded look back
+    if _CHAINED_EQUALS.search(before):
+        return "이고 "  # "P = VI = I²R": P는 VI이고 I의 2제곱R
     term = before.rstrip(" )]|")  # "|M| = 3": 엠's particle, |M|은
     if _TOPIC_THEN_TERM.search(before) or _TOPIC_THEN_TERMS.search(match.string, max(0, start - 120), start):
         return particle_after(term, "이") + " "
     return _topic(term) + " "
 
 
+# A term an "=" follows and another "=" opens, "전력은 P = VI = I²R입니다", "a = b = c" (k13: P가 VI는 I의 2제곱R, a는 b는 c:
+# the middle term a second topic): the next link is said to be the same, P가 VI이고 I의 2제곱R, a는 b이고 c.
+_CHAINED_EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^])= ?[^\s=가-힣,;:]{1,16} ?$")
 # A topic just before the left term, "전력은 P = VI입니다" (k11: 전력은 P는 VI입니다, two topics in a row); not "또는",
 # "혹은" ("or"), as before a chain (`korean_chains`).
 _TOPIC_THEN_TERM = re.compile(r"[가-힣](?<![또혹])[은는] [^\s가-힣=]{1,12} ?$")
