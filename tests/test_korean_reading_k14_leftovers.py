@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from npu_worker.engine.korean_copulas import NEGATED_COPULAS, STATEMENT_COPULAS
-from npu_worker.engine.korean_reading import spoken
+from npu_worker.engine.korean_reading import spoken, spoken_form
 
 
 @pytest.mark.parametrize("copula", list(NEGATED_COPULAS))
@@ -63,3 +63,17 @@ def test_a_capitals_bars_keep_the_particle_of_equals_on_its_letter(written: str,
 )
 def test_a_chain_of_equalities_says_its_next_link_the_same(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ∈ ℝⁿ", "x in R n"),  # k13: as written (espeak's English: "x")
+        ("Let x ∈ ℝ^3 be a vector.", "Let x in R 3 be a vector."),  # a dimension, no power
+        ("(A ∪ B)ᶜ is empty.", "(A union B) complement is empty."),
+        ("∀x ∈ ℝ, x² ≥ 0", "for all x in R, x squared ≥ 0"),
+        ("x ∉ A ⊂ B", "x not in A subset of B"),
+    ],
+)
+def test_english_text_says_its_set_signs(written: str, said: str) -> None:
+    assert spoken_form(written, "en") == said

@@ -49,10 +49,32 @@ RELATION = re.compile(r" ?([≠⇒⟹⇔]) ?")
 # and "≥", which it reads ("less than or equal to").
 _BOUND_FORMS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "≥"})
 
+# A number set, an element's sign and a complement, which espeak's English voice said nothing for ("x ∈ ℝⁿ": "x",
+# "Aᶜ": "A"): as a lecturer says them, x in R n, A complement. The set's dimension is no power (R n, not R to the n).
+# ... and the other set and logic signs it left unsaid, "A ∪ B", "∀x": A union B, for all x.
+_NUMBER_SETS = {"ℝ": "R", "ℕ": "N", "ℤ": "Z", "ℚ": "Q", "ℂ": "C"}
+NUMBER_SET = re.compile(r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^([a-z]|\d{1,3})(?![\w^]))?")
+_SET_WORDS = {
+    "∈": " in ", "∉": " not in ", "∪": " union ", "∩": " intersection ", "⊂": " subset of ", "⊆": " subset of ",
+    "∀": "for all ", "∃": "there exists ",
+}  # fmt: skip
+SET_SIGN = re.compile(r" ?([∈∉∪∩⊂⊆]) ?|([∀∃]) ?")
+COMPLEMENT = re.compile(r"(?<=[\w)′'])ᶜ")
+
 
 def spoken(text: str) -> str:
-    """`text` with its powers and relation signs in English words."""
+    """`text` with its powers, relation and set signs in English words."""
+    text = SET_SIGN.sub(lambda m: _SET_WORDS[m.group(1) or m.group(2)], text)
+    if "ᶜ" in text:
+        text = COMPLEMENT.sub(" complement", text)
+    text = NUMBER_SET.sub(_number_set, text)
     return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
+
+
+def _number_set(match: re.Match[str]) -> str:
+    letter, superscript, caret = match.groups()
+    dimension = (superscript or "").translate(_SUPERSCRIPT) or caret
+    return f"{_NUMBER_SETS[letter]} {dimension}" if dimension else _NUMBER_SETS[letter]
 
 
 def powers_spoken(text: str) -> str:
