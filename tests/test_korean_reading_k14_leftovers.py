@@ -77,3 +77,21 @@ def test_a_chain_of_equalities_says_its_next_link_the_same(written: str, said: s
 )
 def test_english_text_says_its_set_signs(written: str, said: str) -> None:
     assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("The battery is 3.7V.", "The battery is 3 point 7 volts."),  # k13: 3 점 칠 volts
+        ("The value of pi is 3.14 here.", "The value of pi is 3 point 1 4 here."),  # k13: 3 점 일사
+        ("This is 0.5 + 1.25 cm.", "This is 0 point 5 plus 1 point 2 5 centimeters."),
+        # the Korean sentence beside it keeps the Korean reading, and a dotted chain its 점, as before
+        (
+            "배터리는 3.7V입니다. The battery is 3.7V.",
+            "배터리는 3 점 칠 볼트입니다. The battery is 3 point 7 volts.",
+        ),
+        ("Use version 2.10.1 in the lab.", "Use version 2 점 10 점 1 in the lab."),
+    ],
+)
+def test_an_english_sentence_says_its_decimal_point_in_english(written: str, said: str) -> None:
+    assert spoken(written) == said

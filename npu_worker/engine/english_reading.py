@@ -144,13 +144,23 @@ _PLUS_MINUS = re.compile(
     r"|(?:(?<=[\d)])|(?<=(?<![A-Za-z])[A-Za-z])) [-−] (?=\d|[A-Za-z](?![A-Za-z])|\()"
 )
 
+# ... and a decimal's point, "The battery is 3.7V." (k13: 3 점 칠 volts, the Korean rules' 점 and digits in an English
+# sentence): 3 point 7 volts, the digits after it one by one as English says them; a dotted chain, "10.0.0.1", "2.10.1",
+# left to the Korean rules.
+_DECIMAL = re.compile(r"(?<![\d.])(\d{1,15})\.(\d{1,15})(?![\d]|\.\d)")
+
+
+def _decimal(match: re.Match[str]) -> str:
+    whole, fraction = match.groups()
+    return f"{whole} point {' '.join(fraction)}"
+
 
 def signs_in_korean_text(sentence: str) -> str:
     """An English `sentence` of a Korean text with its units after a number, "+" and a spaced minus in English words."""
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
     sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
-    sentence = _UNIT_AFTER_NUMBER.sub(_unit_name, sentence)
+    sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     return _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
 
 
