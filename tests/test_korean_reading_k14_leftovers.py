@@ -95,3 +95,37 @@ def test_english_text_says_its_set_signs(written: str, said: str) -> None:
 )
 def test_an_english_sentence_says_its_decimal_point_in_english(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x^2 is positive.", "x squared is positive."),  # k13: x의 2제곱 is positive.
+        (
+            "f(x) = x^2 is continuous!",
+            "f(x) = x squared is continuous!",
+        ),  # k13: f(x)는 x의 2제곱 is continuous!
+        ("a = 1 is true.", "a = 1 is true."),  # k13: a는 1 is true.
+        ("a = 1 is true", "a는 1 is true"),  # k10's: no sentence mark, a formula's note: Korean, as before
+        ("x = 3 for all x", "x는 3 for all x"),  # k10's, as before
+        ("x^2 is positive", "x의 2제곱 is positive"),  # no sentence mark: Korean, as before
+        (
+            "sin x is odd.",
+            "sin x is odd.",
+        ),  # a function's name is no English word (nothing here to read either way)
+        (
+            "그리고 x^2 is positive.",
+            "그리고 x의 2제곱 is positive.",
+        ),  # a Korean word in it: a Korean sentence, as before
+    ],
+)
+def test_a_sentence_of_one_small_english_word_is_english_when_closed_with_a_longer_word(
+    written: str, said: str
+) -> None:
+    """The boundary between an English sentence and a formula's note in a Korean text: no Hangul and two of English's
+    small words ("is", "the", "of", …) as before, or one with another English word of three or more small letters (not
+    a function's name, "sin", "log") in a sentence closed by its mark (". ! ?"). "x^2 is positive." is a sentence and
+    is read in English (x squared, "=" espeak's "equals"); "a = 1 is true" and "x = 3 for all x", unclosed, are a
+    formula's note on a slide and stay Korean (a는 1, as k10 decided); closed, "a = 1 is true." is a sentence and its
+    "=" espeak's English "equals"."""
+    assert spoken(written) == said

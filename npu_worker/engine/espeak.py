@@ -136,7 +136,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 21: stop 56's leftovers (korean14): a chain of sets in a clause, "A ⊂ B ⊂ C이면" A가 B의 부분집합이고 B가 C의 부분집합이면
 # (not A는, a topic opening a clause); "|A| = 3" |A|는 3 (not |A| 는, the particle a word apart);
 # "P = VI = I²R" P는 VI이고 I의 2제곱R (not VI는, a second topic); English text's set signs, "x ∈ ℝⁿ" x in R n (not x);
-# an English sentence's decimal, "The battery is 3.7V." 3 point 7 volts (not 3 점 칠 volts).
+# an English sentence's decimal, "The battery is 3.7V." 3 point 7 volts (not 3 점 칠 volts);
+# a closed sentence of one small English word and a longer one, "x^2 is positive." x squared is positive. (not x의 2제곱).
 AUDIO_REVISION = 21
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -52,10 +52,29 @@ def english_sentences(text: str) -> list[tuple[int, int]]:
     for stop in [*_SENTENCE_END.finditer(text), None]:
         end = stop.start() if stop else len(text)
         sentence = text[begin:end]
-        if not _HANGUL.search(sentence) and len(_ENGLISH_WORDS.findall(sentence, 0, 4000)) >= 2:
+        if not _HANGUL.search(sentence) and _is_english(sentence, stop):
             spans.append((begin, end))
         begin = stop.end() if stop else end
     return spans
+
+
+# ... or one small word and a longer English word, in a sentence closed by its mark, "x^2 is positive." (k13: x의 2제곱 is
+# positive.): a formula's note without one, "a = 1 is true", "x = 3 for all x", stays Korean (k10), and so does a
+# function's name, "sin x is odd".
+_LONGER_WORD = re.compile(
+    r"(?<![A-Za-z_.\d])(?!(?:sin|cos|tan|sec|csc|cot|log|exp|max|min|mod|det|lim|sup|inf|gcd|lcm|arg|abs)(?![a-z]))"
+    r"[a-z]{3,20}(?![\w(])"
+)
+
+
+def _is_english(sentence: str, stop: re.Match[str] | None) -> bool:
+    small = len(_ENGLISH_WORDS.findall(sentence, 0, 4000))
+    closed = stop is not None and stop.group() != "\n"
+    return small >= 2 or (
+        small == 1
+        and closed
+        and any(not _ENGLISH_WORDS.fullmatch(word) for word in _LONGER_WORD.findall(sentence, 0, 4000))
+    )
 
 
 def inside(spans: list[tuple[int, int]], position: int) -> bool:
