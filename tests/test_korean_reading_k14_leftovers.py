@@ -129,3 +129,18 @@ def test_a_sentence_of_one_small_english_word_is_english_when_closed_with_a_long
     formula's note on a slide and stay Korean (a는 1, as k10 decided); closed, "a = 1 is true." is a sentence and its
     "=" espeak's English "equals"."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # k13: if ok:\n0 이상 x && x가 n보다 작다, the line before's "if" made half the line code
+        ("if ok:\n0 <= x && x < n", "if ok:\n0 이상 x 그리고 x n 미만"),
+        ("0 <= x && x < n", "0 이상 x 그리고 x n 미만"),  # the same line alone, as before
+        # a keyword on the comparison's own line keeps the code voice, as before
+        ("if ok:\nwhile (i < n && j < m)", "if ok:\nwhile (i가 n보다 작다 && j가 m보다 작다)"),
+        ("for (i = 0; i < n; i++)", "for (i에 0을 대입; i가 n보다 작다; i++)"),
+    ],
+)
+def test_a_formulas_line_after_a_code_line_reads_as_a_formula(written: str, said: str) -> None:
+    assert spoken(written) == said

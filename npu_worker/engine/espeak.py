@@ -137,7 +137,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # (not A는, a topic opening a clause); "|A| = 3" |A|는 3 (not |A| 는, the particle a word apart);
 # "P = VI = I²R" P는 VI이고 I의 2제곱R (not VI는, a second topic); English text's set signs, "x ∈ ℝⁿ" x in R n (not x);
 # an English sentence's decimal, "The battery is 3.7V." 3 point 7 volts (not 3 점 칠 volts);
-# a closed sentence of one small English word and a longer one, "x^2 is positive." x squared is positive. (not x의 2제곱).
+# a closed sentence of one small English word and a longer one, "x^2 is positive." x squared is positive. (not x의 2제곱);
+# a formula's line under a code line, "if ok:\n0 <= x && x < n" … 그리고 x n 미만 (not && x가 n보다 작다).
 AUDIO_REVISION = 21
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

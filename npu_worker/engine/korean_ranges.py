@@ -346,12 +346,13 @@ def _stated(text: str, start: int, end: int) -> str:
 
 
 def _in_code(text: str, start: int) -> bool:
-    """Whether the comparison whose left side starts at `start` follows a code's keyword, "if (", or a join of
-    its statement, "&&", ";"."""
-    code = _CODE_BEFORE.search(text, max(0, start - 10), start)
+    """Whether the comparison at `start` follows a code's keyword, "if (", or a join of a statement a keyword opens
+    on its own line, "&&", ";" ("if ok:\n0 <= x && x < n": k13 read x가 n보다 작다, the line before's "if")."""
+    code, reach = _CODE_BEFORE.search(text, max(0, start - 10), start), max(0, start - 80)
     if not code:
         return False
-    return not _CODE_JOIN.match(code.group()) or bool(_CODE_KEYWORD.search(text, max(0, start - 80), start))
+    line = text.rfind("\n", reach, start) + 1 or reach
+    return not _CODE_JOIN.match(code.group()) or bool(_CODE_KEYWORD.search(text, line, start))
 
 
 def variable_bound(match: re.Match[str]) -> str:
