@@ -15,7 +15,7 @@ Each part has its module: `korean_numerals` (decimals, native numbers before cou
 `korean_absolute` (absolute values), `korean_code` (code's assignments),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
-(arrows, "≠", "©"), `korean_sets` (set and logic signs), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
+(arrows, "≠", "©"), `korean_sets` (set and logic signs), their copulas' forms `korean_copulas`, their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
 minus, units before Greek letters), a web address's path held out of them, a Korean IME's full-width signs
 and Markdown emphasis.
 
