@@ -155,35 +155,28 @@ class ChildEspeak:
         killed and the section fails (`EngineError`): a stopped one held the lane for ever. `again`: the
         child that takes the request, once, if its write finds this one dead (`ChildGone`, before any
         chunk; here, not in a generator around this one: a call less a frame)."""
-        if not self._request(request, again):
-            assert again is not None
-            try:
-                yield from again().chunks(request)
-            except ChildGone as twice:
-                raise _ended_again(twice) from twice
-            return
-        ended, answers = False, self._answers
+        child = self._sent(request, again)
+        ended, answers = False, child._answers
         try:
             while True:
                 try:  # (not `_receive`: a call less a frame)
                     kind, payload = answers.read()
                 except (BrokenStream, OSError, ValueError) as error:
-                    raise self._unread(error, reading=True) from error
+                    raise child._unread(error, reading=True) from error
                 if kind == AUDIO:
                     try:  # not whole samples: a damaged child's frame (was a bare ValueError)
                         chunk = np.frombuffer(payload, dtype=np.float32)
                     except ValueError as error:
-                        raise self._broken(f"an audio frame of {len(payload)} bytes", reading=True) from error
+                        raise child._broken(
+                            f"an audio frame of {len(payload)} bytes", reading=True
+                        ) from error
                     yield chunk
                     continue
                 ended = True
-                if kind == END:
-                    return
-                if kind == FAILED:
-                    raise self._failed(payload)
-                raise self._broken(f"an unexpected frame {kind!r}")
+                child._last_frame(kind, payload)
+                return
         finally:
-            self._request_over(ended)
+            child._request_over(ended)
 
     def chunks_into(
         self,
@@ -196,30 +189,19 @@ class ChildEspeak:
         engine lane's way (`stream_into`): the generator resumed a frame and its `read` were two Python
         calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
         and failures as `chunks`."""
-        if not self._request(request, again):
-            assert again is not None
-            try:
-                again().chunks_into(request, sink)
-            except ChildGone as twice:
-                raise _ended_again(twice) from twice
-            return
-        ended, answers = False, self._answers
+        child = self._sent(request, again)
+        ended, answers = False, child._answers
         try:
             try:
                 last = answers.audio_into(AUDIO, sink)
             except UnreadFrame as unread:
-                raise self._unread(unread.error, reading=True) from unread.error
+                raise child._unread(unread.error, reading=True) from unread.error
             if last is None:
                 return  # (the sink stopped it: drained below)
             ended = True
-            kind, payload = last
-            if kind == END:
-                return
-            if kind == FAILED:
-                raise self._failed(payload)
-            raise self._broken(f"an unexpected frame {kind!r}")
+            child._last_frame(*last)
         finally:
-            self._request_over(ended)
+            child._request_over(ended)
 
     def phonemize(self, text: str, voice: str) -> str:
         """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock).
@@ -307,10 +289,10 @@ class ChildEspeak:
         except EngineError:
             pass  # it died meanwhile: the next request starts another
 
-    def _request(self, request: SynthesisRequest, again: Callable[[], ChildEspeak] | None) -> bool:
-        """`chunks`' and `chunks_into`'s start: the request sent to this child and its deadline started
-        (True), or this child found gone by the write (`ChildGone`) with `again` to take it (False;
-        without `again`, it raises)."""
+    def _sent(self, request: SynthesisRequest, again: Callable[[], ChildEspeak] | None) -> ChildEspeak:
+        """`chunks`' and `chunks_into`'s start: the child that took the request, its deadline started:
+        this one, or, if its write finds it gone (`ChildGone`), `again`'s, once (without `again`, or
+        gone again at once, it raises)."""
         live = next(self._ids) % (1 << 32)
         frame = Request(live, request.text, request.lang, request.speed_factor)
         try:
@@ -318,10 +300,21 @@ class ChildEspeak:
         except ChildGone:
             if again is None:
                 raise
-            return False
+            try:
+                return again()._sent(request, None)
+            except ChildGone as twice:
+                raise _ended_again(twice) from twice
         self._synthesis.start(len(request.text))
         self._answers.watch = self._synthesis  # (its clock runs while a read waits on the pipe)
-        return True
+        return self
+
+    def _last_frame(self, kind: bytes, payload: bytearray) -> None:
+        """A request's frame that is not AUDIO: its `END` returns; a `FAILED` or any other raises."""
+        if kind == END:
+            return
+        if kind == FAILED:
+            raise self._failed(payload)
+        raise self._broken(f"an unexpected frame {kind!r}")
 
     def _request_over(self, ended: bool) -> None:
         """`chunks`' and `chunks_into`'s end: a request stopped early (`ended` False) drained (one that

@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from ..engine.base import EngineInfo, SynthesisRequest, Voice
 from ..files import TooLarge, private_folder, read_own, write_atomic
@@ -59,7 +60,10 @@ class SynthesisCache:
 
     def __init__(self, directory: Path, max_bytes: int) -> None:
         self.directory = Path(directory)
-        self.max_bytes = max_bytes
+        self.max_bytes: Final = max_bytes
+        # Read by the engine lane three times a section: an attribute, not a property (a Python call
+        # each; benchmarks/SERVER_OVERHEAD.md, stop 56). `max_bytes` is fixed, so it stays true.
+        self.enabled: Final = max_bytes > 0
         self._lock = threading.Lock()
         self._index: OrderedDict[str, int] | None = None  # key → bytes, oldest first
         self._total = 0
@@ -68,10 +72,6 @@ class SynthesisCache:
         """Create the directory (blocking I/O: at start-up, off the loop)."""
         if self.enabled:
             private_folder(self.directory)
-
-    @property
-    def enabled(self) -> bool:
-        return self.max_bytes > 0
 
     def key_for(
         self, info: EngineInfo, request: SynthesisRequest, default_voice: Callable[[], Voice] | None

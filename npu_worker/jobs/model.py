@@ -14,6 +14,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import msgspec
+
 from .. import wire
 from ..protocol import Done, Event, Progress, SectionError, SynthParams
 
@@ -37,13 +39,14 @@ class LogEntry:
         return wire.encode_entry(self.event, self.seq)
 
 
-@dataclass(frozen=True)
-class AudioChunk:
+class AudioChunk(msgspec.Struct, frozen=True):
     """PCM (float32 samples) for live listeners; never persisted.
 
     `onset`, on the one chunk that reveals it, is where the request's audible onset lies, counted in
     samples from this chunk's first sample (negative when it lay in an earlier chunk: the rule needs a
     little audio after the onset before it can tell). The engine thread finds it once; views reuse it.
+    A msgspec `Struct`, made in C: a frozen dataclass's `__init__` was a Python call (and four
+    `object.__setattr__`) each chunk on the engine lane (benchmarks/SERVER_OVERHEAD.md, stop 56).
     """
 
     idx: int

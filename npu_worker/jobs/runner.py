@@ -261,7 +261,7 @@ class Runner(AudioHandover):
 
     def _finish(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
         """Write the section's file (encoded once, shared with the cache), then log `ok`."""
-        started = time.monotonic()
+        started, cached = time.monotonic(), audio.cached  # (a property: read once)
         try:
             if section.output_path is not None:
                 try:
@@ -277,10 +277,10 @@ class Runner(AudioHandover):
                 wav_path=section.output_path,
                 duration_sec=audio.duration,
                 elapsed_sec=round(seconds + time.monotonic() - started, 3),
-                cached=True if audio.cached else None,
+                cached=True if cached else None,
             )
             self.journal.append(job, done)
-            self.stats.section_ok(audio.cached)
+            self.stats.section_ok(cached)
             audio.ok = True
         except Exception as exc:  # noqa: BLE001 - reported as the section's error
             self._fail(job, section, exc)

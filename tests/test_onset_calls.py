@@ -1,0 +1,71 @@
+"""The onset search a preview's first chunk makes on the engine lane, counted (benchmarks/SERVER_OVERHEAD.md,
+stop 56): `np.flatnonzero`, `np.ones` and `ndarray.sum` went through numpy's Python wrappers (≈ 16 calls),
+and the watch and the trimmer each took `asarray` and `reshape` of a chunk that was 1-D float32 already.
+The onset itself is the rule's (`test_audio.py` holds it against the sliding windows' reference)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from npu_worker import audio
+
+RATE = 24000
+
+
+def calls_of(work: Any) -> list[str]:
+    """Every call `work()` makes by name (not `work` itself): a Python function's as it is, a builtin's
+    after `c:` (numpy's `nonzero` wrapper is Python, the array's method a builtin)."""
+    called: list[str] = []
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+        elif event == "c_call":
+            called.append("c:" + getattr(arg, "__name__", repr(arg)))
+
+    sys.setprofile(hook)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return called[1:-1]  # (less `work` and `setprofile`)
+
+
+def silence_then_tone(seconds_silent: float, seconds: float) -> np.ndarray:
+    t = np.arange(int(seconds * RATE)) / RATE
+    signal = (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+    signal[: int(seconds_silent * RATE)] = 0.0
+    return signal
+
+
+def test_the_onset_search_calls_no_wrapper_of_numpy_it_can_do_without() -> None:
+    signal = silence_then_tone(0.1, 0.4)
+    expected = audio.audible_onset(signal, RATE)  # (the rate's hop worked out once, here)
+    called = calls_of(lambda: audio.audible_onset(signal, RATE))
+    for wrapper in ("flatnonzero", "_flatnonzero_dispatcher", "ones", "_sum", "nonzero", "ravel", "c:round"):
+        assert wrapper not in called, (wrapper, called)
+    assert called.count("_loud_windows_and_hops") == 1 and expected is not None
+    assert abs(expected - int(0.1 * RATE)) <= 240
+
+
+def test_an_engine_chunk_is_fed_to_the_watch_and_trimmer_as_it_is() -> None:
+    chunk = silence_then_tone(0.05, 0.2)
+    trimmer = audio.LeadingSilenceTrimmer(RATE)
+    called = calls_of(lambda: trimmer.feed(chunk))
+    assert called[: called.index("audible_onset")] == ["feed", "feed"], called  # (no `asarray`, `reshape`)
+    assert trimmer.onset_in_output is not None
+
+
+def test_what_is_not_a_1d_float32_array_is_still_converted_first() -> None:
+    chunk = silence_then_tone(0.05, 0.2)
+    two_d, as_list = audio.OnsetWatch(RATE), audio.OnsetWatch(RATE)
+    found = audio.OnsetWatch(RATE).feed(chunk)
+    assert found is not None
+    assert two_d.feed(chunk.reshape(1, -1)) == found
+    assert as_list.feed(chunk.astype(np.float64).tolist()) == found  # type: ignore[arg-type]
+    trimmer, reference = audio.LeadingSilenceTrimmer(RATE), audio.LeadingSilenceTrimmer(RATE)
+    out = trimmer.feed(chunk.astype(np.float64).reshape(1, -1))
+    assert out.dtype == np.float32 and np.array_equal(out, reference.feed(chunk))
