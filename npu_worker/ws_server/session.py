@@ -37,7 +37,7 @@ from ..protocol import (
 )
 from .burst import Burst
 from .chunking import schedule_sizes
-from .opening import GOING_AWAY_SECONDS, SEND_GRACE_HEARTBEATS, close_going_away, taken, write_burst
+from .opening import GOING_AWAY_SECONDS, close_going_away, send_grace, taken, write_burst
 from .request_stream import RequestStream
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class WsSession:
         # heartbeat's interval plus the half it gives a pong): its connection is dropped (`abort`). The
         # heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the
         # ping off), and the pump would wait on it for ever, holding its job's audio.
-        self._send_grace = SEND_GRACE_HEARTBEATS * settings.heartbeat_interval
+        self._send_grace = send_grace(settings)
         self._abort = abort or (lambda: None)
         # /metrics: a request-level `error` (a refusal, a failed stream) is no answer nor job event
         self._count_error = count_error or (lambda error: None)
