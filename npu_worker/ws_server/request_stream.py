@@ -218,7 +218,7 @@ class RequestStream:
         `BURST_BYTES`, as the pump's own: one chunk's frames may take it past) while the write goes
         out at once: no earlier send in flight, the peer's buffers not full (a burst past the first
         had woken the pump for one more turn; stop 53). False: the pump
-        is woken to go on (a full peer, the `done`, the end); a write that fills the peer's buffers is
+        is woken to go on (a full peer, the `done`, the end: a parked pump's `_unpark`); a write that fills the peer's buffers is
         waited on under the send deadline by a task that holds the send lock (`WsSession.write_now`),
         the request's last burst too."""
         writable = self._session.writable_now()

@@ -7,7 +7,8 @@ frames, its audio chunks become binary PCM frames cut to the growing schedule. E
 the audio then piles up in the scheduler's subscription, whose bound drops the slow consumer and
 cancels the job, and a send the peer does not take within 1.5 heartbeat intervals drops the connection
 (a peer that reads nothing but keeps sending is never found by the heartbeat). Leaving (cancel message, socket closed, send failed) always cancels the job, closes
-the subscription and ends the pump task, so nothing outlives the connection.
+the subscription and ends the pump (its task, or the pump parked with none), so nothing outlives the
+connection.
 """
 
 from __future__ import annotations
