@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import IO
 
-from ..protocol import Done, Event, StateUnavailable, WriteFailed
+from ..protocol import Done, Event, Start, StateUnavailable, WriteFailed
 from .job_bytes import JobBytes
 from .loop_handoff import LoopHandoff
 from .model import Job, KeptJob, LogEntry, apply_event
@@ -33,6 +33,8 @@ class Journal(abc.ABC):
 
     def __init__(self, handoff: LoopHandoff, observer: SchedulerObserver | None = None) -> None:
         self.handoff = handoff
+        # a job's `start` on the loop published at once (a bare callable hand-off has no `at_once`)
+        self._at_once = getattr(handoff, "at_once", handoff)
         self.observer = observer if observer is not None else SchedulerObserver()
         self._lock = threading.Lock()
 
@@ -54,6 +56,8 @@ class Journal(abc.ABC):
             self.observer.event(job, event)
             if job.answers_at_done and not isinstance(event, Done):
                 self.handoff.with_next(job.publish, entry)  # its `done` follows: one wake-up for all
+            elif isinstance(event, Start):  # a job's first: no listener waits on it yet, none appends
+                self._at_once(job.publish, entry)  # on the loop (admission), published now
             elif job.stream_audio and job.first_audio_at is not None:
                 # with the audio's window, if one is due; a `done` opens none past it
                 self.handoff.soon(job.publish, entry, last=isinstance(event, Done))

@@ -139,6 +139,19 @@ class LoopHandoff:
             self._scheduled = True
         self._drain_soon()
 
+    def at_once(self, callback: Callable[[Any], None], argument: Any) -> None:
+        """Like a call, but run now when called on the loop's own thread with nothing queued before it
+        (the order holds: what is queued after it runs after it). For a job's `start`, appended on the
+        loop at admission: its drain was a turn of its own before the `/ws` pump's first write
+        (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 56)."""
+        if threading.get_ident() == self._loop_thread:
+            with self._lock:
+                idle = not self._pending
+            if idle:
+                callback(argument)
+                return
+        self(callback, argument)
+
     def with_next(self, callback: Callable[[Any], None], argument: Any) -> None:
         """Queued in order like a call, but waking nobody: it runs with the next drain, which the next
         call (or a `later`'s time) brings. For what nobody acts on before a later call's callback

@@ -32,6 +32,29 @@ class AudioBudget:
         self.samples = 0
 
 
+class _Parked:
+    """A reader that waits with no task of its own (`Subscription.park`): what would wake its future
+    tells it instead, once, and it is no longer waiting (the `/ws` pump takes a task only when its
+    direct write cannot go on; a task's first step and its last were a turn of the loop each)."""
+
+    __slots__ = ("_subscription", "_on_wake")
+
+    def __init__(self, subscription: Subscription, on_wake: Callable[[Exception | None], None]) -> None:
+        self._subscription, self._on_wake = subscription, on_wake
+
+    # never done while it waits (told once, it is detached): `bool()`, False, called in C, where a
+    # method of ours was a Python call each drain's wake-up looked at it (≈ 7.5 a `/ws` preview)
+    done = staticmethod(bool)
+
+    def set_result(self, _: None) -> None:
+        self._subscription._waiter = None
+        self._on_wake(None)
+
+    def set_exception(self, failure: Exception) -> None:
+        self._subscription._waiter = None
+        self._on_wake(failure)
+
+
 class Subscription:
     def __init__(
         self,
@@ -53,7 +76,7 @@ class Subscription:
         self.buffered_samples = 0
         self.overflowed = False
         self._items: deque[object] = deque()
-        self._waiter: asyncio.Future[None] | None = None  # its one reader's, while it waits for an item
+        self._waiter: asyncio.Future[None] | _Parked | None = None  # its one reader's, while it waits
         # The reader's own taking, run at the end of the hand-off's drain that brought items while it
         # waits (`after_this_drain`): True when it took them all and may go on waiting, False to be woken.
         self.direct: Callable[[], bool] | None = None
@@ -133,6 +156,19 @@ class Subscription:
         if not taken:
             waiter.set_result(None)
 
+    def park(self, on_wake: Callable[[Exception | None], None]) -> None:
+        """Wait with no task: items that come are taken by `direct` at the end of their drain; when it
+        cannot take them all (or raises), or an item comes outside a drain (the end of a `close`),
+        `on_wake(failure or None)` runs once and the reader waits no more (it reads on in a task)."""
+        if self._waiter is not None:
+            raise RuntimeError("a subscription has one reader, and another is waiting on it")
+        self._waiter = _Parked(self, on_wake)
+
+    def unpark(self) -> None:
+        """A parked reader stops waiting without being told (it ends, or reads on in a task)."""
+        if isinstance(self._waiter, _Parked):
+            self._waiter = None
+
     def _held(self, samples: int) -> None:
         self.buffered_samples += samples
         if self.budget is not None:
@@ -147,9 +183,9 @@ class Subscription:
                 raise StopAsyncIteration
             if self._waiter is not None:  # a second reader took the first's wake-up: it waited for ever
                 raise RuntimeError("a subscription has one reader, and another is waiting on it")
-            self._waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter = asyncio.get_running_loop().create_future()
             try:
-                await self._waiter
+                await waiter
             finally:
                 self._waiter = None
         item = self._items.popleft()

@@ -32,11 +32,11 @@ from ..ws_server.chunking import schedule_sizes
 from ..ws_server.masked_frames import MaskedFramesResponse
 from ..ws_server.message_deadline import MessageDeadline
 from ..ws_server.opening import (
-    SEND_GRACE_HEARTBEATS,
     close_going_away,
     going_away_step,
     let_go,
     open_socket,
+    send_grace,
     taken,
     write_burst,
 )
@@ -122,7 +122,7 @@ class SpeechStreamSession:
         self.request, self.ws = request, ws  # (the request's transport and writer: `send_burst`)
         self.deadline = deadline or MessageDeadline(None, 0.0, lambda *why: None)  # the handler's reading
         # A peer that takes nothing of a frame for this long is gone, as on `/ws` (`opening.taken`).
-        self._send_grace = SEND_GRACE_HEARTBEATS * app[SETTINGS_KEY].heartbeat_interval
+        self._send_grace = send_grace(app[SETTINGS_KEY])
         self._abort = abort or (lambda: None)
         self.app = app
         self.scheduler = app[SCHEDULER_KEY]

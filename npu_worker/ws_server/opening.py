@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from aiohttp import WSCloseCode, web
 
 from ..app_keys import CLOSING_SOCKETS_KEY, SETTINGS_KEY
+from ..config import Settings
 from .burst import Burst
 from .masked_frames import MaskedFramesResponse
 from .pong_wait import AckWatch
@@ -137,6 +138,12 @@ SENT_POLL_SECONDS = 0.02  # a refusing close waits for its frame to go out: how 
 SEND_GRACE_HEARTBEATS = 1.5  # a frame's send may wait this many heartbeat intervals for the peer
 GOING_AWAY_SECONDS = 1.0  # at shutdown: what a socket gets to take its request's last events, then its close
 GOING_AWAY_MESSAGE = b"the worker is shutting down"
+
+
+def send_grace(settings: Settings) -> float:
+    """How long a socket's send waits for a peer that takes nothing before it is dropped: the heartbeat's
+    interval and the half it gives a pong (the one figure the session, its pongs and the OpenAI stream use)."""
+    return SEND_GRACE_HEARTBEATS * settings.heartbeat_interval
 
 
 UNTAKEN_REASON = "the peer took nothing of a frame for {:g} s"

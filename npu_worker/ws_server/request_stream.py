@@ -91,14 +91,41 @@ class RequestStream:
         self._heartbeat_send: asyncio.Task[None] | None = None  # one being sent
         self._burst = Burst()
         self._ended = False  # its `done` was taken
+        self._finished = False  # the pump has ended
 
     def start(self) -> None:
-        self._subscription.direct = self._write_direct
-        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"ws-job-{self.job.id}")
+        """The pump begins in the handler's step: what the subscription holds (the `start`, published at
+        once by the journal) written now if it goes out at once, then it waits parked, with no task,
+        its direct write taking each drain's items (`_write_direct`). A task is made only when that
+        cannot go on (`_unpark`): a task's first step and its step at `done` were a turn of the loop
+        each a preview (SERVER_OVERHEAD.md, stop 56)."""
+        self._session.watch_heartbeat()
+        subscription = self._subscription
+        subscription.direct = self._write_direct
+        try:
+            parked = self._write_direct()
+        except Exception as exc:  # noqa: BLE001 - raised in the task, which reports it as it would its own
+            self._unpark(exc)
+            return
+        if parked:
+            subscription.park(self._unpark)
+        else:
+            self._unpark(None)
+
+    def _unpark(self, failure: Exception | None) -> None:
+        """The direct write cannot go on: a `done` written whole ends the pump here; else its task reads
+        on (a full peer, a send in flight, the end, a `failure` of the direct write raised in it)."""
+        if failure is None and self._ended and not self._burst:
+            self._finish()
+        else:
+            self._read_on_in_task(failure)
+
+    def _read_on_in_task(self, failure: Exception | None = None) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(failure), name=f"ws-job-{self.job.id}")
 
     def cancel(self) -> bool:
         """Ask the scheduler to stop (once); audio not yet sent is dropped. False if the pump has ended."""
-        if self._task is None or self._task.done():
+        if self._finished:
             return False
         if not self._cancelled:
             self._cancelled = True
@@ -111,11 +138,17 @@ class RequestStream:
 
     async def stop(self) -> None:
         self.cancel()
+        if self._task is None:  # parked (or ended): no task to end
+            self._subscription.unpark()
+            if not self._finished:
+                self._finish()
+            return
         self._subscription.close()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        if not self._finished:  # (a task cancelled before its first step never ran its `finally`)
+            self._finish()
 
     async def end_for_shutdown(self, wait: float) -> None:
         """The worker shuts down: the job is cancelled (its queued sections will not run here), and
@@ -125,15 +158,19 @@ class RequestStream:
             self._shutdown_error = QueueFull(
                 "the worker is shutting down; send the request again once it is back"
             )
+        if self._task is None and not self._finished:  # parked: it reads on in a task, waited on here
+            self._subscription.unpark()
+            self._read_on_in_task()
         if self._task is not None:
             await asyncio.wait({self._task}, timeout=wait)
         await self.stop()
         if self._shutdown_error is not None:  # no `done` came in time (a Redis queue's cancel is slower)
             await going_away_step(self._session.send_error(self._shutdown_error), wait)
 
-    async def _run(self) -> None:
-        self._session.watch_heartbeat()
+    async def _run(self, failure: Exception | None) -> None:
         try:
+            if failure is not None:  # (the direct write's, while parked)
+                raise failure
             async for first in self._subscription:
                 self._take(first)
                 if self._burst:
@@ -155,10 +192,14 @@ class RequestStream:
                     await self._session.send_burst(self._burst)
             await self._session.fail(error)
         finally:
-            self._subscription.direct = None
-            self._stop_heartbeat()
-            self._subscription.close()
-            self._session.stream_ended(self)
+            self._finish()
+
+    def _finish(self) -> None:
+        self._finished = True
+        self._subscription.direct = None
+        self._stop_heartbeat()
+        self._subscription.close()
+        self._session.stream_ended(self)
 
     def _take(self, first: LogEntry | AudioChunk | None) -> None:
         """What the wake-up brought into the burst, up to a burst's worth."""
@@ -177,7 +218,7 @@ class RequestStream:
         `BURST_BYTES`, as the pump's own: one chunk's frames may take it past) while the write goes
         out at once: no earlier send in flight, the peer's buffers not full (a burst past the first
         had woken the pump for one more turn; stop 53). False: the pump
-        is woken to go on (a full peer, the `done`, the end); a write that fills the peer's buffers is
+        is woken to go on (a full peer, the `done`, the end: a parked pump's `_unpark`); a write that fills the peer's buffers is
         waited on under the send deadline by a task that holds the send lock (`WsSession.write_now`),
         the request's last burst too."""
         writable = self._session.writable_now()

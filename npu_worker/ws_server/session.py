@@ -7,7 +7,8 @@ frames, its audio chunks become binary PCM frames cut to the growing schedule. E
 the audio then piles up in the scheduler's subscription, whose bound drops the slow consumer and
 cancels the job, and a send the peer does not take within 1.5 heartbeat intervals drops the connection
 (a peer that reads nothing but keeps sending is never found by the heartbeat). Leaving (cancel message, socket closed, send failed) always cancels the job, closes
-the subscription and ends the pump task, so nothing outlives the connection.
+the subscription and ends the pump (its task, or the pump parked with none), so nothing outlives the
+connection.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from ..protocol import (
 )
 from .burst import Burst
 from .chunking import schedule_sizes
-from .opening import GOING_AWAY_SECONDS, SEND_GRACE_HEARTBEATS, close_going_away, taken, write_burst
+from .opening import GOING_AWAY_SECONDS, close_going_away, send_grace, taken, write_burst
 from .request_stream import RequestStream
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class WsSession:
         # heartbeat's interval plus the half it gives a pong): its connection is dropped (`abort`). The
         # heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the
         # ping off), and the pump would wait on it for ever, holding its job's audio.
-        self._send_grace = SEND_GRACE_HEARTBEATS * settings.heartbeat_interval
+        self._send_grace = send_grace(settings)
         self._abort = abort or (lambda: None)
         # /metrics: a request-level `error` (a refusal, a failed stream) is no answer nor job event
         self._count_error = count_error or (lambda error: None)

@@ -1,6 +1,6 @@
 """What both socket routes (`/ws`, the OpenAI speech stream) set up to read a socket, in one place:
 the message deadline (`message_deadline.py`), the send deadline's drop (`opening.drop_untaken`) and
-the ping answers (`ping_answers.py`), with their grace of SEND_GRACE_HEARTBEATS heartbeats. Each route
+the ping answers (`ping_answers.py`), with their grace (`opening.send_grace`). Each route
 built the three itself, in its own order, and ended them in its own `finally`: a bound added to one
 route's reading could be missed by the other's."""
 
@@ -13,7 +13,7 @@ from aiohttp.http_websocket import WSMessage
 
 from ..app_keys import SETTINGS_KEY
 from .message_deadline import MessageDeadline, message_deadline, messages
-from .opening import SEND_GRACE_HEARTBEATS, drop_untaken
+from .opening import drop_untaken, send_grace
 from .ping_answers import PingAnswers
 
 
@@ -23,7 +23,7 @@ class SocketReading:
     the deadline and the ping answers with the handler."""
 
     def __init__(self, request: web.Request, ws: web.WebSocketResponse) -> None:
-        grace = SEND_GRACE_HEARTBEATS * request.app[SETTINGS_KEY].heartbeat_interval
+        grace = send_grace(request.app[SETTINGS_KEY])
         self._ws = ws
         self.deadline: MessageDeadline = message_deadline(request, ws)
         # (the session's sends and the pongs: one peer, one drop)
