@@ -24,7 +24,7 @@ from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from multidict import CIMultiDict
 
-from .byte_range import UNIT, elements, one_range
+from .byte_range import one_range
 
 _SUFFIX_OF_NOTHING = re.compile(r"bytes=-0+", re.ASCII | re.IGNORECASE)  # as aiohttp's pattern: no spaces
 _STRONG_TAG = re.compile(r'"[\x21\x23-\x7e\x80-\xff]*"')  # RFC 9110 §8.8.3; `W/"…"` is weak
@@ -34,10 +34,10 @@ _DROPPED = ("Range", "If-Range")
 async def file_answer(request: web.Request, path: Path, headers: Mapping[str, str]) -> web.StreamResponse:
     """`path` answered to `request` (`headers` on any answer): the file, a range of it, or 416."""
     info = await asyncio.to_thread(os.stat, path)
-    if not _range_applies(request, info):
-        return _WholeFile(path, headers=headers)
     asked = request.headers.get("Range", "")
-    one = one_range(asked)  # (`byte_range.py`: a section's wav reads its range alike)
+    one = one_range(asked)  # read once (`byte_range.py`: a section's wav reads its range alike)
+    if one is None or not _range_applies(request, info):
+        return _WholeFile(path, headers=headers)
     if _SUFFIX_OF_NOTHING.fullmatch(one):
         return web.Response(status=416, headers={**headers, "Content-Range": f"bytes */{info.st_size}"})
     if one != asked:
@@ -46,15 +46,9 @@ async def file_answer(request: web.Request, path: Path, headers: Mapping[str, st
 
 
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
-    """Whether the range is to be served: one range, not in a unit other than bytes, and `If-Range` (if any) a
-    strong tag naming this file or its `Last-Modified` date (aiohttp's: the mtime rounded up to the
-    second); anything else is not (a weak tag, another date, a value that does not parse)."""
-    asked = request.headers.get("Range", "")
-    unit = UNIT.match(asked)
-    if unit is not None and unit[1].lower() != "bytes":
-        return False
-    if unit is not None and len(elements(asked, unit)) > 1:
-        return False  # several ranges: the whole file (empty list elements are none, §5.6.1)
+    """Whether the one range asked for is to be served: `If-Range` (if any) a strong tag naming this
+    file or its `Last-Modified` date (aiohttp's: the mtime rounded up to the second); anything else is
+    not (a weak tag, another date, a value that does not parse)."""
     if_range = request.headers.get("If-Range")
     if if_range is None or "Range" not in request.headers:
         return True
