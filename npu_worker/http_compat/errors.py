@@ -137,7 +137,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         check_request_access(request)
     except WorkerError as exc:
         refused = _shape_of(request)(exc, exc.http_status)  # OpenAI's under /v1/: its SDKs read it
-        if request.get(CLOSE_AFTER_KEY):  # (unrouted_expect: the body it never asked for is not read)
+        # (unrouted_expect, or an unknown Expect, told after the token: the body never asked for is not
+        # read, and the answer says so, as the 417 does, where the socket just closed after it)
+        if request.get(CLOSE_AFTER_KEY) or unknown_expect(request) is not None:
             refused.force_close()
         return refused
     if (
