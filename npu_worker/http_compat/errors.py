@@ -52,6 +52,9 @@ def check_request_access(request: web.Request) -> None:
         return
     settings = request.app[SETTINGS_KEY]
     open_path = request.path in OPEN_PATHS
+    given = request.headers.getall("Authorization", [])
+    if len(given) > 1 and settings.token and not open_path:  # (the first was taken, as `?token=` twice was)
+        raise BadRequest(f"the Authorization header is given {len(given)} times; give it once")
     check_access(
         token=None if open_path else settings.token,
         allowed_origins=settings.allowed_origins,
