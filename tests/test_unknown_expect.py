@@ -72,3 +72,14 @@ async def test_a_401_to_an_unknown_expect_with_a_body_closes_and_says_so(served)
     answer = await raw_exchange(listener.port, b"POST /synth HTTP/1.1\r\n" + head + b"\r\n", seconds(5))
     assert status_lines(answer) == [b"401"], answer
     assert b"Connection: close" in answer.partition(b"\r\n\r\n")[0]
+
+
+async def test_an_unknown_expect_on_a_second_line_is_the_417(served):
+    """`Expect: 100-continue` then `Expect: fancy`: only the first line was read, so `100 Continue` came
+    and the request was served; every line is read now (RFC 9110 §10.1.1: an Expect not understood is
+    a 417)."""
+    listener = await served()
+    head = b"Host: 127.0.0.1\r\nExpect: 100-continue\r\nExpect: fancy\r\n"
+    answer = await raw_exchange(listener.port, b"GET /health HTTP/1.1\r\n" + head + b"\r\n", seconds(5))
+    assert status_lines(answer) == [b"417"], answer
+    assert refusal_of(answer) == (417, "BadRequest", "unknown Expect: 'fancy'")
