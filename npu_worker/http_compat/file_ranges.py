@@ -24,11 +24,12 @@ from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from multidict import CIMultiDict
 
-from .byte_range import one_range
+from .byte_range import Unsatisfiable, asked_range, one_range
 
 _SUFFIX_OF_NOTHING = re.compile(r"bytes=-0+", re.ASCII | re.IGNORECASE)  # as aiohttp's pattern: no spaces
 _STRONG_TAG = re.compile(r'"[\x21\x23-\x7e\x80-\xff]*"')  # RFC 9110 §8.8.3; `W/"…"` is weak
 _DROPPED = ("Range", "If-Range")
+_PRECONDITIONS = ("If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
 
 
 async def file_answer(request: web.Request, path: Path, headers: Mapping[str, str]) -> web.StreamResponse:
@@ -38,11 +39,28 @@ async def file_answer(request: web.Request, path: Path, headers: Mapping[str, st
     one = one_range(asked)  # read once (`byte_range.py`: a section's wav reads its range alike)
     if one is None or not _range_applies(request, info):
         return _WholeFile(path, headers=headers)
-    if _SUFFIX_OF_NOTHING.fullmatch(one):
-        return web.Response(status=416, headers={**headers, "Content-Range": f"bytes */{info.st_size}"})
+    if _SUFFIX_OF_NOTHING.fullmatch(one) or (_unsatisfiable(one, info.st_size) and not _conditional(request)):
+        # (aiohttp's own 416 was chunked, `application/octet-stream` over no bytes, no Accept-Ranges)
+        unsatisfiable = web.Response(status=416, headers={**headers, "Accept-Ranges": "bytes"})
+        unsatisfiable.headers["Content-Range"] = f"bytes */{info.st_size}"
+        return unsatisfiable
     if one != asked:
         return _OneRange(one, path, headers=headers)
     return web.FileResponse(path, headers=headers)
+
+
+def _unsatisfiable(one: str, size: int) -> bool:
+    """Whether the one range asked for has no byte of `size` (or does not parse): a 416."""
+    try:
+        asked_range(one, None, size)
+    except Unsatisfiable:
+        return bool(one)  # ("": no Range at all)
+    return False
+
+
+def _conditional(request: web.Request) -> bool:
+    """Whether a precondition comes before the range (304, 412: RFC 9110 §13.2.2): aiohttp's to answer."""
+    return any(name in request.headers for name in _PRECONDITIONS)
 
 
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
