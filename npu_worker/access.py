@@ -116,11 +116,12 @@ def _origin_hosts(allowed_origins: tuple[str, ...]) -> frozenset[str]:
 
 def presented_token(authorization: str | None, query_token: str | None) -> str | None:
     """The token from `Authorization: Bearer <t>` or, for browsers (which cannot set headers on a
-    WebSocket handshake), from `?token=<t>`."""
+    WebSocket handshake), from `?token=<t>`. Only spaces and tabs around it are none of it (HTTP's
+    whitespace): `str.strip` also took U+2028 or U+00A0 after the token for whitespace."""
     if authorization:
-        scheme, _, value = authorization.strip().partition(" ")
-        if scheme.lower() == "bearer" and value.strip():
-            return value.strip()
+        scheme, _, value = authorization.strip(" \t").partition(" ")
+        if scheme.lower() == "bearer" and value.strip(" \t"):
+            return value.strip(" \t")
     return query_token or None
 
 

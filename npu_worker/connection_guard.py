@@ -253,8 +253,9 @@ class GuardedHandler(RequestHandler):
         self.unknown_expect = None
         if message is _REFUSED_PLACEHOLDER:
             return message._replace(version=self.refused_version())
-        expect = message.headers.get("Expect")
-        if expect is not None and expect.lower() != "100-continue":
+        # every line: `Expect: 100-continue` then `Expect: fancy` was read as the first alone (100 Continue)
+        expect = next((v for v in message.headers.getall("Expect", ()) if v.lower() != "100-continue"), None)
+        if expect is not None:
             # aiohttp's own Expect handler (every route without one of ours, a 404 too) answered it
             # before any middleware: a text/plain 417 quoting the value raw, and a 500 with a traceback
             # where it held a byte that is not UTF-8. The header is taken out, error_middleware answers.

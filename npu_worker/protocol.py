@@ -10,6 +10,7 @@ request objects the job core keeps. The error names live in `errors.py`; they ar
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -284,6 +285,12 @@ RefText = Annotated[
 ]
 Index = Annotated[int, Meta(ge=0, le=MAX_INDEX, description="default: the section's position")]
 AllowedPath = Annotated[str, Meta(description="an absolute path under the allowed roots")]
+# An output path may not be blank (`"  "` was told it is not absolute). /ws writes no file without one:
+# its `null` is no default file (`refusals._empty_hint` reads `extra`).
+OutputPath = Annotated[
+    str, Meta(min_length=1, pattern=r"\S", description="an absolute path under the allowed roots")
+]
+WsOutputPath = Annotated[str, Meta(min_length=1, pattern=r"\S", extra={"null": "to write no file"})]
 
 
 class ParamsBody(msgspec.Struct, kw_only=True):
@@ -315,7 +322,7 @@ class SynthBody(ParamsBody, kw_only=True):
     """POST /synth."""
 
     text: Annotated[str, Meta(description="1 to --max-text-chars characters (EmptyText, TextTooLong)")]
-    output_path: Annotated[str, Meta(min_length=1, description="an absolute path under the allowed roots")]
+    output_path: OutputPath
 
 
 class SectionBody(msgspec.Struct, kw_only=True):
@@ -324,14 +331,17 @@ class SectionBody(msgspec.Struct, kw_only=True):
     idx: Index | None = None
     text: str
     output_path: (
-        Annotated[str, Meta(min_length=1, description="default: <state>/outputs/<job_id>/sNN.wav")] | None
+        Annotated[
+            str, Meta(min_length=1, pattern=r"\S", description="default: <state>/outputs/<job_id>/sNN.wav")
+        ]
+        | None
     ) = None
 
 
 class BatchBody(ParamsBody, kw_only=True):
     """POST /synth_batch (and the body of the WebSocket `synth_batch` message)."""
 
-    sections: Annotated[list[SectionBody], Meta(min_length=1)]
+    sections: Annotated[Sequence[SectionBody], Meta(min_length=1)]
     stream: bool | None = True
     audio: Annotated[bool | None, Meta(description="WebSocket: send the PCM frames")] = True
 
@@ -348,12 +358,20 @@ class WsSynth(ParamsBody, kw_only=True, tag_field="type", tag="synth"):
     """WebSocket: one text, listened to (a one-section preview)."""
 
     text: str
-    output_path: Annotated[str, Meta(min_length=1)] | None = None
+    output_path: WsOutputPath | None = None
     audio: bool | None = True
+
+
+class WsSectionBody(SectionBody, kw_only=True):
+    """A /ws batch's section: without `output_path` no file is written."""
+
+    output_path: WsOutputPath | None = None
 
 
 class WsSynthBatch(BatchBody, kw_only=True, tag_field="type", tag="synth_batch"):
     """WebSocket: a batch, listened to section by section (`stream` is ignored)."""
+
+    sections: Annotated[Sequence[WsSectionBody], Meta(min_length=1)]
 
 
 class WsCancel(msgspec.Struct, tag_field="type", tag="cancel"):
@@ -373,7 +391,7 @@ def check_text(text: str, limits: Limits) -> str:
     return text
 
 
-def _sections(raw: list[SectionBody], limits: Limits) -> tuple[SectionRequest, ...]:
+def _sections(raw: Sequence[SectionBody], limits: Limits) -> tuple[SectionRequest, ...]:
     """Positions as default indices, no index twice, at most `max_sections`."""
     if len(raw) > limits.max_sections:
         raise TooManySections(f"{len(raw)} sections, the limit is {limits.max_sections}")

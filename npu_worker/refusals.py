@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 import msgspec
+from msgspec.inspect import Metadata
 
 from .errors import BadRequest, WorkerError
 
@@ -145,7 +146,7 @@ def invalid(exc: msgspec.ValidationError, into: Any, document: Any) -> WorkerErr
     missing = _MISSING.match(text)
     message = text
     if _EMPTY.match(text) and steps and isinstance(steps[-1], str):
-        empty = "blank" if "matching regex" in text else "empty"
+        empty = "empty" if _value_at(document, steps) == "" else "blank"  # (by what was sent, not the rule)
         message = f"{steps[-1]} is {empty}: {_empty_hint(into, steps)} - at `{path}`"
     elif _BOUND.match(text):
         bounds = _bounds(into, steps)
@@ -159,8 +160,8 @@ def invalid(exc: msgspec.ValidationError, into: Any, document: Any) -> WorkerErr
 
 
 def _empty_hint(into: Any, steps: list[str | int]) -> str:
-    """What to send instead of an empty string: nothing or null where the field has a default, else
-    what its description asks for."""
+    """What to send instead of an empty string: nothing or null where the field may be null (for what
+    its `extra["null"]` says null means there, else its default), else what its description asks for."""
     node: Any = msgspec.inspect.type_info(into)
     for step in steps:
         node = _step_into(node, step)
@@ -168,9 +169,10 @@ def _empty_hint(into: Any, steps: list[str | int]) -> str:
             return "send a value"
     kinds = _members(node)
     if any(isinstance(kind, msgspec.inspect.NoneType) for kind in kinds):
-        return "leave it out or send null for the default"
+        meant = [(kind.extra or {}).get("null") for kind in kinds if isinstance(kind, Metadata)]
+        return f"leave it out or send null {next(filter(None, meant), 'for the default')}"
     for kind in kinds:
-        if isinstance(kind, msgspec.inspect.Metadata) and kind.extra_json_schema:
+        if isinstance(kind, Metadata) and kind.extra_json_schema:
             return f"send {kind.extra_json_schema.get('description', 'a value')}"
     return "send a value"
 

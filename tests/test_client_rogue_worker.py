@@ -290,3 +290,21 @@ async def test_an_answer_cut_inside_its_head_is_said_alike_by_both_clients(use_a
             else:
                 await asyncio.to_thread(client.synth, "가나다.", out, base=rogue.base, timeout=seconds(5))
     assert str(cut.value).startswith(f"POST {rogue.base}/synth: the answer broke off in its head"), cut.value
+
+
+@both
+@pytest.mark.parametrize(
+    "head", [b"HTTP/1.1 200 OK\r\n\r\n", b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\n\n"]
+)
+async def test_a_whole_head_and_no_body_is_said_alike_by_both_clients(use_async, head, tmp_path):
+    """A whole head (its blank line came), then the close: a close-delimited body of no bytes. The sync
+    client called it `AnswerCut` (http.client reads a head cut short as whole, so it took both for a
+    cut); the async one `WorkerProtocolError`. Both now say it is no JSON object; a head cut before its
+    blank line is still `AnswerCut` in both (above)."""
+    out = str(tmp_path / "a.wav")
+    async with RogueWorker(lambda method, path: head) as rogue, asyncio.timeout(seconds(10)):
+        with pytest.raises(WorkerProtocolError, match="HTTP 200 with a body that is no JSON object"):
+            if use_async:
+                await aio.synth("가나다.", out, base=rogue.base, timeout=seconds(5))
+            else:
+                await asyncio.to_thread(client.synth, "가나다.", out, base=rogue.base, timeout=seconds(5))

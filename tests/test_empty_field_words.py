@@ -39,6 +39,26 @@ from tests.test_ws_support import connect
             {"sections": [{"text": "a."}], "ref_wav": "  "},
             "ref_wav is blank: leave it out or send null for the default - at `$.ref_wav`",
         ),
+        (  # was `OutputPathNotAllowed: output_path must be an absolute path: '  '`
+            "/synth",
+            {"text": "a.", "output_path": "  "},
+            "output_path is blank: send an absolute path under the allowed roots - at `$.output_path`",
+        ),
+        (
+            "/synth_batch",
+            {"sections": [{"text": "a.", "output_path": " \t"}]},
+            "output_path is blank: leave it out or send null for the default - at `$.sections[0].output_path`",
+        ),
+        (  # was `lang is blank`: "" is empty, as ref_wav's is
+            "/synth",
+            {"text": "a.", "output_path": "OUT", "lang": ""},
+            "lang is empty: leave it out or send null for the default - at `$.lang`",
+        ),
+        (
+            "/synth",
+            {"text": "a.", "output_path": "OUT", "lang": "  "},
+            "lang is blank: leave it out or send null for the default - at `$.lang`",
+        ),
     ],
 )
 async def test_an_empty_field_is_told_in_the_callers_words(worker, tmp_path, route, body, message):
@@ -86,3 +106,25 @@ async def test_a_ref_audio_is_told_empty_or_blank_as_ref_wav_is(worker, tmp_path
     assert f"ref_wav is {word}: leave it out" in (await native.json())["error"]
     said = (await openai.json())["error"]["message"]
     assert said == f"ref_audio is {word}: leave it out or send null for the default voice", said
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        (  # /ws writes no file without one: it was told "send null for the default"
+            '{"type": "synth", "text": "a", "output_path": ""}',
+            "output_path is empty: leave it out or send null to write no file - at `$.output_path`",
+        ),
+        (
+            '{"type": "synth_batch", "sections": [{"text": "a", "output_path": "  "}]}',
+            "output_path is blank: leave it out or send null to write no file - at `$.sections[0].output_path`",
+        ),
+    ],
+)
+async def test_an_empty_output_path_on_the_socket_is_told_null_writes_no_file(worker, message, said):
+    client = await worker()
+    ws = await connect(client)
+    await ws.send_text(message)
+    error = await ws.receive()
+    assert (error["event"], error["idx"]) == ("error", None)
+    assert error["error"] == f"BadRequest: {said}"

@@ -53,7 +53,7 @@ def test_the_server_settings_map_onto_the_zipvoice_config():
         # each named by the flag that sets it: `serve --first-segment-seconds 0` named only fields
         (
             {"first_segment_seconds": 0.0},
-            "first_segment_seconds (--first-segment-seconds) <= segment_seconds",
+            "first_segment_seconds (--first-segment-seconds) must be above 0, got 0.0",
         ),
         ({"first_segment_steps": 99}, "first_segment_steps (--first-segment-steps) must be in 1..64"),
         ({"segment_seconds": float("inf")}, "segment_seconds (--segment-seconds) must be from 0"),
@@ -160,7 +160,12 @@ async def test_a_chunk_schedule_is_checked_at_the_engines_real_sample_rate(worke
         (
             (),
             {"NPU_WORKER_FIRST_SEGMENT_SECONDS": "0"},
-            "first_segment_seconds (NPU_WORKER_FIRST_SEGMENT_SECONDS) <= segment_seconds (--segment-seconds",
+            "first_segment_seconds (NPU_WORKER_FIRST_SEGMENT_SECONDS) must be above 0, got 0.0",
+        ),
+        (
+            ("--first-segment-seconds", "0"),
+            {},
+            "first_segment_seconds (--first-segment-seconds) must be above 0",
         ),
     ],
 )
@@ -173,3 +178,4 @@ def test_serve_names_a_bad_engine_setting_as_it_was_given(tmp_path, flags, env, 
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds(60), env=environ)
     assert done.returncode == 2, done.stderr
     assert named in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert "first_segment_min_seconds" not in done.stderr  # (serve derives it: no caller sets it)

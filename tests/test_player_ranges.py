@@ -93,3 +93,26 @@ async def test_one_range_among_empty_list_elements_is_that_range(worker, asked):
     assert await response.read() == body[:2]
     nothing = await client.get("/", headers={"Range": asked.replace("0-1", "-0")})
     assert (nothing.status, nothing.headers.get("Content-Range")) == (416, f"bytes */{len(body)}")
+
+
+@pytest.mark.parametrize("asked", ["bytes=999999999-", "bytes=9-3", "bytes=x", "bytes=-0"])
+async def test_a_416_is_shaped_as_a_sections(worker, asked):
+    """A range of no bytes: aiohttp's 416 was chunked, `Content-Type: application/octet-stream` over no
+    bytes and without `Accept-Ranges`; now every 416 of the player's files is a section's wav's: no body
+    (`Content-Length: 0`), no `Content-Type`, `Accept-Ranges` and `Content-Range`."""
+    client = await worker()
+    body, _ = await whole(client)
+    response = await client.get("/", headers={"Range": asked})
+    assert response.status == 416 and await response.read() == b""
+    assert response.headers["Content-Range"] == f"bytes */{len(body)}"
+    assert response.headers["Content-Length"] == "0" and "Transfer-Encoding" not in response.headers
+    assert "Content-Type" not in response.headers and response.headers["Accept-Ranges"] == "bytes"
+    assert response.headers["X-Frame-Options"] == "DENY"  # (the page's own headers kept)
+
+
+async def test_a_precondition_comes_before_a_416(worker):
+    """RFC 9110 §13.2.2: `If-None-Match` naming the file is its 304 even with a range of no bytes."""
+    client = await worker()
+    _, etag = await whole(client)
+    response = await client.get("/", headers={"Range": "bytes=999999999-", "If-None-Match": etag})
+    assert response.status == 304

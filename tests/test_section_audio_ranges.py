@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker.http_compat.byte_range import one_range
 from tests.timing import seconds
 
 
@@ -50,6 +51,38 @@ async def test_a_range_of_no_bytes_is_416(worker, asked):
     path, wav = await finished_section(client)
     answer = await client.get(path, headers={"Range": asked})
     assert answer.status == 416 and answer.headers["Content-Range"] == f"bytes */{len(wav)}"
+    # no bytes, and nothing calls them a wav (it said `Content-Type: audio/wav` over an empty body)
+    assert await answer.read() == b"" and answer.headers["Content-Length"] == "0"
+    assert "Content-Type" not in answer.headers and answer.headers["Accept-Ranges"] == "bytes"
+
+
+async def test_a_section_with_no_audio_is_a_404_without_accept_ranges(worker):
+    """`Accept-Ranges` is on the answers that have the wav's bytes to range over (200, 206, 416), as
+    docs/protocol.md says; a 404 has none (there is no wav)."""
+    client = await worker()
+    path, _ = await finished_section(client)
+    answer = await client.get(path.replace("/sections/0/", "/sections/7/"), headers={"Range": "bytes=0-1"})
+    assert answer.status == 404 and "Accept-Ranges" not in answer.headers
+    assert (await answer.json())["error"].startswith("AudioNotFound: ")
+
+
+@pytest.mark.parametrize(
+    ("asked", "one"),
+    [
+        ("bytes=0-1", "bytes=0-1"),
+        ("bytes=0-1, ", "bytes=0-1"),
+        ("bytes=,0-1", "bytes=0-1"),
+        ("bytes= 0-1", "bytes= 0-1"),  # (as it is: aiohttp's pattern refuses it, 416)
+        ("bytes=0-1,3-4", None),  # several: the whole answer
+        ("items=0-1", None),  # another unit: the whole answer
+        ("nonsense", "nonsense"),  # (416)
+    ],
+)
+def test_a_range_is_read_once_into_what_is_served(asked, one):
+    """`one_range` says at once whether the whole answer is sent (None) and which range otherwise: the
+    section's wav and the player's files read a `Range` once, where each read the unit and the list
+    twice (once to decide, once to serve)."""
+    assert one_range(asked) == one
 
 
 @pytest.mark.parametrize(

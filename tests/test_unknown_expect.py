@@ -41,3 +41,45 @@ async def test_100_continue_on_a_get_is_still_answered(served):
     request = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-Continue\r\nConnection: close\r\n\r\n"
     answer = await raw_exchange(listener.port, request, seconds(5))
     assert status_lines(answer) == [b"100", b"200"], answer  # (aiohttp's own handler, as before)
+
+
+@pytest.mark.parametrize(
+    ("target", "token", "status", "name"),
+    [
+        (b"/no-such-path", None, 401, "Unauthorized"),  # no route leaked to a caller without the token
+        (b"/jobs", None, 401, "Unauthorized"),
+        (b"/no-such-path", b"s3cret", 417, "BadRequest"),
+        (b"/health", None, 417, "BadRequest"),  # (needs no token)
+    ],
+)
+async def test_with_a_token_the_token_is_asked_before_the_expect(served, target, token, status, name):
+    """docs/protocol.md: an unknown `Expect` is a 417 after the token, origin and Host rules, so a caller
+    without the token learns nothing of the routes from it (the docs said 417 on every path)."""
+    listener = await served(token="s3cret")
+    auth = b"" if token is None else b"Authorization: Bearer " + token + b"\r\n"
+    head = b"Host: 127.0.0.1\r\nConnection: close\r\n" + auth + b"Expect: fancy\r\n"
+    request = b"GET " + target + b" HTTP/1.1\r\n" + head + b"\r\n"
+    answer = await raw_exchange(listener.port, request, seconds(5))
+    assert status_lines(answer) == [str(status).encode()], answer
+    assert refusal_of(answer)[:2] == (status, name)
+
+
+async def test_a_401_to_an_unknown_expect_with_a_body_closes_and_says_so(served):
+    """The body an unknown `Expect` declared is never asked for: the 401 said nothing of the close
+    that followed it (the 417 says `Connection: close`); now it says so, and nothing after it is read."""
+    listener = await served(token="s3cret")
+    head = b"Host: 127.0.0.1\r\nContent-Length: 100000\r\nExpect: fancy\r\n"
+    answer = await raw_exchange(listener.port, b"POST /synth HTTP/1.1\r\n" + head + b"\r\n", seconds(5))
+    assert status_lines(answer) == [b"401"], answer
+    assert b"Connection: close" in answer.partition(b"\r\n\r\n")[0]
+
+
+async def test_an_unknown_expect_on_a_second_line_is_the_417(served):
+    """`Expect: 100-continue` then `Expect: fancy`: only the first line was read, so `100 Continue` came
+    and the request was served; every line is read now (RFC 9110 §10.1.1: an Expect not understood is
+    a 417)."""
+    listener = await served()
+    head = b"Host: 127.0.0.1\r\nExpect: 100-continue\r\nExpect: fancy\r\n"
+    answer = await raw_exchange(listener.port, b"GET /health HTTP/1.1\r\n" + head + b"\r\n", seconds(5))
+    assert status_lines(answer) == [b"417"], answer
+    assert refusal_of(answer) == (417, "BadRequest", "unknown Expect: 'fancy'")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import io
 import os
 import socket
 import time
@@ -60,7 +61,25 @@ class _Answer(http.client.HTTPResponse):
 
     def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
         super().__init__(sock, *args, **kwargs)
+        self.fp = _LastLine(self.fp.detach())  # (the same socket reader, its last line kept)
         self.socket = sock
+        self.head_ended = False  # its blank line came (http.client also ends a head at the close)
+
+    def begin(self) -> None:
+        """The head, its last line kept (`_LastLine`): http.client reads a head the close cut short
+        as whole, a whole head and no body is no JSON object (WorkerProtocolError, as in aio.py)."""
+        super().begin()
+        self.head_ended = isinstance(self.fp, _LastLine) and self.fp.last in (b"\r\n", b"\n")
+
+
+class _LastLine(io.BufferedReader):
+    """A socket's reader keeping the last line read (http.client reads a head by lines)."""
+
+    last = b""
+
+    def readline(self, limit: int | None = -1) -> bytes:
+        self.last = super().readline(limit)
+        return self.last
 
 
 class _Deadline:
@@ -207,7 +226,7 @@ class _Http:
             short = f"the answer ended {response.length} bytes short of its Content-Length"
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
         where = f"{method} {self.base}{path}"
-        if not raw and response.length is None and not response.chunked:  # http.client ends a head at EOF
+        if not raw and not getattr(response, "head_ended", True):  # http.client ends a head at EOF
             raise AnswerCut(f"{where}: {HEAD_CUT} (no length, no body)")
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
 

@@ -18,7 +18,7 @@ import re
 
 # A range unit (a token) and its `=`, spaces allowed around them only to tell a unit (the range itself
 # must not have them, as aiohttp's pattern says).
-UNIT = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=")
+_UNIT = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=")
 _ONE = re.compile(r"bytes=(\d*)-(\d*)", re.ASCII | re.IGNORECASE)  # aiohttp's `http_range` pattern
 
 
@@ -26,29 +26,28 @@ class Unsatisfiable(Exception):
     """No byte of the answer is in the range asked for (or the range does not parse): a 416."""
 
 
-def elements(asked: str, unit: re.Match[str]) -> list[str]:
-    """The range-set's elements after `unit`, empty ones dropped (RFC 9110 §5.6.1)."""
-    return [part.strip() for part in asked[unit.end() :].split(",") if part.strip()]
-
-
-def one_range(asked: str) -> str:
-    """`asked` as its one range alone: `bytes=0-1,`, `bytes=,0-1` and `bytes=0-1, ` ask for bytes 0-1
-    (empty list elements are none), which aiohttp's pattern refused as 416; anything else as it is."""
-    unit = UNIT.match(asked)
-    if unit is None or "," not in asked:
-        return asked  # (a range that does not parse stays one: 416)
-    parts = elements(asked, unit)
-    return asked[: unit.end()] + parts[0] if len(parts) == 1 else asked
+def one_range(asked: str) -> str | None:
+    """`asked` read once: the one range to serve, empty list elements dropped (`bytes=0-1,`, `bytes=,0-1`
+    and `bytes=0-1, ` ask for bytes 0-1, §5.6.1, which aiohttp's pattern refused as 416); None where the
+    whole answer is sent instead (a unit other than bytes, several ranges); anything else as it is (a
+    range that does not parse stays one: 416)."""
+    unit = _UNIT.match(asked)
+    if unit is None:
+        return asked
+    parts = [part.strip() for part in asked[unit.end() :].split(",") if part.strip()]
+    if unit[1].lower() != "bytes" or len(parts) > 1:
+        return None
+    return asked[: unit.end()] + parts[0] if parts and "," in asked else asked
 
 
 def asked_range(range_header: str | None, if_range: str | None, size: int) -> tuple[int, int] | None:
     """(first byte, bytes) of the one range asked of `size` bytes; None for the whole answer."""
     if range_header is None or if_range is not None:
         return None
-    unit = UNIT.match(range_header)
-    if unit is not None and (unit[1].lower() != "bytes" or len(elements(range_header, unit)) > 1):
+    one = one_range(range_header)
+    if one is None:
         return None  # another unit, or several ranges: the whole answer
-    spec = _ONE.fullmatch(one_range(range_header))
+    spec = _ONE.fullmatch(one)
     if spec is None or spec[1] == spec[2] == "":
         raise Unsatisfiable
     try:

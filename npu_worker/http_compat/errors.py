@@ -52,6 +52,9 @@ def check_request_access(request: web.Request) -> None:
         return
     settings = request.app[SETTINGS_KEY]
     open_path = request.path in OPEN_PATHS
+    given = request.headers.getall("Authorization", [])
+    if len(given) > 1 and settings.token and not open_path:  # (the first was taken, as `?token=` twice was)
+        raise BadRequest(f"the Authorization header is given {len(given)} times; give it once")
     check_access(
         token=None if open_path else settings.token,
         allowed_origins=settings.allowed_origins,
@@ -137,7 +140,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         check_request_access(request)
     except WorkerError as exc:
         refused = _shape_of(request)(exc, exc.http_status)  # OpenAI's under /v1/: its SDKs read it
-        if request.get(CLOSE_AFTER_KEY):  # (unrouted_expect: the body it never asked for is not read)
+        # (unrouted_expect, or an unknown Expect, told after the token: the body never asked for is not
+        # read, and the answer says so, as the 417 does, where the socket just closed after it)
+        if request.get(CLOSE_AFTER_KEY) or unknown_expect(request) is not None:
             refused.force_close()
         return refused
     if (

@@ -24,37 +24,49 @@ from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from multidict import CIMultiDict
 
-from .byte_range import UNIT, elements, one_range
+from .byte_range import Unsatisfiable, asked_range, one_range
 
 _SUFFIX_OF_NOTHING = re.compile(r"bytes=-0+", re.ASCII | re.IGNORECASE)  # as aiohttp's pattern: no spaces
 _STRONG_TAG = re.compile(r'"[\x21\x23-\x7e\x80-\xff]*"')  # RFC 9110 §8.8.3; `W/"…"` is weak
 _DROPPED = ("Range", "If-Range")
+_PRECONDITIONS = ("If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
 
 
 async def file_answer(request: web.Request, path: Path, headers: Mapping[str, str]) -> web.StreamResponse:
     """`path` answered to `request` (`headers` on any answer): the file, a range of it, or 416."""
     info = await asyncio.to_thread(os.stat, path)
-    if not _range_applies(request, info):
-        return _WholeFile(path, headers=headers)
     asked = request.headers.get("Range", "")
-    one = one_range(asked)  # (`byte_range.py`: a section's wav reads its range alike)
-    if _SUFFIX_OF_NOTHING.fullmatch(one):
-        return web.Response(status=416, headers={**headers, "Content-Range": f"bytes */{info.st_size}"})
+    one = one_range(asked)  # read once (`byte_range.py`: a section's wav reads its range alike)
+    if one is None or not _range_applies(request, info):
+        return _WholeFile(path, headers=headers)
+    if _SUFFIX_OF_NOTHING.fullmatch(one) or (_unsatisfiable(one, info.st_size) and not _conditional(request)):
+        # (aiohttp's own 416 was chunked, `application/octet-stream` over no bytes, no Accept-Ranges)
+        unsatisfiable = web.Response(status=416, headers={**headers, "Accept-Ranges": "bytes"})
+        unsatisfiable.headers["Content-Range"] = f"bytes */{info.st_size}"
+        return unsatisfiable
     if one != asked:
         return _OneRange(one, path, headers=headers)
     return web.FileResponse(path, headers=headers)
 
 
+def _unsatisfiable(one: str, size: int) -> bool:
+    """Whether the one range asked for has no byte of `size` (or does not parse): a 416."""
+    try:
+        asked_range(one, None, size)
+    except Unsatisfiable:
+        return bool(one)  # ("": no Range at all)
+    return False
+
+
+def _conditional(request: web.Request) -> bool:
+    """Whether a precondition comes before the range (304, 412: RFC 9110 §13.2.2): aiohttp's to answer."""
+    return any(name in request.headers for name in _PRECONDITIONS)
+
+
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
-    """Whether the range is to be served: one range, not in a unit other than bytes, and `If-Range` (if any) a
-    strong tag naming this file or its `Last-Modified` date (aiohttp's: the mtime rounded up to the
-    second); anything else is not (a weak tag, another date, a value that does not parse)."""
-    asked = request.headers.get("Range", "")
-    unit = UNIT.match(asked)
-    if unit is not None and unit[1].lower() != "bytes":
-        return False
-    if unit is not None and len(elements(asked, unit)) > 1:
-        return False  # several ranges: the whole file (empty list elements are none, §5.6.1)
+    """Whether the one range asked for is to be served: `If-Range` (if any) a strong tag naming this
+    file or its `Last-Modified` date (aiohttp's: the mtime rounded up to the second); anything else is
+    not (a weak tag, another date, a value that does not parse)."""
     if_range = request.headers.get("If-Range")
     if if_range is None or "Range" not in request.headers:
         return True

@@ -360,12 +360,13 @@ async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse
     One byte range asked for is that range, 206 (`byte_range.py`)."""
     try:
         size = file.getbuffer().nbytes if isinstance(file, io.BytesIO) else os.fstat(file.fileno()).st_size
-        headers = {"Content-Type": "audio/wav", "Accept-Ranges": "bytes"}
         try:
             part = asked_range(request.headers.get("Range"), request.headers.get("If-Range"), size)
-        except Unsatisfiable:
-            return web.Response(status=416, headers={**headers, "Content-Range": f"bytes */{size}"})
-        response = web.StreamResponse(headers=headers)
+        except Unsatisfiable:  # no bytes: no `Content-Type: audio/wav` (it named an empty body a wav)
+            unsatisfiable = web.Response(status=416, headers={"Accept-Ranges": "bytes"})
+            unsatisfiable.headers["Content-Range"] = f"bytes */{size}"
+            return unsatisfiable
+        response = web.StreamResponse(headers={"Content-Type": "audio/wav", "Accept-Ranges": "bytes"})
         if part is not None:
             start, total, size = part[0], size, part[1]
             response.set_status(206)

@@ -45,11 +45,21 @@ class ZipVoiceOptions:
         if not 0.0 < self.t_shift <= 1.0:
             found.append(f"t_shift must be in (0, 1], got {self.t_shift}")
         later = self.segment_seconds or self.first_segment_seconds
-        if not 0.0 < self.first_segment_min_seconds <= self.first_segment_seconds <= later:
+        # (each named by what sets it: `serve --first-segment-seconds 0` was told of the internal
+        # first_segment_min_seconds, which serve derives from it and no caller sets)
+        if not 0.0 < self.first_segment_seconds:  # NaN fails too
             found.append(
-                "segment lengths must satisfy 0 < first_segment_min_seconds <= first_segment_seconds "
-                "(--first-segment-seconds) <= segment_seconds (--segment-seconds; 0: from the cost curve), "
-                f"got {self.first_segment_min_seconds}, {self.first_segment_seconds}, {self.segment_seconds}"
+                f"first_segment_seconds (--first-segment-seconds) must be above 0, got {self.first_segment_seconds}"
+            )
+        elif not self.first_segment_seconds <= later:
+            found.append(
+                "segment lengths must satisfy first_segment_seconds (--first-segment-seconds) <= segment_seconds "
+                f"(--segment-seconds; 0: from the cost curve), got {self.first_segment_seconds}, {self.segment_seconds}"
+            )
+        elif not 0.0 < self.first_segment_min_seconds <= self.first_segment_seconds:
+            found.append(
+                "first_segment_min_seconds must be in (0, first_segment_seconds], "
+                f"got {self.first_segment_min_seconds}, {self.first_segment_seconds}"
             )
         if not 0 <= self.segment_seconds <= MAX_SEGMENT_SECONDS:  # NaN fails too
             found.append(
