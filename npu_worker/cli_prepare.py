@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -198,10 +199,19 @@ def _prepare(args: argparse.Namespace) -> int:
     print(
         f"prepared {args.out}: {len(manifest['buckets'])} buckets in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        f"serve it with: npu-worker serve --backend zipvoice-onnx --model-dir {args.out} --device qnn "
-        f"--precision {files_precision}"
+        f"serve it with: {serve_command(args.out, files_precision)}"
     )
     return 0
+
+
+def serve_command(out: str, precision: str) -> str:
+    """The `serve` that loads the prepared folder: on x86, where QNN's HTP is the simulator, with
+    --allow-htp-simulator (without it serve refuses the device, which it never picks unasked)."""
+    simulator = " --allow-htp-simulator" if qnn_targets.htp_is_simulated() else ""
+    return (
+        f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(out)} --device qnn "
+        f"--precision {precision}{simulator}"
+    )
 
 
 def _refuse_unfinished_source(model_dir: Path) -> None:
