@@ -345,7 +345,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "hears_stops", False):  # (`start_stops_heard` first thing)
                 came_after = hand_over()
                 status = int(args.handler(args) or 0)
-                return how_stopped(StartTerminated(came_after[0]))[1] if came_after else status
+                if came_after:  # (taken: a later `start_stops_heard` in this process must not raise it)
+                    status = how_stopped(StartTerminated(came_after[0]))[1]
+                    came_after.clear()
+                return status
     except KeyboardInterrupt as stopped:  # (it was a traceback through the import machinery)
         if came_after is not None:  # the command's own (as it was)
             raise
