@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
-from .held_signals import signals_handled_by
+from .held_signals import (
+    StartTerminated,
+    how_stopped,
+    signals_handled_by,
+    start_stops_heard,
+)
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -40,30 +45,6 @@ def serve(args: argparse.Namespace) -> int:
         if listening:
             raise
         return interrupted_before_it_began("serve")
-
-
-class StartTerminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP (`signum`) before `run` takes it: the start unwinds as for a Ctrl-C (the
-    state dir, the child)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _start_terminated(signum: int, frame: Any) -> None:
-    # one is enough (coreutils `timeout` sends two; a closed terminal SIGHUP, then perhaps SIGTERM): a
-    # second would cut the unwinding of the first
-    for ignored in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(ignored, signal.SIG_IGN)
-    raise StartTerminated(signum)
-
-
-def start_stops_heard() -> contextlib.AbstractContextManager[None]:
-    """SIGTERM and SIGHUP raise `StartTerminated` meanwhile (`serve`'s start, the command line being
-    read, `prepare`); a SIGHUP ignored by whoever started it (`nohup`) stays ignored."""
-    hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
-    return signals_handled_by(_start_terminated, (signal.SIGTERM, *hup))
 
 
 def sigterm_handled_by(handler: Callable[[int, Any], None]) -> contextlib.AbstractContextManager[None]:
@@ -294,7 +275,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         description="Run the worker. Every flag has an NPU_WORKER_* environment equivalent; flags win.",
     )
     add_settings_arguments(serve_parser)
-    serve_parser.set_defaults(handler=serve)
+    serve_parser.set_defaults(handler=serve, hears_stops=True)  # (`start_stops_heard` first thing)
     if list(argv[:1]) != ["serve"]:  # (`-h serve` lists every command)
         add_other_commands(commands, argv)
     return parser
@@ -353,35 +334,48 @@ def hear_ctrl_c() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """A SIGTERM or SIGHUP while the command line is read is one line, as a Ctrl-C is: it ended the
-    process at once with no word (-15, -1), where the command itself says `terminated` or `hung up`."""
+    process at once with no word (-15, -1), where the command itself says `terminated` or `hung up`.
+    `serve` and `prepare` run inside, handed the signals with no moment on the default action."""
     hear_ctrl_c()  # before the commands' modules load: a `kill -INT` meanwhile is heard too
     argv = sys.argv[1:] if argv is None else list(argv)
+    came_after: list[int] | None = None  # once handed over: a stop after the command's own handling
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
-        with start_stops_heard():
+        with start_stops_heard() as hand_over:
             args = build_parser(argv).parse_args(argv)
-    except StartTerminated as ended:
-        return stopped_before_it_began(ended, command_word(argv) or "")
-    except KeyboardInterrupt:  # (it was a traceback through the import machinery)
-        return interrupted_before_it_began(command_word(argv) or "")
+            if getattr(args, "hears_stops", False):  # (`start_stops_heard` first thing)
+                came_after = hand_over()
+                status = int(args.handler(args) or 0)
+                if came_after:  # (taken: a later `start_stops_heard` in this process must not raise it)
+                    status = how_stopped(StartTerminated(came_after[0]))[1]
+                    came_after.clear()
+                return status
+    except KeyboardInterrupt as stopped:  # (it was a traceback through the import machinery)
+        if came_after is not None:  # the command's own (as it was)
+            raise
+        return stopped_before_it_began(stopped, command_word(argv) or "")
     return int(args.handler(args) or 0)
 
 
 def interrupted_before_it_began(command: str) -> int:
     """The line and exit status of a Ctrl-C that came before `command` did anything."""
-    return _before_it_began(command, "interrupted", 130)
+    return stopped_before_it_began(KeyboardInterrupt(), command)
 
 
-def stopped_before_it_began(ended: StartTerminated, command: str) -> int:
-    """The line and exit status (128 + the signal's number) of the SIGHUP or SIGTERM (`ended`) that came
-    before `command` did anything."""
-    if ended.signum == signal.SIGHUP:
-        return _before_it_began(command, "hung up", 129)
-    return _before_it_began(command, "terminated", 143)
-
-
-def _before_it_began(command: str, word: str, status: int) -> int:
-    print(f"npu-worker {command}".rstrip() + f": {word} before it began: nothing was done", file=sys.stderr)
+def stopped_before_it_began(stopped: KeyboardInterrupt, command: str) -> int:
+    """The line and exit status (128 + the signal's number) of the Ctrl-C, SIGHUP or SIGTERM (`stopped`)
+    that came before `command` did anything."""
+    word, status = how_stopped(stopped)
+    stderr_line(f"npu-worker {command}".rstrip() + f": {word} before it began: nothing was done")
     return status
+
+
+def stderr_line(line: str) -> None:
+    """`line` on stderr; one that cannot be written (a closed terminal: EIO; its reader gone: EPIPE) is
+    lost, not the exit status: a SIGHUP's 129 was 1 (the OSError's traceback, which no one saw either)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:  # the interpreter's own last flush of it would fail too (exit status 120)
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - it lives as long as the process
 
 
 if __name__ == "__main__":

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cli import StartTerminated, hear_ctrl_c, start_stops_heard
+from .cli import hear_ctrl_c, stderr_line
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
+from .held_signals import how_stopped, start_stops_heard
 
 if TYPE_CHECKING:
     from .engine.providers import RuntimeConfig
@@ -86,7 +87,7 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         default=0,
         help=f"CPU threads for specialising, 0 to {MAX_THREADS} (0: cores)",
     )
-    parser.set_defaults(handler=run_prepare)
+    parser.set_defaults(handler=run_prepare, hears_stops=True)  # (`start_stops_heard` first thing)
 
 
 def _threads(text: str) -> int:
@@ -114,26 +115,16 @@ def run_prepare(args: argparse.Namespace) -> int:
             earlier.append(_manifest_identity(Path(args.out)))
             return _prepare(args)
     except KeyboardInterrupt as stopped:  # a line, not a traceback; `serve` refuses what is left
-        word, status = _how_stopped(stopped)
+        word, status = how_stopped(stopped)
         now = _manifest_identity(Path(args.out)) if earlier else None
         if now is not None and [now] != earlier:
-            print(
+            stderr_line(
                 f"npu-worker prepare: {word} once {args.out} was prepared: it is complete "
-                f"(serve it with --model-dir {args.out})",
-                file=sys.stderr,
+                f"(serve it with --model-dir {args.out})"
             )
         else:
-            print(f"npu-worker prepare: {word}; run it again to prepare {args.out}", file=sys.stderr)
+            stderr_line(f"npu-worker prepare: {word}; run it again to prepare {args.out}")
         return status
-
-
-def _how_stopped(stopped: KeyboardInterrupt) -> tuple[str, int]:
-    """The word for what stopped the prepare and its exit status (128 + the signal's number)."""
-    if isinstance(stopped, StartTerminated):
-        if stopped.signum == signal.SIGHUP:
-            return "hung up", 128 + signal.SIGHUP
-        return "terminated", 128 + signal.SIGTERM
-    return "interrupted", 130
 
 
 def _manifest_identity(out: Path) -> tuple[int, int, int] | None:
@@ -208,10 +199,19 @@ def _prepare(args: argparse.Namespace) -> int:
     print(
         f"prepared {args.out}: {len(manifest['buckets'])} buckets in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        f"serve it with: npu-worker serve --backend zipvoice-onnx --model-dir {args.out} --device qnn "
-        f"--precision {files_precision}"
+        f"serve it with: {serve_command(args.out, files_precision)}"
     )
     return 0
+
+
+def serve_command(out: str, precision: str) -> str:
+    """The `serve` that loads the prepared folder: on x86, where QNN's HTP is the simulator, with
+    --allow-htp-simulator (without it serve refuses the device, which it never picks unasked)."""
+    simulator = " --allow-htp-simulator" if qnn_targets.htp_is_simulated() else ""
+    return (
+        f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(out)} --device qnn "
+        f"--precision {precision}{simulator}"
+    )
 
 
 def _refuse_unfinished_source(model_dir: Path) -> None:

@@ -1,5 +1,7 @@
 """Signals sent to a handler meanwhile (`signals_handled_by`: the command line's), or held off while a
-command tidies up after being stopped and acted on once it is done (`signals_held`)."""
+command tidies up after being stopped and acted on once it is done (`signals_held`); SIGTERM and SIGHUP
+before `serve` listens or while `prepare` runs (`start_stops_heard`), and what each stop is said as
+(`how_stopped`)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,76 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+HEARD_AT_START = (signal.SIGTERM, signal.SIGHUP)
+
+
+class StartTerminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (`signum`) before `run` takes it, or while `prepare` runs: the start unwinds as
+    for a Ctrl-C (the state dir, the child, prepare's staging)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _start_terminated(signum: int, frame: Any) -> None:
+    # one is enough (coreutils `timeout` sends two; a closed terminal SIGHUP, then perhaps SIGTERM): a
+    # second would cut the unwinding of the first
+    for ignored in HEARD_AT_START:
+        signal.signal(ignored, signal.SIG_IGN)
+    raise StartTerminated(signum)
+
+
+def hup_unless_ignored() -> tuple[signal.Signals, ...]:
+    """SIGHUP, unless whoever started us ignored it (`nohup`: that asked for it to stay ignored)."""
+    return () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+
+
+@contextlib.contextmanager
+def start_stops_heard() -> Iterator[Callable[[], list[int]]]:
+    """SIGTERM and SIGHUP raise `StartTerminated` meanwhile (`serve`'s start, the command line being
+    read, `prepare`); a SIGHUP ignored by whoever started it stays ignored. Yields `hand_over`: the
+    command line calls it before it runs `serve` or `prepare`, whose own `start_stops_heard` then
+    raises the first that came in between (there was a moment on the default action: the process
+    ended at once with no word, -15 or -1)."""
+    signums = (signal.SIGTERM, *hup_unless_ignored())
+    with signals_handled_by(_start_terminated, signums):
+        if _came_meanwhile:
+            _start_terminated(_came_meanwhile.pop(0), None)
+        yield lambda: _hand_over(signums)
+
+
+_came_meanwhile: list[int] = []  # SIGTERM and SIGHUP remembered once handed over
+
+
+def _remembered(signum: int, frame: Any) -> None:
+    _came_meanwhile.append(signum)
+
+
+def _hand_over(signums: Sequence[int]) -> list[int]:
+    """Remember `signums` from now (until the block that took them ends) instead of raising them;
+    the list of those remembered and not yet raised: once the command's own handling has ended,
+    those that came after it."""
+    _came_meanwhile.clear()
+    if threading.current_thread() is threading.main_thread():
+        for signum in signums:
+            signal.signal(signum, _remembered)
+    return _came_meanwhile
+
+
+def how_stopped(stopped: KeyboardInterrupt) -> tuple[str, int]:
+    """The word for what stopped a command and its exit status (128 + the signal's number)."""
+    if isinstance(stopped, StartTerminated):
+        if stopped.signum == signal.SIGHUP:
+            return "hung up", 128 + signal.SIGHUP
+        return "terminated", 128 + signal.SIGTERM
+    return "interrupted", 128 + signal.SIGINT
 
 
 @contextlib.contextmanager
 def signals_handled_by(handler: Callable[[int, Any], None], signums: Sequence[int]) -> Iterator[None]:
     """`signums` go to `handler` meanwhile (in the main thread only: only it may set a handler); the
-    handlers before are put back after. `serve`'s start (`cli._start_terminated`, until `run`'s loop
+    handlers before are put back after. `serve`'s start (`start_stops_heard`, until `run`'s loop
     takes the signals) and the client commands each raise their own exception."""
     if threading.current_thread() is not threading.main_thread():
         yield

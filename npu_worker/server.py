@@ -26,6 +26,7 @@ from aiohttp.abc import AbstractAccessLogger
 from . import heap
 from .config import Settings
 from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_made
+from .held_signals import hup_unless_ignored
 from .http_compat.errors import path_refusals
 from .http_compat.metrics import METRICS_KEY
 from .printable import printable
@@ -257,8 +258,7 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
         # unless whoever started us ignored it (`nohup`): that asked for it to stay ignored.
         # Heard before the socket is bound and the app starts: a signal meanwhile is a drain once it has
         # (a SIGINT was a KeyboardInterrupt traceback, a SIGTERM ended the worker at once)
-        hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
-        for sig in (signal.SIGINT, signal.SIGTERM, *hup):
+        for sig in (signal.SIGINT, signal.SIGTERM, *hup_unless_ignored()):
             loop.add_signal_handler(sig, on_signal, sig)
         listener = await listen(
             app, settings, host=settings.host, port=settings.port, shutdown_timeout=shutdown_timeout

@@ -60,3 +60,78 @@ def test_a_sigterm_while_synth_reads_its_command_line_is_one_line(tmp_path):
         143,
         "npu-worker synth: terminated before it began: nothing was done\n",
     )
+
+
+# SIGNAL sent by the process to itself the moment FUNCTION is called (the command's handler, once the
+# command line's own handlers are put back); the rest is the console script.
+SIGNALLED_CALLING = """
+import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
+function, signame = sys.argv.pop(1), sys.argv.pop(1)
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == function:
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("signame", "word", "status"), [("SIGTERM", "terminated", 143), ("SIGHUP", "hung up", 129)]
+)
+def test_a_signal_as_prepare_begins_is_its_line(tmp_path, signame, word, status):
+    """Between the command line's handlers and prepare's own it met the default action: the process
+    ended at once with no word (-15, -1). The kernel holds it until prepare's handlers take it."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_CALLING, "run_prepare", signame, "prepare"]
+        + ["--model-dir", str(tmp_path), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stderr) == (
+        status,
+        f"npu-worker prepare: {word}; run it again to prepare {out}\n",
+    )
+    assert not out.exists()
+
+
+def test_a_sigterm_as_serve_begins_is_its_line(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_CALLING, "serve", "SIGTERM", "serve"]
+        + ["--port", "0", "--state-dir", str(tmp_path / "state")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stderr) == (
+        143,
+        "npu-worker serve: terminated before it began: nothing was done\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("script", "where"),
+    [
+        (SIGNALLED_IMPORTING, "npu_worker.cli_prepare"),  # the command line's line
+        (SIGNALLED_CALLING, "run_prepare"),  # prepare's own line
+    ],
+)
+def test_a_sighup_whose_line_cannot_be_written_still_exits_129(tmp_path, script, where):
+    """A closed terminal: the line cannot be written (here its reader is gone: EPIPE; a terminal's is
+    EIO). The OSError made the exit status 1, as for an error of the command's own."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, where, "SIGHUP", "prepare"]
+        + ["--model-dir", str(tmp_path), "--out", str(tmp_path / "out")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert child.stderr is not None
+    child.stderr.close()  # long before the child has imported anything of npu_worker
+    assert child.wait(timeout=60) == 129

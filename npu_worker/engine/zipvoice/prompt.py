@@ -30,7 +30,13 @@ from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
 from npu_worker.engine.zipvoice.segmenter import is_cjk
 from npu_worker.engine.zipvoice.tokenizer import PUNCTUATION, add_punctuation
 from npu_worker.files import TooLarge, read_regular
-from npu_worker.protocol import MAX_REFERENCE_BYTES, BadRequest, EngineError, InvalidAudio
+from npu_worker.protocol import (
+    MAX_REFERENCE_BYTES,
+    BadRequest,
+    EngineError,
+    InvalidAudio,
+    RefWavNotAllowed,
+)
 
 MAX_TRANSCRIPT_BYTES = 64 * 1024
 REFERENCE_SIZE_HINT = "a reference voice is a few seconds of speech"
@@ -120,12 +126,15 @@ def load_reference(
     """The reference's samples at `sample_rate`, read by `read` (the voice's: no link followed beneath
     the allowed roots; default a plain bounded read); a file that is not audio, or one larger than any
     voice prompt needs (`MAX_REFERENCE_BYTES`), or at a rate no recording of speech has, is the caller's
-    mistake."""
+    mistake; so is a caller's file (`read` given) removed after admission checked it."""
     try:
         data = (read or read_regular)(path, MAX_REFERENCE_BYTES)
     except TooLarge as exc:
         raise InvalidAudio(f"reference wav {exc}: {REFERENCE_SIZE_HINT}") from None
     except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and read is not None:  # (None: the operator's own voice)
+            # a caller's, removed after admission checked it: their 400, as at admission (it was a 500)
+            raise RefWavNotAllowed(f"{path} does not exist or is not a file") from None
         raise EngineError(f"cannot read reference wav {path}: {exc}") from exc
     try:
         # the bounds of a voice upload; resampled as decoded, never held whole at its own rate

@@ -259,6 +259,10 @@ class RedisJobs:
         value = await self.redis.get(wav_key(job_id, idx))
         return bytes(value) if value is not None else None
 
+    async def drop_audio(self, job_id: str, idx: int) -> None:
+        """A preview's wav, once its accepting node wrote the file: no route serves it."""
+        await self.redis.delete(wav_key(job_id, idx))
+
     async def remove(self, job: Job, node: str) -> None:
         keys = [job_key(job.id), log_key(job.id), final_key(job.id), pcm_key(job.id)]
         keys += [wav_key(job.id, s.idx) for s in job.sections]

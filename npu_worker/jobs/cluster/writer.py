@@ -92,6 +92,7 @@ class OutputWriter(QueueConsumer):
             )
             failed = SectionError(idx, str(error))
             await self._final(job, failed, ok=False)
+            await self._drop_preview_audio(job, idx)
             return
         event = Progress(
             idx,
@@ -102,8 +103,15 @@ class OutputWriter(QueueConsumer):
             cached=True if fields.get("cached") == "1" else None,
         )
         await self._final(job, event, ok=True)
+        await self._drop_preview_audio(job, idx)
         if await self._ended(job):
             self.on_done(job_id)
+
+    async def _drop_preview_audio(self, job: Job, idx: int) -> None:
+        """A preview's wav was in Redis for this write alone (no route serves it): it stayed there until
+        retention removed the preview, 30 s after its end."""
+        if job.preview:
+            await self.jobs.drop_audio(job.id, idx)
 
     def _write(self, job_id: str, path: str, wav: bytes) -> None:
         """The file, counted against --jobs-max-bytes (WriteFailed when no room can be made)."""

@@ -1,0 +1,35 @@
+"""The `serve` command `prepare` prints ("serve it with: ...") loads the folder it prepared: on x86 it
+left out --allow-htp-simulator, so serve refused the device (the simulator is never chosen unasked)
+and the printed command failed as given; a folder name with a space was split into two words."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from npu_worker import cli
+from npu_worker.config_sources import load_settings
+from npu_worker.engine_options import build_engine
+from tests.zipvoice.test_providers import qnn
+
+
+@qnn
+@pytest.mark.parametrize("name", ["out", "prepared out"])  # a space: the printed command was split there
+def test_the_printed_serve_command_loads_the_prepared_folder(
+    qnn_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+):
+    out = tmp_path / name
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    assert cli.main([*command, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    words = shlex.split(printed.split("serve it with: ", 1)[1])
+    assert words[:2] == ["npu-worker", "serve"], printed
+    args = cli.build_parser(words[1:]).parse_args([*words[1:], "--state-dir", str(tmp_path / "state")])
+    engine = build_engine(load_settings(args, environ={}))
+    try:
+        engine.load()  # refused on x86 without --allow-htp-simulator
+        assert engine.info.placement["fm_decoder@63"]["device"] == "qnn", engine.info.placement
+    finally:
+        engine.close()
