@@ -260,13 +260,15 @@ def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
 def rerender(json_path: Path) -> list[Path]:
     """Rewrite the markdown and PNG of a recorded run from its JSON (after a change of layout)."""
     report = json.loads(json_path.read_text(encoding="utf-8"))
-    prefix = json_path.with_suffix("")
-    prefix.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
+    prefix = json_path.with_suffix("") if json_path.suffix == ".json" else json_path
+    # not with_suffix: `run.v2.json`'s are run.v2.md and .png (it overwrote another run's run.md)
+    paths = [Path(f"{prefix}.md"), Path(f"{prefix}.png")]
+    paths[0].write_text(markdown(report), encoding="utf-8")
     if not can_plot():
         print(PLOT_HINT)
-        return [prefix.with_suffix(".md")]
-    write_plot(report, prefix.with_suffix(".png"))
-    return [prefix.with_suffix(".md"), prefix.with_suffix(".png")]
+        return paths[:1]
+    write_plot(report, paths[1])
+    return paths
 
 
 if __name__ == "__main__":
