@@ -38,6 +38,7 @@ from npu_worker.bench.report import (
     summarize_runs,
     write_report,
 )
+from npu_worker.bench.report_files import someone_elses, write_file
 from npu_worker.bench.wav_folder import wav_dir_problem
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 from npu_worker.command_line_secrets import (
@@ -134,6 +135,8 @@ def check_writable(prefix: Path, suffixes: tuple[str, ...]) -> None:
         pass
     for suffix in suffixes:
         path = Path(f"{prefix}{suffix}")
+        if someone_elses(path):
+            raise PermissionError(errno.EACCES, "belongs to another user: not written over", str(path))
         if path.exists() and not (path.is_file() and os.access(path, os.W_OK)):
             raise PermissionError(errno.EACCES, "cannot be written over", str(path))
 
@@ -316,8 +319,8 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     text = fragments_markdown(result, command)
-    Path(f"{prefix}.json").write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
-    Path(f"{prefix}.md").write_text(text, encoding="utf-8")
+    write_file(Path(f"{prefix}.json"), json.dumps(result, indent=1, ensure_ascii=False).encode("utf-8"))
+    write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
     print(text)
     print(f"written: {prefix}.json, {prefix}.md", file=sys.stderr)
     return 0 if result["summary"]["errors"] == 0 else 1

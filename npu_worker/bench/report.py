@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -9,6 +10,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from npu_worker.bench.report_files import write_file
 from npu_worker.bench.stats import summarize
 
 # (record field, column title) of every latency figure summarised per rate.
@@ -240,8 +242,10 @@ def write_plot(report: dict[str, Any], path: Path) -> None:
     if values:  # a run in which no request succeeded has no lines to name
         axes.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path)
+    image = io.BytesIO()
+    figure.savefig(image, format="png")
     plt.close(figure)
+    write_file(path, image.getvalue())
 
 
 def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
@@ -249,8 +253,8 @@ def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
     the event loop). Returns the paths written."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     paths = [Path(f"{prefix}.json"), Path(f"{prefix}.md")]  # not with_suffix: `--out run.v2` keeps its .v2
-    paths[0].write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-    paths[1].write_text(markdown(report), encoding="utf-8")
+    write_file(paths[0], json.dumps(report, ensure_ascii=False, indent=1).encode("utf-8"))
+    write_file(paths[1], markdown(report).encode("utf-8"))
     if can_plot():
         paths.append(Path(f"{prefix}.png"))
         write_plot(report, paths[2])
@@ -263,7 +267,7 @@ def rerender(json_path: Path) -> list[Path]:
     prefix = json_path.with_suffix("") if json_path.suffix == ".json" else json_path
     # not with_suffix: `run.v2.json`'s are run.v2.md and .png (it overwrote another run's run.md)
     paths = [Path(f"{prefix}.md"), Path(f"{prefix}.png")]
-    paths[0].write_text(markdown(report), encoding="utf-8")
+    write_file(paths[0], markdown(report).encode("utf-8"))
     if not can_plot():
         print(PLOT_HINT)
         return paths[:1]
