@@ -12,6 +12,7 @@ from typing import Any
 
 from npu_worker.bench.report_files import write_file
 from npu_worker.bench.stats import summarize
+from npu_worker.printable import printable_lines
 
 # (record field, column title) of every latency figure summarised per rate.
 METRICS = (
@@ -198,7 +199,7 @@ def markdown(report: dict[str, Any]) -> str:
     errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
     if errors:
         lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {e}" for t, rate, e in errors)]
-    return "\n".join(lines) + "\n"
+    return printable_lines("\n".join(lines)) + "\n"  # a server's words run nothing in a terminal
 
 
 PLOT_HINT = "no plot written: matplotlib is not installed (pip install '.[bench]' in the npu-worker checkout for the PNG)"
@@ -235,7 +236,8 @@ def write_plot(report: dict[str, Any], path: Path) -> None:
     ]
     if values and max(values) > 20 * min(values):
         axes.set_yscale("log")  # a loaded worker's p99 is orders of magnitude above an idle one's p50
-    axes.set_title(f"Audible TTFA vs load — {health.get('backend', '?')} on {health.get('device', '?')}")
+    title = f"Audible TTFA vs load — {health.get('backend', '?')} on {health.get('device', '?')}"
+    axes.set_title(printable_lines(title))
     axes.set_xlabel("offered load (requests/s, Poisson)")
     axes.set_ylabel("audible TTFA (ms)")
     axes.grid(True, alpha=0.3)
