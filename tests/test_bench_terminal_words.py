@@ -32,7 +32,9 @@ async def test_a_servers_control_sequences_reach_no_terminal_and_no_report(tmp_p
         await asyncio.to_thread(bench_main, argv)
     out, err = capfd.readouterr()
     report = (tmp_path / "r.md").read_text(encoding="utf-8")
-    for text in (out, err, report):
+    recorded = (tmp_path / "r.json").read_text(encoding="utf-8")  # json escaped ESC, not U+009B
+    assert json.loads(recorded)["health"]["backend"] == EVIL  # kept as sent, for whoever reads it
+    for text in (out, err, report, recorded):
         assert not any(control in text for control in CONTROLS), repr(text)
     assert "x\\x1b]0;PWNED\\x07" in out and "\\x1b[2J" in report  # said, as escapes
     assert "x\\x1b]0;PWNED" in err  # the error words too

@@ -40,6 +40,7 @@ from npu_worker.bench.report import (
 )
 from npu_worker.bench.report_files import someone_elses, write_file
 from npu_worker.bench.wav_folder import wav_dir_problem
+from npu_worker.cli_progress import printable_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 from npu_worker.command_line_secrets import (
     TOKEN_ENV,
@@ -326,7 +327,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     text = fragments_markdown(result, command)
-    write_file(Path(f"{prefix}.json"), json.dumps(result, indent=1, ensure_ascii=False).encode("utf-8"))
+    write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
     write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
     print(text)
     tell(f"written: {prefix}.json, {prefix}.md")

@@ -12,6 +12,7 @@ from typing import Any
 
 from npu_worker.bench.report_files import write_file
 from npu_worker.bench.stats import summarize
+from npu_worker.cli_progress import printable_json
 from npu_worker.printable import printable_lines
 
 # (record field, column title) of every latency figure summarised per rate.
@@ -255,7 +256,7 @@ def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
     the event loop). Returns the paths written."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     paths = [Path(f"{prefix}.json"), Path(f"{prefix}.md")]  # not with_suffix: `--out run.v2` keeps its .v2
-    write_file(paths[0], json.dumps(report, ensure_ascii=False, indent=1).encode("utf-8"))
+    write_file(paths[0], printable_json(report).encode("utf-8"))  # json leaves U+009B (a CSI) raw
     write_file(paths[1], markdown(report).encode("utf-8"))
     if can_plot():
         paths.append(Path(f"{prefix}.png"))
