@@ -8,6 +8,7 @@ import os
 import pytest
 
 from npu_worker.bench.cli import _unwritable
+from npu_worker.bench.cli import main as bench_main
 from npu_worker.bench.report import write_report
 from tests.test_bench_rerender import report_of
 
@@ -37,3 +38,15 @@ def test_another_users_entry_at_a_report_name_is_refused_before_the_run(tmp_path
     assert problem is not None and "belongs to another user" in problem, problem
     os.unlink(link)
     assert _unwritable(tmp_path / "run", (".json", ".md")) is None
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+def test_an_out_prefix_naming_an_input_is_refused_before_the_run(tmp_path, capsys, mode):
+    """`--texts run.json --out run` replaced the texts with the report once the run had ended."""
+    texts = tmp_path / "run.json"
+    texts.write_text(json.dumps(["안녕하세요."]), encoding="utf-8")
+    argv = ["bench", "--base", "http://127.0.0.1:9", "--mode", mode, "--texts", str(texts)]
+    code = bench_main([*argv, "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and "is an input of this run" in err, err
+    assert json.loads(texts.read_text(encoding="utf-8")) == ["안녕하세요."]

@@ -135,23 +135,26 @@ def tell(line: str) -> None:
     print(printable_lines(line), file=sys.stderr, flush=True)
 
 
-def check_writable(prefix: Path, suffixes: tuple[str, ...]) -> None:
+def check_writable(prefix: Path, suffixes: tuple[str, ...], inputs: tuple[Path | None, ...] = ()) -> None:
     """OSError unless PREFIX.<suffix> can be written: checked before the run, not found out after
-    minutes of it (`--out /proc/nope/x`). Makes the folder, as writing the results would."""
+    minutes of it (`--out /proc/nope/x`), nor one of the run's `inputs` (`--texts run.json --out run`
+    replaced the texts with the report). Makes the folder, as writing the results would."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=prefix.parent):
         pass
     for suffix in suffixes:
         path = Path(f"{prefix}{suffix}")
+        if path.exists() and any(i is not None and i.exists() and path.samefile(i) for i in inputs):
+            raise PermissionError(errno.EEXIST, "is an input of this run: not written over", str(path))
         if someone_elses(path):
             raise PermissionError(errno.EACCES, "belongs to another user: not written over", str(path))
         if path.exists() and not (path.is_file() and os.access(path, os.W_OK)):
             raise PermissionError(errno.EACCES, "cannot be written over", str(path))
 
 
-def _unwritable(prefix: Path, suffixes: tuple[str, ...]) -> str | None:
+def _unwritable(prefix: Path, suffixes: tuple[str, ...], inputs: tuple[Path | None, ...] = ()) -> str | None:
     try:
-        check_writable(prefix, suffixes)
+        check_writable(prefix, suffixes, inputs)
     except OSError as exc:
         where = exc.filename or prefix.parent
         return f"cannot write the results to {prefix}.*: {where}: {exc.strerror or exc}"
@@ -308,7 +311,9 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
         tell(f"npu-worker bench: {exc}")
         return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    if problem := _unwritable(args.out or Path("benchmarks/fragments") / "x", (".json", ".md")):
+    if problem := _unwritable(
+        args.out or Path("benchmarks/fragments") / "x", (".json", ".md"), (args.texts,)
+    ):
         tell(f"npu-worker bench: {problem}")
         return 2
     try:
@@ -353,7 +358,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except (TargetNotAllowed, ValueError, OSError) as exc:
         tell(f"npu-worker bench: {exc}")
         return 2
-    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"))
+    inputs = (args.texts, args.engine_baseline)
+    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"), inputs)
     if problem is None and args.wav_dir:  # else its OSError would read as the worker's, after the run began
         problem = wav_dir_problem(args.wav_dir)
     if problem:
