@@ -20,6 +20,12 @@ def printable(text: str) -> str:
     return "".join(escaped(char) for char in text)
 
 
+def printable_lines(text: str) -> str:
+    """`text` line by line as `printable` writes it, its newlines kept: what a program prints to a
+    terminal from words another party chose (a server on the bench's port naming its backend)."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def escaped(char: str) -> str:
     """One character as `printable` writes it (also how an error's words write a lone surrogate)."""
     if char == "\\":

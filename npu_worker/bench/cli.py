@@ -38,7 +38,9 @@ from npu_worker.bench.report import (
     summarize_runs,
     write_report,
 )
+from npu_worker.bench.report_files import someone_elses, write_file
 from npu_worker.bench.wav_folder import wav_dir_problem
+from npu_worker.cli_progress import printable_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 from npu_worker.command_line_secrets import (
     TOKEN_ENV,
@@ -49,6 +51,7 @@ from npu_worker.command_line_secrets import (
     token_from,
     without_secrets,
 )
+from npu_worker.printable import printable_lines
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
 MAX_TEXTS_BYTES = 16 * 1024 * 1024  # the 39-slide lecture is 7 KB
@@ -126,21 +129,32 @@ def read_baseline(path: Path, texts: tuple[str, ...]) -> dict[str, Any]:
     return baseline
 
 
-def check_writable(prefix: Path, suffixes: tuple[str, ...]) -> None:
+def tell(line: str) -> None:
+    """A line on stderr, the worker's words in it escaped: a server on the port runs nothing in the
+    terminal (`\x1b]0;...` retitled it, `\x1b[2J` cleared it)."""
+    print(printable_lines(line), file=sys.stderr, flush=True)
+
+
+def check_writable(prefix: Path, suffixes: tuple[str, ...], inputs: tuple[Path | None, ...] = ()) -> None:
     """OSError unless PREFIX.<suffix> can be written: checked before the run, not found out after
-    minutes of it (`--out /proc/nope/x`). Makes the folder, as writing the results would."""
+    minutes of it (`--out /proc/nope/x`), nor one of the run's `inputs` (`--texts run.json --out run`
+    replaced the texts with the report). Makes the folder, as writing the results would."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=prefix.parent):
         pass
     for suffix in suffixes:
         path = Path(f"{prefix}{suffix}")
+        if path.exists() and any(i is not None and i.exists() and path.samefile(i) for i in inputs):
+            raise PermissionError(errno.EEXIST, "is an input of this run: not written over", str(path))
+        if someone_elses(path):
+            raise PermissionError(errno.EACCES, "belongs to another user: not written over", str(path))
         if path.exists() and not (path.is_file() and os.access(path, os.W_OK)):
             raise PermissionError(errno.EACCES, "cannot be written over", str(path))
 
 
-def _unwritable(prefix: Path, suffixes: tuple[str, ...]) -> str | None:
+def _unwritable(prefix: Path, suffixes: tuple[str, ...], inputs: tuple[Path | None, ...] = ()) -> str | None:
     try:
-        check_writable(prefix, suffixes)
+        check_writable(prefix, suffixes, inputs)
     except OSError as exc:
         where = exc.filename or prefix.parent
         return f"cannot write the results to {prefix}.*: {where}: {exc.strerror or exc}"
@@ -294,32 +308,34 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
             token=token_from(args),
         )
     except (TargetNotAllowed, ValueError, OSError) as exc:
-        print(f"npu-worker bench: {exc}", file=sys.stderr)
+        tell(f"npu-worker bench: {exc}")
         return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    if problem := _unwritable(args.out or Path("benchmarks/fragments") / "x", (".json", ".md")):
-        print(f"npu-worker bench: {problem}", file=sys.stderr)
+    if problem := _unwritable(
+        args.out or Path("benchmarks/fragments") / "x", (".json", ".md"), (args.texts,)
+    ):
+        tell(f"npu-worker bench: {problem}")
         return 2
     try:
-        result = asyncio.run(run_fragments(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
+        result = asyncio.run(run_fragments(config, say=tell))
     except LanguageRefused as exc:
-        print(f"npu-worker bench: {language_refused(exc, args)}", file=sys.stderr)
+        tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
     except (NotAWorker, AccessRefused) as exc:
-        print(f"npu-worker bench: {exc}", file=sys.stderr)
+        tell(f"npu-worker bench: {exc}")
         return 2
     except (OSError, aiohttp.ClientError) as exc:
-        print(f"npu-worker bench: cannot reach {config.base}: {exc}", file=sys.stderr)
+        tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
     result = {"command": command, "started_at": started, "machine": machine_info(args.note), **result}
     backend = file_label(result["health"].get("backend"))
     prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     text = fragments_markdown(result, command)
-    Path(f"{prefix}.json").write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
-    Path(f"{prefix}.md").write_text(text, encoding="utf-8")
+    write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
+    write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
     print(text)
-    print(f"written: {prefix}.json, {prefix}.md", file=sys.stderr)
+    tell(f"written: {prefix}.json, {prefix}.md")
     return 0 if result["summary"]["errors"] == 0 else 1
 
 
@@ -331,48 +347,49 @@ def run_bench_command(args: argparse.Namespace) -> int:
         warning = secret_flag_warning(
             flag, TOKEN_ENV, runs="the command runs", where=" (or --token-file PATH)"
         )
-        print(f"npu-worker bench: warning: {warning}", file=sys.stderr)
+        tell(f"npu-worker bench: warning: {warning}")
     if (readable := token_file_warning(args.token_file)) is not None:
-        print(f"npu-worker bench: warning: {readable}", file=sys.stderr)
+        tell(f"npu-worker bench: warning: {readable}")
     if args.mode == "fragments":
         return run_fragments_command(args, command)
     try:
         config = _config(args)
         baseline = read_baseline(args.engine_baseline, config.texts) if args.engine_baseline else None
     except (TargetNotAllowed, ValueError, OSError) as exc:
-        print(f"npu-worker bench: {exc}", file=sys.stderr)
+        tell(f"npu-worker bench: {exc}")
         return 2
-    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"))
+    inputs = (args.texts, args.engine_baseline)
+    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"), inputs)
     if problem is None and args.wav_dir:  # else its OSError would read as the worker's, after the run began
         problem = wav_dir_problem(args.wav_dir)
     if problem:
-        print(f"npu-worker bench: {problem}", file=sys.stderr)
+        tell(f"npu-worker bench: {problem}")
         return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_at_start = load_average()
     try:
-        result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
+        result = asyncio.run(run_load(config, say=tell))
     except LanguageRefused as exc:
-        print(f"npu-worker bench: {language_refused(exc, args)}", file=sys.stderr)
+        tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
     except (NotAWorker, AccessRefused) as exc:
-        print(f"npu-worker bench: {exc}", file=sys.stderr)
+        tell(f"npu-worker bench: {exc}")
         return 2
     except (OSError, aiohttp.ClientError) as exc:
-        print(f"npu-worker bench: cannot reach {config.base}: {exc}", file=sys.stderr)
+        tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
     report = build_report(result, config, command, started, baseline, args.note, load_at_start)
     backend = file_label(report["health"].get("backend"))
     prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
     paths = write_report(report, prefix)
     print(markdown(report))
-    print("written: " + ", ".join(map(str, paths)), file=sys.stderr)
+    tell("written: " + ", ".join(map(str, paths)))
     if not any(path.suffix == ".png" for path in paths):
-        print(PLOT_HINT, file=sys.stderr)
+        tell(PLOT_HINT)
     records = report["records"]
     if not any(record["error"] is None for record in records):  # a benchmark of nothing is no success
         first = next((record["error"] for record in records), "no request was sent")
-        print(f"npu-worker bench: no request succeeded ({len(records)} sent; {first})", file=sys.stderr)
+        tell(f"npu-worker bench: no request succeeded ({len(records)} sent; {first})")
         return 1
     return 0
 

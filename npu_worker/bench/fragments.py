@@ -30,6 +30,7 @@ from npu_worker.bench.load import (
 from npu_worker.bench.measure import Listener, figure, json_object, sample_rate
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
+from npu_worker.printable import printable_lines
 
 
 @dataclass(frozen=True)
@@ -238,4 +239,4 @@ def fragments_markdown(result: dict[str, Any], command: str) -> str:
             None if row[k] is None else round(row[k], 1) for k in ("p50", "p95", "p99", "max")
         ]
         lines.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return printable_lines("\n".join(lines)) + "\n"  # a server's words run nothing in a terminal

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -9,7 +10,10 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from npu_worker.bench.report_files import write_file
 from npu_worker.bench.stats import summarize
+from npu_worker.cli_progress import printable_json
+from npu_worker.printable import printable_lines
 
 # (record field, column title) of every latency figure summarised per rate.
 METRICS = (
@@ -196,7 +200,7 @@ def markdown(report: dict[str, Any]) -> str:
     errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
     if errors:
         lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {e}" for t, rate, e in errors)]
-    return "\n".join(lines) + "\n"
+    return printable_lines("\n".join(lines)) + "\n"  # a server's words run nothing in a terminal
 
 
 PLOT_HINT = "no plot written: matplotlib is not installed (pip install '.[bench]' in the npu-worker checkout for the PNG)"
@@ -233,15 +237,18 @@ def write_plot(report: dict[str, Any], path: Path) -> None:
     ]
     if values and max(values) > 20 * min(values):
         axes.set_yscale("log")  # a loaded worker's p99 is orders of magnitude above an idle one's p50
-    axes.set_title(f"Audible TTFA vs load — {health.get('backend', '?')} on {health.get('device', '?')}")
+    title = f"Audible TTFA vs load — {health.get('backend', '?')} on {health.get('device', '?')}"
+    axes.set_title(printable_lines(title))
     axes.set_xlabel("offered load (requests/s, Poisson)")
     axes.set_ylabel("audible TTFA (ms)")
     axes.grid(True, alpha=0.3)
     if values:  # a run in which no request succeeded has no lines to name
         axes.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path)
+    image = io.BytesIO()
+    figure.savefig(image, format="png")
     plt.close(figure)
+    write_file(path, image.getvalue())
 
 
 def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
@@ -249,8 +256,8 @@ def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
     the event loop). Returns the paths written."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     paths = [Path(f"{prefix}.json"), Path(f"{prefix}.md")]  # not with_suffix: `--out run.v2` keeps its .v2
-    paths[0].write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-    paths[1].write_text(markdown(report), encoding="utf-8")
+    write_file(paths[0], printable_json(report).encode("utf-8"))  # json leaves U+009B (a CSI) raw
+    write_file(paths[1], markdown(report).encode("utf-8"))
     if can_plot():
         paths.append(Path(f"{prefix}.png"))
         write_plot(report, paths[2])
@@ -260,13 +267,15 @@ def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
 def rerender(json_path: Path) -> list[Path]:
     """Rewrite the markdown and PNG of a recorded run from its JSON (after a change of layout)."""
     report = json.loads(json_path.read_text(encoding="utf-8"))
-    prefix = json_path.with_suffix("")
-    prefix.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
+    prefix = json_path.with_suffix("") if json_path.suffix == ".json" else json_path
+    # not with_suffix: `run.v2.json`'s are run.v2.md and .png (it overwrote another run's run.md)
+    paths = [Path(f"{prefix}.md"), Path(f"{prefix}.png")]
+    write_file(paths[0], markdown(report).encode("utf-8"))
     if not can_plot():
         print(PLOT_HINT)
-        return [prefix.with_suffix(".md")]
-    write_plot(report, prefix.with_suffix(".png"))
-    return [prefix.with_suffix(".md"), prefix.with_suffix(".png")]
+        return paths[:1]
+    write_plot(report, paths[1])
+    return paths
 
 
 if __name__ == "__main__":

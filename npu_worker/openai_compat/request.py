@@ -145,6 +145,20 @@ class SpeechBatchBody(SpeechDefaults, kw_only=True):
             for item in self.items
         ]
 
+    def defaults_request(self) -> SpeechRequest:
+        """The request these defaults make alone: what an item giving none of its own speaks with."""
+        fields = {name: getattr(self, name) for name in SpeechDefaults.__struct_fields__}
+        return SpeechOptions(**fields).request()
+
+    def speaks_as_defaults(self) -> bool:
+        """Whether some item takes its voice, reference audio and transcript and its language all from
+        the defaults: a reference or language none could use is then one 400, and an inline
+        `ref_audio` is decoded once (an audio that fails was decoded again for each item, up to 64)."""
+        own = ("voice", "ref_audio", "ref_text", "language")
+        return any(
+            isinstance(item, dict) and all(item.get(name) is None for name in own) for item in self.items
+        )
+
     def voice_is_used(self) -> bool:
         """Whether some item speaks with the default `voice` given here (one without its own voice
         or reference audio): a name none could use is then one 400, not a failure per item."""

@@ -26,8 +26,16 @@ from .core import engine_info
 from .errors import openai_error, openai_errors, with_param
 from .formats import encode_whole
 from .models_api import check_model
-from .request import SpeechBatchBody, SpeechBody
-from .speech import forget_frames, loaded_rate, named_voice, pick_format, prepare_speech
+from .request import SpeechBatchBody, SpeechBody, SpeechRequest
+from .speech import (
+    fields_at_fault,
+    forget_frames,
+    loaded_rate,
+    named_voice,
+    pick_format,
+    prepare_speech,
+    synth_params,
+)
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +112,15 @@ async def all_unless_hung_up(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+async def check_defaults(request: web.Request, speech: SpeechRequest) -> None:
+    """The reference voice and language of the defaults, checked once as a stream's configuration is:
+    a default `language` the engine lacks, a `ref_audio` path it refuses or inline audio that does not
+    decode is one 400 naming the field, not the same error for every item (each decoding it again)."""
+    params = await synth_params(request.app, speech, lambda: until_caller_gone(request))
+    with fields_at_fault(speech, params):
+        await request.app[SCHEDULER_KEY].check_params(params)
+
+
 @openai_errors
 async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
@@ -126,6 +143,8 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
         pick_format(body.response_format, loaded_rate(scheduler))
     if body.voice_is_used():
         await named_voice(scheduler, body.voice_name())
+    if body.speaks_as_defaults():
+        await check_defaults(request, body.defaults_request())
     merged = body.merged_items()
     del body, items  # (each item's fields now only in `merged`, taken out as each item is parsed)
     results = await all_unless_hung_up(request, [batch_item(request, i, merged) for i in range(len(merged))])

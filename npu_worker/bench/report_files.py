@@ -1,0 +1,36 @@
+"""The bench's report files, written without following a link planted where they go.
+
+`--out` may name a shared folder (`/tmp/run`): a plain open follows a symbolic link another user put at
+`/tmp/run.json` and writes the report into whatever file it points at, one of the caller's own. Each
+file is written to a fresh file beside it (created, never opened through a link) and renamed over the
+name: a link there is replaced, not followed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """`data` as the file at `path` (mode as the umask allows), whatever was at that name before."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
+
+def someone_elses(path: Path) -> bool:
+    """Whether the name holds an entry (a file, or a link: not followed) of another user: renamed over
+    in a sticky folder, it is refused (EPERM), so say so before the run rather than after it."""
+    try:
+        return os.lstat(path).st_uid != os.geteuid()
+    except FileNotFoundError:
+        return False

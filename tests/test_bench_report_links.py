@@ -1,0 +1,52 @@
+"""The bench's report files in a shared folder: a link planted at their names is never followed."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from npu_worker.bench.cli import _unwritable
+from npu_worker.bench.cli import main as bench_main
+from npu_worker.bench.report import write_report
+from tests.test_bench_rerender import report_of
+
+
+def test_a_link_at_a_report_name_is_replaced_not_written_through(tmp_path):
+    """`--out /tmp/run` wrote the report into the file a link at /tmp/run.json pointed at."""
+    victim = tmp_path / "victim"
+    victim.write_text("keep me", encoding="utf-8")
+    for suffix in (".json", ".md", ".png"):
+        (tmp_path / f"run{suffix}").symlink_to(victim)
+    paths = write_report(report_of("shared"), tmp_path / "run")
+    assert victim.read_text(encoding="utf-8") == "keep me"
+    assert all(path.is_file() and not path.is_symlink() for path in paths)
+    assert json.loads(paths[0].read_text(encoding="utf-8"))["machine"]["note"] == "shared"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([victim.name, *(p.name for p in paths)])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a link to another user needs root")
+def test_another_users_entry_at_a_report_name_is_refused_before_the_run(tmp_path):
+    """Renamed over in a sticky folder it fails (EPERM): found after the run, its figures lost."""
+    mine = tmp_path / "mine.json"
+    mine.write_text("{}", encoding="utf-8")
+    link = tmp_path / "run.json"
+    link.symlink_to(mine)
+    os.lchown(link, 12345, 12345)
+    problem = _unwritable(tmp_path / "run", (".json", ".md"))
+    assert problem is not None and "belongs to another user" in problem, problem
+    os.unlink(link)
+    assert _unwritable(tmp_path / "run", (".json", ".md")) is None
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+def test_an_out_prefix_naming_an_input_is_refused_before_the_run(tmp_path, capsys, mode):
+    """`--texts run.json --out run` replaced the texts with the report once the run had ended."""
+    texts = tmp_path / "run.json"
+    texts.write_text(json.dumps(["안녕하세요."]), encoding="utf-8")
+    argv = ["bench", "--base", "http://127.0.0.1:9", "--mode", mode, "--texts", str(texts)]
+    code = bench_main([*argv, "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and "is an input of this run" in err, err
+    assert json.loads(texts.read_text(encoding="utf-8")) == ["안녕하세요."]

@@ -1,0 +1,67 @@
+"""POST /v1/audio/speech/batch: a default reference voice or language that every item taking it would
+fail on is one 400 naming the field, as a default `model`, `response_format` or `voice` is; items that
+give their own are not refused for it."""
+
+from __future__ import annotations
+
+import base64
+
+from tests.openai_support import tone_wav
+
+
+async def batch(client, body: dict) -> tuple[int, dict]:
+    async with client.post("/v1/audio/speech/batch", json=body) as response:
+        return response.status, await response.json()
+
+
+def assert_refusal(status: int, answer: dict, code: str, param: str) -> None:
+    assert status == 400, answer
+    assert (answer["error"]["code"], answer["error"]["param"]) == (code, param), answer
+
+
+async def test_a_default_language_the_engine_lacks_is_one_400(worker):
+    """It was a 200 whose every item failed with the same UnknownLanguage."""
+    client = await worker(None)  # espeak-ng: it knows its languages
+    status, answer = await batch(client, {"language": "zz", "items": [{"input": "hi"}, {"input": "yo"}]})
+    assert_refusal(status, answer, "UnknownLanguage", "language")
+
+
+async def test_items_with_their_own_language_or_voice_are_not_refused_for_the_default(worker):
+    client = await worker(None)
+    items = [{"input": "hi", "language": "en"}, {"input": "hi", "voice": "en-us"}]
+    status, answer = await batch(client, {"language": "zz", "items": items})
+    assert status == 200 and answer["succeeded"] == 2, answer
+
+
+async def test_a_default_inline_ref_audio_that_does_not_decode_is_one_400(worker):
+    """Each of 64 items decoded the same bad audio again, each its own InvalidAudio."""
+    client = await worker()
+    bad = "data:audio/wav;base64," + base64.b64encode(b"RIFF" + bytes(5000)).decode()
+    body = {"ref_audio": bad, "ref_text": "안녕.", "items": [{"input": "첫 번째."}] * 64}
+    status, answer = await batch(client, body)
+    assert_refusal(status, answer, "InvalidAudio", "ref_audio")
+
+
+async def test_a_default_ref_audio_path_outside_the_roots_is_one_400(worker):
+    client = await worker()
+    body = {"ref_audio": "/etc/passwd", "items": [{"input": "첫 번째."}]}
+    status, answer = await batch(client, body)
+    assert_refusal(status, answer, "RefWavNotAllowed", "ref_audio")
+
+
+async def test_a_default_inline_ref_audio_that_decodes_speaks_every_item(worker):
+    client = await worker()
+    audio = "data:audio/wav;base64," + base64.b64encode(tone_wav()).decode()
+    items = [{"input": "첫 번째."}, {"input": "두 번째.", "ref_text": "다른 말."}]
+    status, answer = await batch(client, {"ref_audio": audio, "ref_text": "안녕.", "items": items})
+    assert status == 200 and answer["succeeded"] == 2, answer
+
+
+async def test_an_item_with_its_own_reference_is_not_refused_for_a_bad_default(worker, tmp_path):
+    client = await worker()
+    own = tmp_path / "own.wav"
+    tone_wav(own)
+    (tmp_path / "own.txt").write_text("안녕.", encoding="utf-8")
+    items = [{"input": "첫 번째.", "ref_audio": str(own)}]
+    status, answer = await batch(client, {"ref_audio": "/etc/passwd", "items": items})
+    assert status == 200 and answer["succeeded"] == 1, answer
