@@ -69,3 +69,57 @@ def test_what_is_not_a_1d_float32_array_is_still_converted_first() -> None:
     trimmer, reference = audio.LeadingSilenceTrimmer(RATE), audio.LeadingSilenceTrimmer(RATE)
     out = trimmer.feed(chunk.astype(np.float64).reshape(1, -1))
     assert out.dtype == np.float32 and np.array_equal(out, reference.feed(chunk))
+
+
+def converted_first(chunk: Any) -> np.ndarray:
+    """What the watch and trimmer fed on before stop 56, whatever the chunk: a 1-D float32 copy."""
+    return np.array(chunk, dtype=np.float32).reshape(-1)
+
+
+class Subclass(np.ndarray):
+    pass
+
+
+def test_every_kind_of_chunk_gives_the_onset_and_trim_of_its_float32_copy() -> None:
+    """The fast path takes only an exact 1-D native float32 ndarray: every other chunk (other dtypes,
+    big-endian float32, 2-D, a subclass, a strided view, NaN and inf, empty, one sample), fed in pieces
+    at rates with and without the rule's quick case, gives the same onsets, trimmed chunks (float32)
+    and counts as its float32 copy (the trimmer's chunks up to the onset's float32; past it, as fed)."""
+    rng = np.random.default_rng(56)
+    tone = silence_then_tone(0.07, 0.3)
+    kinds: dict[str, Any] = {
+        "float32": lambda x: x,
+        "float64": lambda x: x.astype(np.float64),
+        "big-endian": lambda x: x.astype(">f4"),
+        "int16": lambda x: (x * 32767).astype(np.int16),
+        "2-D": lambda x: x.reshape(1, -1),
+        "subclass": lambda x: x.view(Subclass),
+        "strided": lambda x: np.repeat(x, 2)[::2],
+        "nan": lambda x: np.where(np.arange(x.size) == x.size // 3, np.float32(np.nan), x),
+        "inf": lambda x: np.where(np.arange(x.size) == x.size // 2, np.float32(np.inf), x),
+    }
+    found = 0
+    for rate in (RATE, 22050, 16000, 44100):
+        for kind, made in kinds.items():
+            cuts = np.sort(rng.integers(0, tone.size, size=4))
+            pieces = [made(piece) for piece in np.split(tone, cuts)] + [made(tone[:1]), made(tone[:0])]
+            watch, watch_reference = audio.OnsetWatch(rate), audio.OnsetWatch(rate)
+            trimmer, reference = audio.LeadingSilenceTrimmer(rate), audio.LeadingSilenceTrimmer(rate)
+            for piece in pieces:
+                assert watch.feed(piece) == watch_reference.feed(converted_first(piece)), (rate, kind)
+                out, expected = trimmer.feed(piece), reference.feed(converted_first(piece))
+                if not trimmer._found or out.size < piece.size:  # (past the onset a chunk passes as it came)
+                    assert out.dtype == np.float32, (rate, kind)
+                assert np.array_equal(converted_first(out), expected, equal_nan=True), (rate, kind)
+            assert (watch.onset, watch.fed, watch.dropped) == (
+                watch_reference.onset,
+                watch_reference.fed,
+                watch_reference.dropped,
+            ), (rate, kind)
+            found += watch.onset is not None
+            assert np.array_equal(trimmer.flush(), reference.flush(), equal_nan=True)
+            assert (trimmer.trimmed_samples, trimmer.onset_in_output) == (
+                reference.trimmed_samples,
+                reference.onset_in_output,
+            ), (rate, kind)
+    assert found == 4 * len(kinds)  # (each found its onset: the rule ran past the silence)
