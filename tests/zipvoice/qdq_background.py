@@ -40,6 +40,8 @@ SHARED_REAL_STRUCTURE = REPO.parent / "shared" / "data" / "zipvoice_small_struct
 # CI), else the generated tiny model. Each chain is ≈ 300 s of CPU (six simulated decoder calls, the
 # quantiser's graph editing); running both doubled the suite's heaviest work for the same code path.
 FIXTURES = ("shared",) if SHARED_REAL_STRUCTURE.is_dir() else ("generated",)
+# The espeak child's start deadline in this process (`run`): the product's 10 s, with room for a loaded machine.
+START_SECONDS = 120.0
 
 
 def speak(model_dir: Path, state_dir: Path, buckets: tuple[int, ...] = (), **changes: object):  # noqa: ANN201
@@ -103,7 +105,12 @@ def run(root: Path, job: str) -> None:
     """One job's stages in order: source, prepared, and for the a16w8 fixtures sentence (FP32_FIVE: the
     small export prepared in fp32 at the default buckets)."""
     from npu_worker import cli
+    from npu_worker.engine import espeak_process
 
+    # This process runs at nice 5 beside a busy suite: under load (≈ 20) its espeak child missed the
+    # 10 s start deadline, and the job failed before any simulator work. Its start is not what the
+    # waiting tests check (test_espeak_child_start_deadline.py is), so it gets room here.
+    espeak_process.START_SECONDS = max(espeak_process.START_SECONDS, START_SECONDS)
     stage = "source"
     try:
         source = _source(root, job)
