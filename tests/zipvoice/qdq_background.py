@@ -1,7 +1,7 @@
 """The HTP-simulator work of test_prepare_qdq.py and test_prepare.py, run in background processes from the
 start of the session.
 
-Preparing an a16w8 decoder on the simulator (calibrate, quantise, compile, two held-out calls) and
+Preparing an a16w8 decoder on the simulator (calibrate, quantise, compile, one held-out call) and
 speaking one sentence with it take ≈ 3.5 + 3 minutes per fixture, mostly on one core; run after the
 rest of the suite, that was 15 of its 25 minutes. So `tests/conftest.py` starts this module (`python -m
 tests.zipvoice.qdq_background ROOT JOB`, one process per job) once the session has collected
@@ -29,6 +29,11 @@ import numpy as np
 
 FP32_FIVE = "fp32-five"  # test_prepare.py's job
 BUCKET = 383
+# The two sentences' 8 decoder calls at BUCKET, all kept: the first 7 calibrate, the last is held out to
+# check the compiled bucket against fp32 (the manifest's accuracy). It was 6 + 2: the second held-out
+# call checked the same thing again on the simulator, ≈ 45 s of CPU at 383 frames (six simulated calls
+# were ≈ 87 % of the chain's ≈ 353 s); the call still checked is the last of those two.
+CALIBRATION_CALLS, CHECK_CALLS = 7, 1
 SENTENCES = [
     {"text": "안녕하세요. 오늘은 행렬의 곱셈을 배웁니다.", "lang": "ko"},
     {"text": "질문이 있으면 손을 들어 주세요.", "lang": "ko"},
@@ -40,6 +45,8 @@ SHARED_REAL_STRUCTURE = REPO.parent / "shared" / "data" / "zipvoice_small_struct
 # CI), else the generated tiny model. Each chain is ≈ 300 s of CPU (six simulated decoder calls, the
 # quantiser's graph editing); running both doubled the suite's heaviest work for the same code path.
 FIXTURES = ("shared",) if SHARED_REAL_STRUCTURE.is_dir() else ("generated",)
+# The espeak child's start deadline in this process (`run`): the product's 10 s, with room for a loaded machine.
+START_SECONDS = 120.0
 
 
 def speak(model_dir: Path, state_dir: Path, buckets: tuple[int, ...] = (), **changes: object):  # noqa: ANN201
@@ -65,7 +72,8 @@ def prepare_args(source: Path, out: Path, texts: Path) -> list[str]:
     return [
         "prepare", "--model-dir", str(source), "--out", str(out), "--precision", "a16w8",
         "--buckets", str(BUCKET), "--optimization", "fast", "--calibration-texts", str(texts),
-        "--calibration-calls", "6", "--check-calls", "2", "--num-steps", "4",
+        "--calibration-calls", str(CALIBRATION_CALLS), "--check-calls", str(CHECK_CALLS),
+        "--num-steps", "4",
     ]  # fmt: skip
 
 
@@ -103,7 +111,12 @@ def run(root: Path, job: str) -> None:
     """One job's stages in order: source, prepared, and for the a16w8 fixtures sentence (FP32_FIVE: the
     small export prepared in fp32 at the default buckets)."""
     from npu_worker import cli
+    from npu_worker.engine import espeak_process
 
+    # This process runs at nice 5 beside a busy suite: under load (≈ 20) its espeak child missed the
+    # 10 s start deadline, and the job failed before any simulator work. Its start is not what the
+    # waiting tests check (test_espeak_child_start_deadline.py is), so it gets room here.
+    espeak_process.START_SECONDS = max(espeak_process.START_SECONDS, START_SECONDS)
     stage = "source"
     try:
         source = _source(root, job)

@@ -44,8 +44,13 @@ async def start(worker, model_dir: Path, tmp_path: Path, engine: object = None, 
     return await worker(engine=engine, **overrides)
 
 
-async def test_synth_wav_length_follows_the_frame_count(worker, tiny_model_dir, tmp_path):
+async def test_synth_wav_length_follows_the_frame_count_and_health_has_no_decoder_calls(
+    worker, tiny_model_dir, tmp_path
+):
+    """Also /health: every call of a dynamic-shape decoder runs on `device`, nothing to count apart (a
+    test of its own loaded a worker of its own for it)."""
     client = await start(worker, tiny_model_dir, tmp_path)
+    assert "decoder_calls" not in await (await client.get("/health")).json()
     engine = client.app[SCHEDULER_KEY].engine
     response = await client.post(
         "/synth", json={"text": "반갑습니다.", "output_path": str(tmp_path / "a.wav")}
@@ -105,8 +110,13 @@ async def test_without_a_default_voice_a_request_without_ref_wav_is_a_400_and_on
     worker, tiny_model_dir, tmp_path
 ):
     """Started without --ref-wav, ZipVoice has no voice to speak a request that names none: refused at
-    submission (every section failed in the engine with a 500-class EngineError while /ready said ok)."""
+    submission (every section failed in the engine with a 500-class EngineError while /ready said ok).
+    Nor does GET /v1/audio/voices offer `default`: it did, which then answered 400 UnknownVoice, to
+    clients that pick from the list (a test of its own loaded a worker of its own for it)."""
     client = await start(worker, tiny_model_dir, tmp_path, ref_wav=None)
+    listing = await (await client.get("/v1/audio/voices")).json()
+    assert "default" not in listing["voices"]
+    assert all(entry["name"] != "default" for entry in listing["data"])
     out = str(tmp_path / "a.wav")
     response = await client.post("/synth", json={"text": "반갑습니다.", "output_path": out})
     body = await response.json()
@@ -122,17 +132,6 @@ async def test_without_a_default_voice_a_request_without_ref_wav_is_a_400_and_on
     )
     body = await response.json()
     assert body["status"] == "ok", body
-
-
-async def test_without_a_default_voice_the_voice_list_does_not_offer_default(
-    worker, tiny_model_dir, tmp_path
-):
-    """GET /v1/audio/voices lists the voices a request can speak with: it offered `default`, which
-    then answered 400 UnknownVoice, to clients that pick from the list."""
-    client = await start(worker, tiny_model_dir, tmp_path, ref_wav=None)
-    listing = await (await client.get("/v1/audio/voices")).json()
-    assert "default" not in listing["voices"]
-    assert all(entry["name"] != "default" for entry in listing["data"])
 
 
 async def test_a_text_that_crashes_espeak_fails_its_section_and_the_worker_speaks_on(
@@ -193,9 +192,3 @@ async def test_a_nodes_heartbeat_carries_its_decoder_calls(worker, tiny_model_di
     assert list(node)[:9] == [
         "role", "claim_timeout", "backend", "device", "precision", "sample_rate", "model", "seed", "decoder_calls",
     ]  # fmt: skip
-
-
-async def test_health_has_no_decoder_calls_for_a_dynamic_decoder(worker, tiny_model_dir, tmp_path):
-    """Every call of a dynamic-shape decoder runs on `device`: nothing to count apart."""
-    client = await start(worker, tiny_model_dir, tmp_path)
-    assert "decoder_calls" not in await (await client.get("/health")).json()
