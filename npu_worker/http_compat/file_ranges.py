@@ -25,7 +25,7 @@ from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from multidict import CIMultiDict
 
-from .byte_range import Unsatisfiable, asked_range, one_range
+from .byte_range import Unsatisfiable, asked_range, one_range, range_field
 
 _STRONG_TAG = re.compile(r'"[\x21\x23-\x7e\x80-\xff]*"')  # RFC 9110 §8.8.3; `W/"…"` is weak
 _DROPPED = ("Range", "If-Range")
@@ -35,7 +35,7 @@ _REFUSED = "bytes=x"  # a range aiohttp's pattern refuses: its 416, after its pr
 async def file_answer(request: web.Request, path: Path, headers: Mapping[str, str]) -> web.StreamResponse:
     """`path` answered to `request` (`headers` on any answer): the file, a range of it, or 416."""
     info = await asyncio.to_thread(os.stat, path)
-    asked = request.headers.get("Range")  # (an empty `Range` is one that does not parse, not none)
+    asked = range_field(request.headers)  # (an empty `Range` is one that does not parse, not none)
     one = None if asked is None else one_range(asked)  # read once (`byte_range.py`: a section's wav alike)
     if one is None or not _range_applies(request, info):
         return _WholeFile(path, headers=headers)
