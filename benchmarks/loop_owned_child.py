@@ -68,9 +68,9 @@ from npu_worker.protocol import (
     Limits,
     Progress,
     Start,
-    parse_ws_message,
 )
 from npu_worker.wire import encode_entry
+from npu_worker.ws_messages import parse_ws_message
 from npu_worker.ws_server.burst import Burst
 from npu_worker.ws_server.chunking import GrowingChunker, schedule_sizes
 

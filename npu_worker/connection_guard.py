@@ -254,18 +254,16 @@ class GuardedHandler(RequestHandler):
         if message is _REFUSED_PLACEHOLDER:
             return message._replace(version=self.refused_version())
         # every line: `Expect: 100-continue` then `Expect: fancy` was read as the first alone (100 Continue)
-        expect = next((v for v in message.headers.getall("Expect", ()) if v.lower() != "100-continue"), None)
+        lines = message.headers.getall("Expect", ())
+        expect = next((line for line in lines if _asks_other_than_continue(line)), None)
         if expect is not None:
             # aiohttp's own Expect handler (every route without one of ours, a 404 too) answered it
             # before any middleware: a text/plain 417 quoting the value raw, and a 500 with a traceback
             # where it held a byte that is not UTF-8. The header is taken out, error_middleware answers.
             self.unknown_expect = expect
-            headers = message.headers.copy()
-            del headers["Expect"]  # (each line of it)
-            message = message._replace(
-                headers=type(message.headers)(headers),  # (read-only, as aiohttp made it)
-                raw_headers=tuple((k, v) for k, v in message.raw_headers if k.lower() != b"expect"),
-            )
+            message = _expecting(message, None)
+        elif lines and (len(lines) > 1 or lines[0].lower() != "100-continue"):
+            message = _expecting(message, "100-continue")  # (`100-continue,`: the one aiohttp knows)
         if message.version.major != 1:  # the status line said `HTTP/3.7 200 OK`, an answer nobody reads
             self.unspoken_version = message.version
             return message._replace(version=HttpVersion(1, 1), should_close=True)
@@ -276,6 +274,25 @@ class GuardedHandler(RequestHandler):
     def refused_version(self) -> HttpVersion:
         """The HTTP version to answer a refused request in (`RequestHead.version`)."""
         return self._head.version()
+
+
+def _asks_other_than_continue(line: str) -> bool:
+    """Whether an Expect line asks for anything but 100-continue: it is a list (RFC 9110 §10.1.1) whose
+    empty elements are none (§5.6.1), so `100-continue,` asks for nothing else (it was a 417); a line of
+    no element at all is unknown, as it was."""
+    elements = [element.strip(" \t").lower() for element in line.split(",") if element.strip(" \t")]
+    return not elements or any(element != "100-continue" for element in elements)
+
+
+def _expecting(message: RawRequestMessage, expect: str | None) -> RawRequestMessage:
+    """`message` with its Expect lines taken out, and `expect` as its one line where given."""
+    headers = message.headers.copy()
+    del headers["Expect"]  # (each line of it)
+    raw = tuple((k, v) for k, v in message.raw_headers if k.lower() != b"expect")
+    if expect is not None:
+        headers["Expect"] = expect
+        raw += ((b"Expect", expect.encode()),)
+    return message._replace(headers=type(message.headers)(headers), raw_headers=raw)  # (read-only, as made)
 
 
 # The request aiohttp makes to answer one its parser refused: HTTP/1.0, whatever the caller spoke.

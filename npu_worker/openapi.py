@@ -56,7 +56,8 @@ def _types() -> dict[str, Any]:
     from .http_compat import bodies as v1
     from .openai_compat import bodies as oa
     from .openai_compat import messages, request
-    from .protocol import AnyEvent, BatchBody, SynthBody, WsMessage
+    from .protocol import AnyEvent, BatchBody, SynthBody
+    from .ws_messages import WsMessage
 
     return {
         "ErrorBody": ErrorBody,

@@ -285,12 +285,10 @@ RefText = Annotated[
 ]
 Index = Annotated[int, Meta(ge=0, le=MAX_INDEX, description="default: the section's position")]
 AllowedPath = Annotated[str, Meta(description="an absolute path under the allowed roots")]
-# An output path may not be blank (`"  "` was told it is not absolute). /ws writes no file without one:
-# its `null` is no default file (`refusals._empty_hint` reads `extra`).
+# An output path may not be blank (`"  "` was told it is not absolute); /ws's own is `ws_messages.py`'s.
 OutputPath = Annotated[
     str, Meta(min_length=1, pattern=r"\S", description="an absolute path under the allowed roots")
 ]
-WsOutputPath = Annotated[str, Meta(min_length=1, pattern=r"\S", extra={"null": "to write no file"})]
 
 
 class ParamsBody(msgspec.Struct, kw_only=True):
@@ -354,34 +352,6 @@ class BatchBody(ParamsBody, kw_only=True):
         )
 
 
-class WsSynth(ParamsBody, kw_only=True, tag_field="type", tag="synth"):
-    """WebSocket: one text, listened to (a one-section preview)."""
-
-    text: str
-    output_path: WsOutputPath | None = None
-    audio: bool | None = True
-
-
-class WsSectionBody(SectionBody, kw_only=True):
-    """A /ws batch's section: without `output_path` no file is written."""
-
-    output_path: WsOutputPath | None = None
-
-
-class WsSynthBatch(BatchBody, kw_only=True, tag_field="type", tag="synth_batch"):
-    """WebSocket: a batch, listened to section by section (`stream` is ignored)."""
-
-    sections: Annotated[Sequence[WsSectionBody], Meta(min_length=1)]
-
-
-class WsCancel(msgspec.Struct, tag_field="type", tag="cancel"):
-    """WebSocket: stop the running request."""
-
-
-WsMessage = WsSynth | WsSynthBatch | WsCancel
-WS_TYPES = frozenset(("synth", "synth_batch", "cancel"))
-
-
 def check_text(text: str, limits: Limits) -> str:
     """Raise EmptyText/TextTooLong for text a section cannot be synthesised from."""
     if not text.strip():
@@ -420,28 +390,3 @@ def parse_synth_request(body: bytes | str | Any, limits: Limits) -> SynthRequest
 def parse_batch_request(body: bytes | str | Any, limits: Limits) -> BatchRequest:
     parsed: BatchBody = wire.load(body, BatchBody)
     return parsed.request(limits)
-
-
-def unknown_type(value: Any) -> str:
-    """What an object of no known `type` is told: one with none says so ("unknown message type None"
-    named a type the caller never sent)."""
-    if value is None:
-        return "the message has no type"
-    return f"unknown message type {value[:40] if isinstance(value, str) else value!r}"
-
-
-def parse_ws_message(body: bytes | str | Any, limits: Limits) -> BatchRequest | CancelRequest:
-    """A client→server WebSocket text message (PROTOCOL §6)."""
-    try:
-        message: WsSynth | WsSynthBatch | WsCancel = wire.load(body, WsMessage)
-    except BadRequest:
-        found = wire.tag_of(body, "type")
-        if found is not None and found[0] and found[1] not in WS_TYPES:  # an object of no known type
-            raise UnknownMessage(unknown_type(found[1])) from None
-        raise
-    if isinstance(message, WsCancel):
-        return CancelRequest()
-    if isinstance(message, WsSynthBatch):
-        return message.request(limits)
-    section = SectionRequest(0, message.text, message.output_path)
-    return BatchRequest(sections=(section,), params=message.params(), audio=message.audio is not False)

@@ -17,7 +17,8 @@ import pytest
 from npu_worker import errors, openapi
 from npu_worker.http_compat.bodies import Health, SynthResult
 from npu_worker.openai_compat.request import SpeechBody
-from npu_worker.protocol import BatchBody, SynthBody, WsSynth, WsSynthBatch
+from npu_worker.protocol import BatchBody, SynthBody
+from npu_worker.ws_messages import WsSynth, WsSynthBatch
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "npu_worker"

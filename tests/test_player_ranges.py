@@ -110,9 +110,43 @@ async def test_a_416_is_shaped_as_a_sections(worker, asked):
     assert response.headers["X-Frame-Options"] == "DENY"  # (the page's own headers kept)
 
 
-async def test_a_precondition_comes_before_a_416(worker):
-    """RFC 9110 §13.2.2: `If-None-Match` naming the file is its 304 even with a range of no bytes."""
+@pytest.mark.parametrize("asked", ["bytes=999999999-", "bytes=-0", "bytes=x"])
+async def test_a_precondition_comes_before_a_416(worker, asked):
+    """RFC 9110 §13.2.2: `If-None-Match` naming the file is its 304 even with a range of no bytes
+    (`bytes=-0` was the 416, before the precondition was looked at)."""
     client = await worker()
     _, etag = await whole(client)
-    response = await client.get("/", headers={"Range": "bytes=999999999-", "If-None-Match": etag})
+    response = await client.get("/", headers={"Range": asked, "If-None-Match": etag})
     assert response.status == 304
+
+
+@pytest.mark.parametrize(
+    "precondition",
+    [
+        {"If-None-Match": '"another"'},
+        {"If-Match": "{etag}"},
+        {"If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"},
+    ],
+)
+@pytest.mark.parametrize("asked", ["bytes=999999999-", "bytes=-0", ""])
+async def test_a_416_after_a_precondition_that_holds_is_shaped_as_a_sections(worker, precondition, asked):
+    """A precondition that holds, then a range of no bytes (or an empty `Range`, which does not parse):
+    it was aiohttp's 416 again (chunked, a `Content-Type` over no bytes, no `Accept-Ranges`), as was an
+    empty `Range` with no precondition; now the worker's, as docs/protocol.md says."""
+    client = await worker()
+    body, etag = await whole(client)
+    headers = {name: value.format(etag=etag) for name, value in precondition.items()}
+    response = await client.get("/", headers={"Range": asked, **headers})
+    assert response.status == 416 and await response.read() == b""
+    assert response.headers["Content-Range"] == f"bytes */{len(body)}"
+    assert response.headers["Content-Length"] == "0" and "Transfer-Encoding" not in response.headers
+    assert "Content-Type" not in response.headers and response.headers["Accept-Ranges"] == "bytes"
+    assert response.headers["X-Frame-Options"] == "DENY"
+
+
+async def test_an_empty_range_alone_is_the_workers_416(worker):
+    client = await worker()
+    body, _ = await whole(client)
+    response = await client.get("/", headers={"Range": ""})
+    assert (response.status, response.headers["Content-Range"]) == (416, f"bytes */{len(body)}")
+    assert "Content-Type" not in response.headers and response.headers["Accept-Ranges"] == "bytes"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from npu_worker import protocol as p
+from npu_worker import ws_messages as w
 
 EXAMPLES = [
     p.Start(39, "zipvoice-onnx", "qnn", "abc123", 24000),
@@ -87,9 +88,9 @@ def test_unknown_request_fields_are_ignored():
     ],
 )
 def test_websocket_messages_parse_to_requests(message, expected):
-    assert isinstance(p.parse_ws_message(message, p.Limits()), expected)
+    assert isinstance(w.parse_ws_message(message, p.Limits()), expected)
 
 
 def test_unknown_websocket_message_type_is_named():
     with pytest.raises(p.UnknownMessage):
-        p.parse_ws_message({"type": "dance"}, p.Limits())
+        w.parse_ws_message({"type": "dance"}, p.Limits())

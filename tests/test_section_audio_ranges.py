@@ -134,3 +134,15 @@ async def test_hostile_ranges_are_answered_as_the_players_files(worker):
             statuses.append(answer.status)
         answered[asked[:24]] = statuses
     assert answered == {asked[:24]: [status, status] for asked, status in HOSTILE.items()}
+
+
+@pytest.mark.parametrize("second", ["bytes=5-9", "bytes=0-1"])
+async def test_range_given_twice_is_the_whole_wav_as_for_the_players_files(worker, second):
+    """`Range` is no list (RFC 9110 §5.3): two fields are read as several ranges, the whole answer, on
+    both routes; the first was served (a proxy that reads the last serves the other bytes)."""
+    client = await worker()
+    path, wav = await finished_section(client)
+    answer = await client.get(path, headers=[("Range", "bytes=0-1"), ("Range", second)])
+    assert answer.status == 200 and await answer.read() == wav
+    page = await client.get("/", headers=[("Range", "bytes=0-1"), ("Range", second)])
+    assert page.status == 200 and "Content-Range" not in page.headers

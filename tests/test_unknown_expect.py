@@ -83,3 +83,33 @@ async def test_an_unknown_expect_on_a_second_line_is_the_417(served):
     answer = await raw_exchange(listener.port, b"GET /health HTTP/1.1\r\n" + head + b"\r\n", seconds(5))
     assert status_lines(answer) == [b"417"], answer
     assert refusal_of(answer) == (417, "BadRequest", "unknown Expect: 'fancy'")
+
+
+@pytest.mark.parametrize(
+    "expect",
+    [
+        b"Expect: 100-continue,",
+        b"Expect: 100-continue, 100-Continue",
+        b"Expect: 100-continue\r\nExpect: ,100-continue",
+    ],
+)
+@pytest.mark.parametrize(
+    ("method", "target", "body", "status"),
+    [(b"GET", b"/health", b"", b"200"), (b"POST", b"/synth", b"{}", b"400")],
+)
+async def test_100_continue_as_a_list_is_100_continue(served, expect, method, target, body, status):
+    """Expect is a list (RFC 9110 §10.1.1), its empty elements none (§5.6.1): `100-continue,` or the
+    expectation twice asked for nothing unknown, but the line was compared whole, a 417."""
+    listener = await served()
+    head = b"Host: 127.0.0.1\r\nConnection: close\r\nContent-Length: %d\r\n" % len(body) + expect + b"\r\n"
+    answer = await raw_exchange(
+        listener.port, method + b" " + target + b" HTTP/1.1\r\n" + head + b"\r\n" + body, seconds(5)
+    )
+    assert status_lines(answer) == [b"100", status], answer
+
+
+async def test_an_unknown_element_of_an_expect_list_is_the_417(served):
+    listener = await served()
+    head = b"Host: 127.0.0.1\r\nExpect: 100-continue, fancy\r\n"
+    answer = await raw_exchange(listener.port, b"GET /health HTTP/1.1\r\n" + head + b"\r\n", seconds(5))
+    assert refusal_of(answer) == (417, "BadRequest", "unknown Expect: '100-continue, fancy'")

@@ -15,6 +15,7 @@ import pytest
 
 from npu_worker import protocol as p
 from npu_worker import wire
+from npu_worker import ws_messages as w
 from npu_worker.jobs.model import LogEntry
 from npu_worker.openai_compat import messages as m
 from npu_worker.openai_compat.request import SpeechBody, parse_speech_request
@@ -56,11 +57,11 @@ def test_bytes_that_are_not_utf8_are_refused_even_in_an_ignored_field(extra):
 
 def test_a_leading_utf8_byte_order_mark_is_skipped_and_nowhere_else():
     assert wire.decode(b"\xef\xbb\xbf" + synth(""), p.SynthBody).text == "hi"
-    assert isinstance(wire.decode("\ufeff" + '{"type": "cancel"}', p.WsMessage), p.WsCancel)  # a text frame
+    assert isinstance(wire.decode("\ufeff" + '{"type": "cancel"}', w.WsMessage), w.WsCancel)  # a text frame
     assert refused(b"\xef\xbb\xbf\xef\xbb\xbf" + synth("")).startswith("invalid JSON")
     assert refused(synth(" \ufeff")).startswith("invalid JSON")  # only a leading one
     with pytest.raises(p.UnknownMessage):
-        p.parse_ws_message("\ufeff" + '{"type": "nope"}', LIMITS)
+        w.parse_ws_message("\ufeff" + '{"type": "nope"}', LIMITS)
 
 
 @pytest.mark.parametrize("field", ["seed", "junk"])
@@ -85,7 +86,7 @@ def test_nesting_past_the_recursion_limit_is_refused_even_in_an_ignored_field(ex
 
 
 def test_a_deep_document_is_a_syntax_error_before_a_type_error():
-    assert refused("[" * 100_000, p.WsMessage) == "invalid JSON: nested too deeply"
+    assert refused("[" * 100_000, w.WsMessage) == "invalid JSON: nested too deeply"
     assert refused(b"[1, 2", p.SynthBody).startswith("invalid JSON: Expecting ")
 
 
@@ -159,11 +160,11 @@ def test_refusing_a_large_socket_message_costs_no_full_decode(kind):
     if kind == "unknown-type":
         body = b'{"type": "sing", "junk": [' + PILE + b"]}"
     with pytest.raises((p.BadRequest, p.UnknownMessage)):
-        p.parse_ws_message(body, LIMITS)
+        w.parse_ws_message(body, LIMITS)
 
     def refuse() -> None:
         with pytest.raises((p.BadRequest, p.UnknownMessage)):
-            p.parse_ws_message(body, LIMITS)
+            w.parse_ws_message(body, LIMITS)
 
     assert cpu_seconds(refuse) < decoding_whole()
 

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from npu_worker import protocol as p
+from npu_worker import ws_messages as w
 from npu_worker.jobs.model import LogEntry
 from npu_worker.openai_compat import messages as m
 from npu_worker.openai_compat.bodies import OpenAIError
@@ -289,7 +290,7 @@ def parse_batch(body: str) -> Any:
 
 
 def parse_ws(body: str) -> Any:
-    return p.parse_ws_message(body, LIMITS)
+    return w.parse_ws_message(body, LIMITS)
 
 
 def parse_speech(body: str) -> Any:

@@ -212,6 +212,10 @@ class _Http:
         self, method: str, path: str, body: Any = None, at_once: bool = False
     ) -> tuple[int, dict[str, Any]]:
         response = self.open(method, path, body, at_once)
+        where = f"{method} {self.base}{path}"
+        if not getattr(response, "head_ended", True):  # http.client ends a head at EOF: before any body
+            response.close()
+            raise AnswerCut(f"{where}: {HEAD_CUT}")  # (as aio.py says it, whatever framing the head named)
         try:
             with response, _Deadline(response, self.timeout) as deadline:
                 raw = response.read(BODY_LIMIT + 1)
@@ -225,9 +229,6 @@ class _Http:
         if response.length:  # http.client hands a body cut short of its Content-Length back as whole
             short = f"the answer ended {response.length} bytes short of its Content-Length"
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
-        where = f"{method} {self.base}{path}"
-        if not raw and not getattr(response, "head_ended", True):  # http.client ends a head at EOF
-            raise AnswerCut(f"{where}: {HEAD_CUT} (no length, no body)")
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
 
 

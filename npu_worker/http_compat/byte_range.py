@@ -15,6 +15,10 @@ the player's: `bytes= 0-1` was served here and refused there, and a number past 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from multidict import MultiMapping
 
 # A range unit (a token) and its `=`, spaces allowed around them only to tell a unit (the range itself
 # must not have them, as aiohttp's pattern says).
@@ -24,6 +28,14 @@ _ONE = re.compile(r"bytes=(\d*)-(\d*)", re.ASCII | re.IGNORECASE)  # aiohttp's `
 
 class Unsatisfiable(Exception):
     """No byte of the answer is in the range asked for (or the range does not parse): a 416."""
+
+
+def range_field(headers: MultiMapping[str]) -> str | None:
+    """The request's one `Range` field; None (the whole answer) where none came or several did:
+    `Range` is no list (RFC 9110 §5.3), so two are read as several ranges, where the first was served
+    (a proxy that reads the last one meant other bytes)."""
+    given = headers.getall("Range", [])
+    return given[0] if len(given) == 1 else None
 
 
 def one_range(asked: str) -> str | None:

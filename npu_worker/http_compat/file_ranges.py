@@ -9,7 +9,8 @@ range of the copy the caller held). A range in a unit other than bytes is ignore
 file, 200; aiohttp answered 416), and so is a request for several ranges (`bytes=0-1,3-4`; §14.2 lets a
 server ignore one, and no multipart/byteranges answer is built: aiohttp answered 416, which a caller that
 asks for several, as a media player may, read as a file of no such bytes). One range among empty list
-elements (`bytes=0-1,`: §5.6.1 says they are none) is that range (aiohttp's pattern refused it, 416)."""
+elements (`bytes=0-1,`: §5.6.1 says they are none) is that range (aiohttp's pattern refused it, 416).
+Every 416 is shaped as a section's wav's, after the preconditions (304, 412) as aiohttp answers them."""
 
 from __future__ import annotations
 
@@ -24,43 +25,36 @@ from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from multidict import CIMultiDict
 
-from .byte_range import Unsatisfiable, asked_range, one_range
+from .byte_range import Unsatisfiable, asked_range, one_range, range_field
 
-_SUFFIX_OF_NOTHING = re.compile(r"bytes=-0+", re.ASCII | re.IGNORECASE)  # as aiohttp's pattern: no spaces
 _STRONG_TAG = re.compile(r'"[\x21\x23-\x7e\x80-\xff]*"')  # RFC 9110 §8.8.3; `W/"…"` is weak
 _DROPPED = ("Range", "If-Range")
-_PRECONDITIONS = ("If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
+_REFUSED = "bytes=x"  # a range aiohttp's pattern refuses: its 416, after its preconditions (304, 412)
 
 
 async def file_answer(request: web.Request, path: Path, headers: Mapping[str, str]) -> web.StreamResponse:
     """`path` answered to `request` (`headers` on any answer): the file, a range of it, or 416."""
     info = await asyncio.to_thread(os.stat, path)
-    asked = request.headers.get("Range", "")
-    one = one_range(asked)  # read once (`byte_range.py`: a section's wav reads its range alike)
+    asked = range_field(request.headers)  # (an empty `Range` is one that does not parse, not none)
+    one = None if asked is None else one_range(asked)  # read once (`byte_range.py`: a section's wav alike)
     if one is None or not _range_applies(request, info):
         return _WholeFile(path, headers=headers)
-    if _SUFFIX_OF_NOTHING.fullmatch(one) or (_unsatisfiable(one, info.st_size) and not _conditional(request)):
-        # (aiohttp's own 416 was chunked, `application/octet-stream` over no bytes, no Accept-Ranges)
-        unsatisfiable = web.Response(status=416, headers={**headers, "Accept-Ranges": "bytes"})
-        unsatisfiable.headers["Content-Range"] = f"bytes */{info.st_size}"
-        return unsatisfiable
+    if _unsatisfiable(one, info.st_size):  # (`bytes=-0` too, which aiohttp served whole as 206)
+        # (a precondition still comes first, RFC 9110 §13.2.2: `bytes=-0`'s 416 came before a 304)
+        return _OneRange(_REFUSED, path, headers=headers)
     if one != asked:
         return _OneRange(one, path, headers=headers)
-    return web.FileResponse(path, headers=headers)
+    return _RangedFile(path, headers=headers)
 
 
 def _unsatisfiable(one: str, size: int) -> bool:
-    """Whether the one range asked for has no byte of `size` (or does not parse): a 416."""
+    """Whether the one range asked for has no byte of `size` (`bytes=-0` none of any size), or does
+    not parse: a 416, by the rules a section's wav is answered with."""
     try:
         asked_range(one, None, size)
     except Unsatisfiable:
-        return bool(one)  # ("": no Range at all)
+        return True
     return False
-
-
-def _conditional(request: web.Request) -> bool:
-    """Whether a precondition comes before the range (304, 412: RFC 9110 §13.2.2): aiohttp's to answer."""
-    return any(name in request.headers for name in _PRECONDITIONS)
 
 
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
@@ -76,6 +70,19 @@ def _range_applies(request: web.Request, info: os.stat_result) -> bool:
     return date is not None and date.timestamp() == math.ceil(info.st_mtime)
 
 
+class _RangedFile(web.FileResponse):
+    """The file under a range: aiohttp's 416, once its preconditions held, shaped as a section's wav's
+    (it was chunked, a `Content-Type` over no bytes and no `Accept-Ranges`): no body, no `Content-Type`,
+    `Accept-Ranges` and its `Content-Range`. aiohttp sets the 416 through `set_status`."""
+
+    def set_status(self, status: int, reason: str | None = None) -> None:
+        super().set_status(status, reason)
+        if status == 416:
+            self.headers.pop("Content-Type", None)
+            self.headers["Accept-Ranges"] = "bytes"
+            self.content_length = 0
+
+
 class _WholeFile(web.FileResponse):
     """The file, as if no range were asked for (200), its other conditions still kept."""
 
@@ -86,7 +93,7 @@ class _WholeFile(web.FileResponse):
         return await super().prepare(request.clone(headers=kept))
 
 
-class _OneRange(web.FileResponse):
+class _OneRange(_RangedFile):
     """The file's range `Range: one` (the caller's range-set less its empty elements), conditions kept."""
 
     def __init__(self, one: str, path: Path, headers: Mapping[str, str]) -> None:

@@ -48,7 +48,7 @@ from .bodies import (
     TtfaFigures,
     json_response,
 )
-from .byte_range import Unsatisfiable, asked_range
+from .byte_range import Unsatisfiable, asked_range, range_field
 from .errors import error_response, expect_continue, expect_within
 from .hang_up import HANG_UP_CHECK_SECONDS, caller_gone, send_within
 from .ndjson import open_stream, stream_job
@@ -361,7 +361,7 @@ async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse
     try:
         size = file.getbuffer().nbytes if isinstance(file, io.BytesIO) else os.fstat(file.fileno()).st_size
         try:
-            part = asked_range(request.headers.get("Range"), request.headers.get("If-Range"), size)
+            part = asked_range(range_field(request.headers), request.headers.get("If-Range"), size)
         except Unsatisfiable:  # no bytes: no `Content-Type: audio/wav` (it named an empty body a wav)
             unsatisfiable = web.Response(status=416, headers={"Accept-Ranges": "bytes"})
             unsatisfiable.headers["Content-Range"] = f"bytes */{size}"

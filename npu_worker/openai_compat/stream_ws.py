@@ -26,7 +26,8 @@ from .. import wire
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
 from ..incidents import internal_error
-from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError, unknown_type
+from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
+from ..ws_messages import unknown_type
 from ..ws_server.burst import Burst
 from ..ws_server.chunking import schedule_sizes
 from ..ws_server.masked_frames import MaskedFramesResponse

@@ -34,8 +34,8 @@ from ..protocol import (
     NotRunning,
     SectionError,
     WorkerError,
-    parse_ws_message,
 )
+from ..ws_messages import parse_ws_message
 from .burst import Burst
 from .chunking import schedule_sizes
 from .opening import GOING_AWAY_SECONDS, close_going_away, send_grace, taken, write_burst
