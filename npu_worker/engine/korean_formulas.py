@@ -322,8 +322,9 @@ def equals(match: re.Match[str]) -> str:
 
 
 # A term an "=" follows and another "=" opens, "전력은 P = VI = I²R입니다", "a = b = c" (k13: P가 VI는 I의 2제곱R, a는 b는 c:
-# the middle term a second topic): the next link is said to be the same, P가 VI이고 I의 2제곱R, a는 b이고 c.
-_CHAINED_EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^])= ?[^\s=가-힣,;:]{1,16} ?$")
+# the middle term a second topic): the next link is said to be the same, P가 VI이고 I의 2제곱R, a는 b이고 c. Not a
+# query's or a tag's pairs, "?async=1&async=0", "title='owned'" (korean14: async이고 0): no term holds "&", "?", a quote.
+_CHAINED_EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^])= ?[^\s=가-힣,;:&?'\"<>]{1,16} ?$")
 # A topic just before the left term, "전력은 P = VI입니다" (k11: 전력은 P는 VI입니다, two topics in a row); not "또는",
 # "혹은" ("or"), as before a chain (`korean_chains`).
 _TOPIC_THEN_TERM = re.compile(r"[가-힣](?<![또혹])[은는] [^\s가-힣=]{1,12} ?$")
