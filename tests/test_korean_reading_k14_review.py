@@ -26,3 +26,23 @@ from npu_worker.engine.korean_reading import spoken
 )
 def test_a_query_strings_pairs_are_no_chain_of_equalities(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("The price is $3.50 today.", "The price is 3 점 오영 달러 today."),  # korean14: 3 달러 point 5 0
+        ("The total is $1.5M now.", "The total is 150만 달러 now."),  # korean14: 1 달러 point 5M
+        ("The price is 5.99$ today.", "The price is 5 점 구구 달러 today."),  # korean14: 5 point 9 9 달러
+        ("See §14.2 of the paper.", "See 14 점 이절 of the paper."),  # korean14: 14절 point 2
+        ("See § 14.2 of the paper.", "See 14 점 이절 of the paper."),
+        # a decimal of its own keeps korean14's English point
+        ("The price rose 3.5 times today.", "The price rose 3 point 5 times today."),
+    ],
+)
+def test_an_amount_or_a_section_in_an_english_sentence_keeps_its_number_whole(
+    written: str, said: str
+) -> None:
+    """korean14 said an English sentence's decimal "3 point 5" before the Korean rules read a currency's or a section's
+    sign, which took the whole number only: the amount cut in two. They are left to those rules, as before korean14."""
+    assert spoken(written) == said
