@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from npu_worker.engine.korean_reading import spoken
+from npu_worker.engine.korean_reading import spoken, spoken_form
+from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer
 
 
 @pytest.mark.parametrize(
@@ -46,3 +47,33 @@ def test_an_amount_or_a_section_in_an_english_sentence_keeps_its_number_whole(
     """korean14 said an English sentence's decimal "3 point 5" before the Korean rules read a currency's or a section's
     sign, which took the whole number only: the amount cut in two. They are left to those rules, as before korean14."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("∀x∃y", "for all x there exists y"),  # korean14: for all xthere exists y
+        ("∀ε > 0 ∃δ > 0", "for all ε > 0 there exists δ > 0"),
+        ("x ∉ ∅", "x not in the empty set"),  # korean14: x not in ∅ (espeak: x not in)
+        ("A ∩ B = ∅", "A intersection B = the empty set"),
+        ("A ⊃ B", "A superset of B"),  # korean14: A ⊃ B (espeak: A B)
+        ("A⊇B", "A superset of B"),
+        ("A ⊊ B", "A proper subset of B"),
+        # korean14's readings, as they were
+        ("∀x ∈ ℝ, x² ≥ 0", "for all x in R, x squared ≥ 0"),
+        ("(A ∪ B)ᶜ is empty.", "(A union B) complement is empty."),
+        ("(∀x)", "(for all x)"),
+    ],
+)
+def test_english_text_says_every_set_sign_a_word_apart(written: str, said: str) -> None:
+    assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("∀x∃y", "for all x there exists y"), ("x ∉ ∅", "x not in the empty set")]
+)
+def test_espeak_says_the_set_signs_words(written: str, said: str) -> None:
+    """What the English voice says, through the real espeak tokenizer: korean14's "xthere" was one word (ksðəɹ), and
+    "∅" nothing."""
+    tokenizer = EspeakTokenizer()
+    assert tokenizer.symbols(spoken_form(written, "en"), "en") == tokenizer.symbols(said, "en")

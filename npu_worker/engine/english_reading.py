@@ -54,21 +54,35 @@ _BOUND_FORMS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "
 # ... and the other set and logic signs it left unsaid, "A ∪ B", "∀x": A union B, for all x.
 _NUMBER_SETS = {"ℝ": "R", "ℕ": "N", "ℤ": "Z", "ℚ": "Q", "ℂ": "C"}
 NUMBER_SET = re.compile(r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^([a-z]|\d{1,3})(?![\w^]))?")
+# ... and "⊃", "⊇", "⊊", "∅", which korean14 still left unsaid ("A ⊃ B": A B, "x ∉ ∅": x not in); each word spaced
+# from a letter it touches, "∀x∃y" (korean14: for all xthere exists y, one word for espeak).
 _SET_WORDS = {
-    "∈": " in ", "∉": " not in ", "∪": " union ", "∩": " intersection ", "⊂": " subset of ", "⊆": " subset of ",
-    "∀": "for all ", "∃": "there exists ",
+    "∈": "in", "∉": "not in", "∪": "union", "∩": "intersection", "⊂": "subset of", "⊆": "subset of",
+    "⊊": "proper subset of", "⊃": "superset of", "⊇": "superset of", "∅": "the empty set",
+    "∀": "for all", "∃": "there exists",
 }  # fmt: skip
-SET_SIGN = re.compile(r" ?([∈∉∪∩⊂⊆]) ?|([∀∃]) ?")
+SET_SIGN = re.compile("[∈∉∪∩⊂⊆⊊⊃⊇∅∀∃]")
+_OPENS, _CLOSES = "([{", ")]}.,;:!?"
 COMPLEMENT = re.compile(r"(?<=[\w)′'])ᶜ")
 
 
 def spoken(text: str) -> str:
     """`text` with its powers, relation and set signs in English words."""
-    text = SET_SIGN.sub(lambda m: _SET_WORDS[m.group(1) or m.group(2)], text)
+    text = SET_SIGN.sub(_set_word, text)
     if "ᶜ" in text:
         text = COMPLEMENT.sub(" complement", text)
     text = NUMBER_SET.sub(_number_set, text)
     return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
+
+
+def _set_word(match: re.Match[str]) -> str:
+    before, after = (
+        match.string[match.start() - 1 : match.start()],
+        match.string[match.end() : match.end() + 1],
+    )
+    space_before = " " if before and not before.isspace() and before not in _OPENS else ""
+    space_after = " " if after and not after.isspace() and after not in _CLOSES else ""
+    return f"{space_before}{_SET_WORDS[match.group()]}{space_after}"
 
 
 def _number_set(match: re.Match[str]) -> str:
