@@ -77,3 +77,32 @@ def test_espeak_says_the_set_signs_words(written: str, said: str) -> None:
     "∅" nothing."""
     tokenizer = EspeakTokenizer()
     assert tokenizer.symbols(spoken_form(written, "en"), "en") == tokenizer.symbols(said, "en")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "x ≠ 0이므로 양변을 x로 나눕니다.",
+            "x가 0이 아니므로 양변을 x로 나눕니다.",
+        ),  # korean14: x 낫 이퀄 0이므로
+        ("x → 0이므로", "x가 0으로 가므로"),  # korean14: x에서 0이므로, "from x"
+        ("x → ∞이라면", "x가 무한대로 간다면"),
+        ("f(x) → 1이니까", "f(x)가 1로 가니까"),
+        (
+            "x ∈ A이므로 x ∈ B입니다.",
+            "x가 A의 원소이므로 x는 B의 원소입니다.",
+        ),  # korean14: x ∈ A이므로, unsaid
+        ("x ∉ A이지만", "x가 A의 원소가 아니지만"),
+        ("A ⊇ B이므로", "A가 B를 포함하므로"),
+        ("A ⊂ B ⊂ C이므로", "A가 B의 부분집합이고 B가 C의 부분집합이므로"),  # korean14: … B ⊂ C이므로
+        ("a ≠ b이면서", "a가 b가 아니면서"),
+        ("x ∈ [0, 1]이므로", "x가 0 이상 1 이하이므로"),
+        ("x → 0이면", "x가 0으로 가면"),  # the table's copulas, as before
+    ],
+)
+def test_a_reasons_and_a_contrasts_copula_after_a_sign_is_said(written: str, said: str) -> None:
+    """A lecture's prose joins its formulas with 이므로, 이지만, 이라면, 이면서, 이니까 as often as with 이면; korean14's
+    table of copulas (`korean_copulas`) had none of them, so the sign before one was left (∈, ⊂ unsaid; ≠ 낫 이퀄) or
+    read as a flow (→ 에서)."""
+    assert spoken(written) == said
