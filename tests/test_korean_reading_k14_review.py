@@ -63,6 +63,11 @@ def test_an_amount_or_a_section_in_an_english_sentence_keeps_its_number_whole(
         ("∀x ∈ ℝ, x² ≥ 0", "for all x in R, x squared ≥ 0"),
         ("(A ∪ B)ᶜ is empty.", "(A union B) complement is empty."),
         ("(∀x)", "(for all x)"),
+        (
+            "a ∅10 mm pipe",
+            "a ∅10 mm pipe",
+        ),  # a diameter, as the Korean rules leave it (rvk14's first: the empty set)
+        ("a ∅ 10 mm pipe", "a ∅ 10 mm pipe"),
     ],
 )
 def test_english_text_says_every_set_sign_a_word_apart(written: str, said: str) -> None:

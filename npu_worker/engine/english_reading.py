@@ -80,6 +80,10 @@ def _set_word(match: re.Match[str]) -> str:
         match.string[match.start() - 1 : match.start()],
         match.string[match.end() : match.end() + 1],
     )
+    if match.group() == "∅" and (
+        after.isdigit() or after == " " and match.string[match.end() + 1 : match.end() + 2].isdigit()
+    ):
+        return "∅"  # a diameter, "∅10 mm", as the Korean rules leave it
     space_before = " " if before and not before.isspace() and before not in _OPENS else ""
     space_after = " " if after and not after.isspace() and after not in _CLOSES else ""
     return f"{space_before}{_SET_WORDS[match.group()]}{space_after}"
