@@ -111,3 +111,18 @@ def test_a_reasons_and_a_contrasts_copula_after_a_sign_is_said(written: str, sai
     table of copulas (`korean_copulas`) had none of them, so the sign before one was left (∈, ⊂ unsaid; ≠ 낫 이퀄) or
     read as a flow (→ 에서)."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("||v|| = 1", "||v||는 1"),  # korean14: ||v|| 는 1, the particle a word apart
+        ("단위 벡터는 ||u|| = 1입니다.", "단위 벡터는 ||u||가 1입니다."),  # korean14: ||u|| 가
+        ("||A|| = 5", "||A||는 5"),
+        ("a || b = c", "a || b는 c"),  # a logical "or": as before
+        ("x ||= y", "x ||= y"),  # an operator: as before
+    ],
+)
+def test_a_norms_bars_keep_the_particle_of_equals_on_its_letter(written: str, said: str) -> None:
+    """korean14 joined the particle to a capital's bars, "|A|는 3"; a norm's double bars kept the space before it."""
+    assert spoken(written) == said

@@ -166,8 +166,9 @@ TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하�
 TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 # Not "x += 1", "a |= b", an operator's; but the space after a capital's bars, "|A| = 3" (k13: |A| 는 3, the particle a
-# word apart), is taken: the bars of a capital alone are left unsaid (`korean_absolute`), its letter picks the particle.
-EQUALS = re.compile(r"(?:(?<=[A-Z]\|) |(?<![=!<>+\-*/%&|^]) ?)=(?![=>]) ?")
+# word apart), is taken: the bars of a capital alone are left unsaid (`korean_absolute`), its letter picks the particle;
+# and a norm's double bars, "||v|| = 1" (korean14: ||v|| 는 1).
+EQUALS = re.compile(r"(?:(?<=[A-Z]\|) |(?<=\w\|\|) |(?<![=!<>+\-*/%&|^]) ?)=(?![=>]) ?")
 _TRAILING_DIGITS = re.compile(r"[0-9]+$")
 _RIEUL = 8  # ㄹ's index among a Hangul syllable's finals
 # "24/7" is around the clock, 이십사 칠 (not 7분의 24).
