@@ -126,3 +126,20 @@ def test_a_reasons_and_a_contrasts_copula_after_a_sign_is_said(written: str, sai
 def test_a_norms_bars_keep_the_particle_of_equals_on_its_letter(written: str, said: str) -> None:
     """korean14 joined the particle to a capital's bars, "|A|는 3"; a norm's double bars kept the space before it."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "E = mc² = 9 × 10¹⁶ J",
+            "E는 mc의 2제곱이고 9 곱하기 10의 16제곱 J",
+        ),  # korean14: mc의 2제곱은, a second topic
+        ("y = 2x + 1 = 5", "y는 2x 더하기 1이고 5"),  # korean14: 2x 더하기 1은
+        ("x = (a + b) = c", "x는 (a 더하기 b)이고 c"),
+        ("1 + 1 = 2", "1 더하기 1은 2"),  # one "=": as before
+    ],
+)
+def test_a_chains_middle_term_with_a_power_or_an_operator_is_said_the_same(written: str, said: str) -> None:
+    """korean14's chain took a middle term of one word: one its power or "+" had made words by then was a second topic."""
+    assert spoken(written) == said

@@ -325,7 +325,12 @@ def equals(match: re.Match[str]) -> str:
 # A term an "=" follows and another "=" opens, "전력은 P = VI = I²R입니다", "a = b = c" (k13: P가 VI는 I의 2제곱R, a는 b는 c:
 # the middle term a second topic): the next link is said to be the same, P가 VI이고 I의 2제곱R, a는 b이고 c. Not a
 # query's or a tag's pairs, "?async=1&async=0", "title='owned'" (korean14: async이고 0): no term holds "&", "?", a quote.
-_CHAINED_EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^])= ?[^\s=가-힣,;:&?'\"<>]{1,16} ?$")
+# A term's power and operators, said by now, are its own, "E = mc² = 9 × 10¹⁶ J", "y = 2x + 1 = 5" (korean14: E는 mc의
+# 2제곱은 9 …, y는 2x 더하기 1은 5): E는 mc의 2제곱이고 9 …, y는 2x 더하기 1이고 5.
+_LINK = r"[^\s=가-힣,;:&?'\"<>]{1,16}(?:의 (?:마이너스 )?[^\s=가-힣]{1,6}제곱[^\s=가-힣,;:&?'\"<>]{0,8})?"
+_CHAINED_EQUALS = re.compile(
+    rf"(?<![=!<>+\-*/%&|^])= ?{_LINK}(?: (?:더하기|빼기|곱하기|나누기) {_LINK}){{0,3}} ?$"
+)
 # A topic just before the left term, "전력은 P = VI입니다" (k11: 전력은 P는 VI입니다, two topics in a row); not "또는",
 # "혹은" ("or"), as before a chain (`korean_chains`).
 _TOPIC_THEN_TERM = re.compile(r"[가-힣](?<![또혹])[은는] [^\s가-힣=]{1,12} ?$")
