@@ -143,3 +143,23 @@ def test_a_norms_bars_keep_the_particle_of_equals_on_its_letter(written: str, sa
 def test_a_chains_middle_term_with_a_power_or_an_operator_is_said_the_same(written: str, said: str) -> None:
     """korean14's chain took a middle term of one word: one its power or "+" had made words by then was a second topic."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean14: y 0 초과, the condition's second line in the formula voice beside the first's code voice
+        ("if (x > 0 &&\ny > 0)", "if (x가 0보다 크다 &&\ny가 0보다 크다)"),
+        ("if (0 <= x\n    && x < n) {", "if (0 이상 x\n    && x가 n보다 작다) {"),  # korean14: && x n 미만
+        ("if (0 <= x\n        and x < n):", "if (0 이상 x\n        and x가 n보다 작다):"),
+        # korean14's own case: the line before is a statement of its own, closed
+        ("if ok:\n0 <= x && x < n", "if ok:\n0 이상 x 그리고 x n 미만"),
+        ("if (ok) {\n0 <= x && x < n", "if (ok) {\n0 이상 x 그리고 x n 미만"),
+    ],
+)
+def test_a_conditions_next_line_keeps_the_code_voice_while_its_bracket_is_open(
+    written: str, said: str
+) -> None:
+    """korean14 counted a code keyword on the comparison's own line only, so that a formula's line under "if ok:" is a
+    formula; a condition wrapped over two lines, its "(" still open, lost the code voice on its second."""
+    assert spoken(written) == said
