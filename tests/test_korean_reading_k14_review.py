@@ -37,15 +37,19 @@ def test_a_query_strings_pairs_are_no_chain_of_equalities(written: str, said: st
         ("The price is 5.99$ today.", "The price is 5 점 구구 달러 today."),  # korean14: 5 point 9 9 달러
         ("See §14.2 of the paper.", "See 14 점 이절 of the paper."),  # korean14: 14절 point 2
         ("See § 14.2 of the paper.", "See 14 점 이절 of the paper."),
+        ("p < 0.05 is significant.", "p 0 점 영오 미만 is significant."),  # korean14: p 0 미만 point 0 5
+        ("x > 0.5 is the threshold.", "x 0 점 오 초과 is the threshold."),  # korean14: x 0 초과 point 5
+        ("0.5 < x is given.", "0 점 오 초과 x is given."),  # korean14: 0 point 5 초과 x
         # a decimal of its own keeps korean14's English point
         ("The price rose 3.5 times today.", "The price rose 3 point 5 times today."),
     ],
 )
-def test_an_amount_or_a_section_in_an_english_sentence_keeps_its_number_whole(
+def test_an_amount_a_section_or_a_bound_in_an_english_sentence_keeps_its_number_whole(
     written: str, said: str
 ) -> None:
     """korean14 said an English sentence's decimal "3 point 5" before the Korean rules read a currency's or a section's
-    sign, which took the whole number only: the amount cut in two. They are left to those rules, as before korean14."""
+    sign or a bound's, which took the whole number only: the amount cut in two. They are left to those rules, as before
+    korean14."""
     assert spoken(written) == said
 
 

@@ -166,7 +166,10 @@ _PLUS_MINUS = re.compile(
 # sentence): 3 point 7 volts, the digits after it one by one as English says them; a dotted chain, "10.0.0.1", "2.10.1",
 # left to the Korean rules; and so is an amount or a section, "$3.50", "$1.5M", "5.99$", "§14.2" (korean14: 3 달러 point
 # 5 0, 1 달러 point 5M, 14절 point 2: the currency's and the section's rules took the whole number only).
-_DECIMAL = re.compile(r"(?<![\d.$€£¥₩§])(?<![$€£¥₩§] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩])")
+# ... and a bound, "p < 0.05 is significant." (korean14: p 0 미만 point 0 5, the Korean bound's rule took the 0).
+_DECIMAL = re.compile(
+    r"(?<![\d.$€£¥₩§<>≤≥≠])(?<![$€£¥₩§<>≤≥≠] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠])"
+)
 
 
 def _decimal(match: re.Match[str]) -> str:
