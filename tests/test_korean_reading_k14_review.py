@@ -40,7 +40,27 @@ def test_a_query_strings_pairs_are_no_chain_of_equalities(written: str, said: st
         ("p < 0.05 is significant.", "p 0 점 영오 미만 is significant."),  # korean14: p 0 미만 point 0 5
         ("x > 0.5 is the threshold.", "x 0 점 오 초과 is the threshold."),  # korean14: x 0 초과 point 5
         ("0.5 < x is given.", "0 점 오 초과 x is given."),  # korean14: 0 point 5 초과 x
+        (
+            "The ratio is 0.5/1.0 here.",
+            "The ratio is 0 점 오/1 점 영 here.",
+        ),  # korean14: 0 point 1분의 5 point 0
+        ("The gain is ×1.5 here.", "The gain is 1 점 오배 here."),  # korean14: 1배 point 5
+        (
+            "The range is 0.1~0.9 here.",
+            "The range is 0 점 일에서 0 점 구 here.",
+        ),  # korean14: 0 point 1에서 0 point 9
         # a decimal of its own keeps korean14's English point
+        ("The lr is (0.5) here.", "The lr is (0 point 5) here."),
+        ("Send HTTP/1.1 to the worker.", "Send HTTP 1 point 1 to the worker."),
+        (
+            "It reads 256 KiB in aiohttp 3.14: over 512 KiB.",
+            "It reads 256 KiB in aiohttp 3 point 1 4: over 512 KiB.",
+        ),
+        ("The ratio is 3.5:1 here.", "The ratio is 3 점 오 대 1 here."),  # korean14: 3 point 5 대 1
+        (
+            "It took 0.4 ms at the median: 0.3 ms here.",
+            "It took 0 point 4 milliseconds at the median: 0 point 3 milliseconds here.",
+        ),
         ("The price rose 3.5 times today.", "The price rose 3 point 5 times today."),
     ],
 )

@@ -166,9 +166,12 @@ _PLUS_MINUS = re.compile(
 # sentence): 3 point 7 volts, the digits after it one by one as English says them; a dotted chain, "10.0.0.1", "2.10.1",
 # left to the Korean rules; and so is an amount or a section, "$3.50", "$1.5M", "5.99$", "§14.2" (korean14: 3 달러 point
 # 5 0, 1 달러 point 5M, 14절 point 2: the currency's and the section's rules took the whole number only).
-# ... and a bound, "p < 0.05 is significant." (korean14: p 0 미만 point 0 5, the Korean bound's rule took the 0).
+# ... and a bound, "p < 0.05 is significant." (korean14: p 0 미만 point 0 5, the Korean bound's rule took the 0), a ratio,
+# a fraction, a factor, a range, a sign before it, "0.5/1.0", "×1.5", "0.1~0.9", "-0.5", "v2.0" (korean14: 0 point 1분의
+# 5 point 0, 1배 point 5): a decimal of its own only, after a space, a bracket, a quote or a name's "/", "(0.5)", "HTTP/1.1",
+# not before one of those signs.
 _DECIMAL = re.compile(
-    r"(?<![\d.$€£¥₩§<>≤≥≠])(?<![$€£¥₩§<>≤≥≠] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠])"
+    r"(?:(?<![^\s(\['\"‘“`])|(?<=[A-Za-z]/))(?<![$€£¥₩§<>≤≥≠~/×±] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠~/×±]|[-:]\d)"
 )
 
 
