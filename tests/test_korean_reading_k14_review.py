@@ -187,3 +187,19 @@ def test_a_conditions_next_line_keeps_the_code_voice_while_its_bracket_is_open(
     """korean14 counted a code keyword on the comparison's own line only, so that a formula's line under "if ok:" is a
     formula; a condition wrapped over two lines, its "(" still open, lost the code voice on its second."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ≠ 0.5", "x는 0 점 오가 아님"),  # korean14: x는 0이 아님 점 오, the decimal cut
+        ("a ≠ 3.14", "a는 3 점 일사가 아님"),  # korean14: a는 3이 아님 점 일사
+        ("x ≠ 2.5, y ≠ 0", "x는 2 점 오가 아님, y는 0이 아님"),
+        ("x ≠ 0.5이면", "x가 0 점 오가 아니면"),  # a copula after it: as before
+        ("1.5 → 2.5", "1 점 오에서 2 점 오"),  # an arrow's decimal: as before
+    ],
+)
+def test_not_equal_to_a_decimal_says_the_whole_number(written: str, said: str) -> None:
+    """A bare "≠"'s term took a decimal's digits as written, "0.5", which the Korean rules had said by then, 0 점 오:
+    only its whole part was the term."""
+    assert spoken(written) == said
