@@ -203,3 +203,21 @@ def test_not_equal_to_a_decimal_says_the_whole_number(written: str, said: str) -
     """A bare "≠"'s term took a decimal's digits as written, "0.5", which the Korean rules had said by then, 0 점 오:
     only its whole part was the term."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ∈ A라고 하자.", "x가 A의 원소라고 하자."),  # korean14: x ∈ A라고 하자., the sign unsaid
+        ("A ⊂ B라고 하자.", "A가 B의 부분집합이라고 하자."),  # the copula in the form 부분집합 takes
+        ("A ⊂ B라면", "A가 B의 부분집합이라면"),
+        ("x ∉ A라고 하자.", "x가 A의 원소가 아니라고 하자."),
+        ("A ⊇ B라면", "A가 B를 포함한다면"),
+        ("x ∈ [0, 1]이라고 하자.", "x가 0 이상 1 이하라고 하자."),
+        ("x ≠ 0이라고 하자.", "x가 0이 아니라고 하자."),  # korean14: x 낫 이퀄 0이라고
+        ("x ∈ B면", "x가 B의 원소이면"),  # "면": as before
+    ],
+)
+def test_a_suppositions_copula_after_a_sign_is_said(written: str, said: str) -> None:
+    """ "x ∈ A라고 하자" (let x be in A) opens half of a lecture's proofs; korean14's table had no 라고, 라면."""
+    assert spoken(written) == said
