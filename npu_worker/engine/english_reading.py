@@ -54,21 +54,39 @@ _BOUND_FORMS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "
 # ... and the other set and logic signs it left unsaid, "A ∪ B", "∀x": A union B, for all x.
 _NUMBER_SETS = {"ℝ": "R", "ℕ": "N", "ℤ": "Z", "ℚ": "Q", "ℂ": "C"}
 NUMBER_SET = re.compile(r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^([a-z]|\d{1,3})(?![\w^]))?")
+# ... and "⊃", "⊇", "⊊", "∅", which korean14 still left unsaid ("A ⊃ B": A B, "x ∉ ∅": x not in); each word spaced
+# from a letter it touches, "∀x∃y" (korean14: for all xthere exists y, one word for espeak).
 _SET_WORDS = {
-    "∈": " in ", "∉": " not in ", "∪": " union ", "∩": " intersection ", "⊂": " subset of ", "⊆": " subset of ",
-    "∀": "for all ", "∃": "there exists ",
+    "∈": "in", "∉": "not in", "∪": "union", "∩": "intersection", "⊂": "subset of", "⊆": "subset of",
+    "⊊": "proper subset of", "⊃": "superset of", "⊇": "superset of", "∅": "the empty set",
+    "∀": "for all", "∃": "there exists",
 }  # fmt: skip
-SET_SIGN = re.compile(r" ?([∈∉∪∩⊂⊆]) ?|([∀∃]) ?")
+SET_SIGN = re.compile("[∈∉∪∩⊂⊆⊊⊃⊇∅∀∃]")
+_OPENS, _CLOSES = "([{", ")]}.,;:!?"
 COMPLEMENT = re.compile(r"(?<=[\w)′'])ᶜ")
 
 
 def spoken(text: str) -> str:
     """`text` with its powers, relation and set signs in English words."""
-    text = SET_SIGN.sub(lambda m: _SET_WORDS[m.group(1) or m.group(2)], text)
+    text = SET_SIGN.sub(_set_word, text)
     if "ᶜ" in text:
         text = COMPLEMENT.sub(" complement", text)
     text = NUMBER_SET.sub(_number_set, text)
     return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
+
+
+def _set_word(match: re.Match[str]) -> str:
+    before, after = (
+        match.string[match.start() - 1 : match.start()],
+        match.string[match.end() : match.end() + 1],
+    )
+    if match.group() == "∅" and (
+        after.isdigit() or after == " " and match.string[match.end() + 1 : match.end() + 2].isdigit()
+    ):
+        return "∅"  # a diameter, "∅10 mm", as the Korean rules leave it
+    space_before = " " if before and not before.isspace() and before not in _OPENS else ""
+    space_after = " " if after and not after.isspace() and after not in _CLOSES else ""
+    return f"{space_before}{_SET_WORDS[match.group()]}{space_after}"
 
 
 def _number_set(match: re.Match[str]) -> str:
@@ -146,8 +164,15 @@ _PLUS_MINUS = re.compile(
 
 # ... and a decimal's point, "The battery is 3.7V." (k13: 3 점 칠 volts, the Korean rules' 점 and digits in an English
 # sentence): 3 point 7 volts, the digits after it one by one as English says them; a dotted chain, "10.0.0.1", "2.10.1",
-# left to the Korean rules.
-_DECIMAL = re.compile(r"(?<![\d.])(\d{1,15})\.(\d{1,15})(?![\d]|\.\d)")
+# left to the Korean rules; and so is an amount or a section, "$3.50", "$1.5M", "5.99$", "§14.2" (korean14: 3 달러 point
+# 5 0, 1 달러 point 5M, 14절 point 2: the currency's and the section's rules took the whole number only).
+# ... and a bound, "p < 0.05 is significant." (korean14: p 0 미만 point 0 5, the Korean bound's rule took the 0), a ratio,
+# a fraction, a factor, a range, a sign before it, "0.5/1.0", "×1.5", "0.1~0.9", "-0.5", "v2.0" (korean14: 0 point 1분의
+# 5 point 0, 1배 point 5): a decimal of its own only, after a space, a bracket, a quote or a name's "/", "(0.5)", "HTTP/1.1",
+# not before one of those signs.
+_DECIMAL = re.compile(
+    r"(?:(?<![^\s(\['\"‘“`])|(?<=[A-Za-z]/))(?<![$€£¥₩§<>≤≥≠~/×±] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠~/×±]|[-:]\d)"
+)
 
 
 def _decimal(match: re.Match[str]) -> str:

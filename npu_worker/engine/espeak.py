@@ -139,6 +139,10 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # an English sentence's decimal, "The battery is 3.7V." 3 point 7 volts (not 3 점 칠 volts);
 # a closed sentence of one small English word and a longer one, "x^2 is positive." x squared is positive. (not x의 2제곱);
 # a formula's line under a code line, "if ok:\n0 <= x && x < n" … 그리고 x n 미만 (not && x가 n보다 작다).
+# and its review (rvk14, same revision): "x ≠ 0이므로" x가 0이 아니므로 (not 낫 이퀄), "x ∈ A이지만", "x ∈ A라고" said;
+# "x ≠ 0.5" x는 0 점 오가 아님; "if (x > 0 &&\ny > 0)" y가 0보다 크다; "p < 0.05", "0.5/1.0" in an English sentence whole;
+# "E = mc² = 9 × 10¹⁶ J" E는 mc의 2제곱이고 9 …; "||v|| = 1" ||v||는 1; an English sentence's "$3.50", "§14.2" whole
+# (not 3 달러 point 5 0); English text's "∀x∃y", "⊃", "∅" for all x there exists y, superset of, the empty set.
 AUDIO_REVISION = 21
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -37,7 +37,7 @@ _LAMBDA = re.compile(r"(?<![\w\\])\\(?=[a-z_]\w{0,30}(?: [a-z_]\w{0,30}){0,4} ->
 # "™" and "®" are not said (a lecturer does not read them), "Copyright ©" once, "©" alone 저작권.
 _MARKS = re.compile(r"[™®]|(?<=[Cc]opyright) ?©")
 # A single term after a sign ("0", "무한대", "b", "마이너스 1", "영역"), which a particle may follow.
-_TERM = r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z])|[가-힣]{1,8})(?=[\s.,;:!?)\]]|$)"
+_TERM = r"(?:마이너스 )?(?:\d+(?:\.\d+| 점 [영일이삼사오육칠팔구]{1,15})?|[A-Za-z](?![A-Za-z])|[가-힣]{1,8})(?=[\s.,;:!?)\]]|$)"
 # The spaces around a sign all taken: "금리↑ → 투자↓" (금리 증가 and a space) was 금리 증가 에서, the particle a word.
 ARROW = re.compile(rf" {{0,4}}([→⟶➔➜➡⇒⟹←⟵↔⟷⇔]) {{0,4}}({_TERM})?")
 _TO, _IMPLIES, _FROM = "→⟶➔➜➡", "⇒⟹", "←⟵"

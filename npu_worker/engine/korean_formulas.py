@@ -166,8 +166,9 @@ TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하�
 TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 # Not "x += 1", "a |= b", an operator's; but the space after a capital's bars, "|A| = 3" (k13: |A| 는 3, the particle a
-# word apart), is taken: the bars of a capital alone are left unsaid (`korean_absolute`), its letter picks the particle.
-EQUALS = re.compile(r"(?:(?<=[A-Z]\|) |(?<![=!<>+\-*/%&|^]) ?)=(?![=>]) ?")
+# word apart), is taken: the bars of a capital alone are left unsaid (`korean_absolute`), its letter picks the particle;
+# and a norm's double bars, "||v|| = 1" (korean14: ||v|| 는 1).
+EQUALS = re.compile(r"(?:(?<=[A-Z]\|) |(?<=\w\|\|) |(?<![=!<>+\-*/%&|^]) ?)=(?![=>]) ?")
 _TRAILING_DIGITS = re.compile(r"[0-9]+$")
 _RIEUL = 8  # ㄹ's index among a Hangul syllable's finals
 # "24/7" is around the clock, 이십사 칠 (not 7분의 24).
@@ -322,8 +323,14 @@ def equals(match: re.Match[str]) -> str:
 
 
 # A term an "=" follows and another "=" opens, "전력은 P = VI = I²R입니다", "a = b = c" (k13: P가 VI는 I의 2제곱R, a는 b는 c:
-# the middle term a second topic): the next link is said to be the same, P가 VI이고 I의 2제곱R, a는 b이고 c.
-_CHAINED_EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^])= ?[^\s=가-힣,;:]{1,16} ?$")
+# the middle term a second topic): the next link is said to be the same, P가 VI이고 I의 2제곱R, a는 b이고 c. Not a
+# query's or a tag's pairs, "?async=1&async=0", "title='owned'" (korean14: async이고 0): no term holds "&", "?", a quote.
+# A term's power and operators, said by now, are its own, "E = mc² = 9 × 10¹⁶ J", "y = 2x + 1 = 5" (korean14: E는 mc의
+# 2제곱은 9 …, y는 2x 더하기 1은 5): E는 mc의 2제곱이고 9 …, y는 2x 더하기 1이고 5.
+_LINK = r"[^\s=가-힣,;:&?'\"<>]{1,16}(?:의 (?:마이너스 )?[^\s=가-힣]{1,6}제곱[^\s=가-힣,;:&?'\"<>]{0,8})?"
+_CHAINED_EQUALS = re.compile(
+    rf"(?<![=!<>+\-*/%&|^])= ?{_LINK}(?: (?:더하기|빼기|곱하기|나누기) {_LINK}){{0,3}} ?$"
+)
 # A topic just before the left term, "전력은 P = VI입니다" (k11: 전력은 P는 VI입니다, two topics in a row); not "또는",
 # "혹은" ("or"), as before a chain (`korean_chains`).
 _TOPIC_THEN_TERM = re.compile(r"[가-힣](?<![또혹])[은는] [^\s가-힣=]{1,12} ?$")

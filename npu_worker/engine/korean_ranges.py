@@ -346,13 +346,15 @@ def _stated(text: str, start: int, end: int) -> str:
 
 
 def _in_code(text: str, start: int) -> bool:
-    """Whether the comparison at `start` follows a code's keyword, "if (", or a join of a statement a keyword opens
-    on its own line, "&&", ";" ("if ok:\n0 <= x && x < n": k13 read x가 n보다 작다, the line before's "if")."""
+    """Whether the comparison at `start` follows a code's keyword, "if (", or a join, "&&", ";", of a statement a keyword
+    opens on its own line ("if ok:\n0 <= x && x < n" is a formula) or one before, its "(" open ("if (x > 0 &&\ny > 0)")."""
     code, reach = _CODE_BEFORE.search(text, max(0, start - 10), start), max(0, start - 80)
     if not code:
         return False
     line = text.rfind("\n", reach, start) + 1 or reach
-    return not _CODE_JOIN.match(code.group()) or bool(_CODE_KEYWORD.search(text, line, start))
+    opened = [keyword.end() for keyword in _CODE_KEYWORD.finditer(text, reach, line)][-1:]
+    held = bool(opened) and text.count("(", opened[0], start) > text.count(")", opened[0], start)
+    return not _CODE_JOIN.match(code.group()) or held or bool(_CODE_KEYWORD.search(text, line, start))
 
 
 def variable_bound(match: re.Match[str]) -> str:

@@ -140,9 +140,8 @@ def _interval(match: re.Match[str]) -> str:
     particle = _element_particle(match, copula)
     if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
         return match.group()
-    said_copula = "이면" if copula == "면" else copula or ""
     said = _bounds_said(opening, lower, upper, closing) or "실수 집합의 원소"  # "(-∞, ∞)": every number, ℝ
-    return f"{particle} {said}{said_copula}"
+    return f"{particle} {said}{_said_copula(said, copula)}"
 
 
 def _bounds_said(opening: str, lower: str, upper: str, closing: str) -> str:
@@ -182,8 +181,14 @@ def _membership(match: re.Match[str]) -> str:
         copula = "이고" if chained else copula
         said_not = NEGATED_COPULAS[copula] if copula else "아님"  # none after it: 아님
         return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
-    said_copula = "이고" if chained else "이면" if copula == "면" else copula or ""
-    return f"{particle} {term}의 {word}{said_copula}{again}"
+    return f"{particle} {term}의 {word}{'이고' if chained else _said_copula(word, copula)}{again}"
+
+
+def _said_copula(word: str, copula: str | None) -> str:
+    """`copula` in the form `word`'s last sound takes: "x ∈ A라고" 원소라고, "A ⊂ B라고" 부분집합이라고; "면" 이면."""
+    if copula in ("라고", "라면", "이라고", "이라면"):
+        return ("이" if final_sound(word) else "") + copula.removeprefix("이")
+    return "이면" if copula == "면" else copula or ""
 
 
 def _doing(copula: str | None) -> str:
