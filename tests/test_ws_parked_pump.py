@@ -7,17 +7,21 @@ brought it. A task's first step and its step at `done` were a turn of the loop e
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from asyncio import selector_events
 from typing import Any
 
 import aiohttp
 import pytest
 
+from npu_worker.app import build_app
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import to_pcm16
 from npu_worker.engine.base import SynthesisRequest
+from npu_worker.server import listen
 from npu_worker.ws_server.request_stream import RequestStream
 from tests.test_ws_support import ChunkGate, batch, connect, live_job, receive_until_done
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -146,3 +150,40 @@ async def test_a_failure_of_the_parked_pump_s_direct_write_ends_the_request_with
     ends = [i if isinstance(i, str) else i["event"] for i in items if not isinstance(i, bytes)]
     assert ends[-2:] == ["error", f"socket ended: {aiohttp.WSMsgType.CLOSE} 1011"], ends
     assert items[-2]["error"].startswith("InternalError: ")
+
+
+async def test_a_shutdown_waits_for_a_parked_pump_s_done_before_the_1001(settings):
+    """A section the drain's grace cut (`--shutdown-grace`): the socket's close at shutdown cancels its
+    job and waits (GOING_AWAY_SECONDS) for the `done`, which the engine thread hands over at its next
+    chunk. A parked pump must read on in a task for it: ended where it was parked, its caller got the
+    `error` and the 1001 but never the `done`."""
+    engine = ToneEngine(chunk_seconds=0.1, delay_per_chunk=0.2)
+    app = await asyncio.to_thread(build_app, dataclasses.replace(settings, shutdown_grace=0.1), engine)
+    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    closing: asyncio.Task[None] | None = None
+    try:
+        await until(lambda: app[SCHEDULER_KEY].loaded, "the engine to load")
+        async with aiohttp.ClientSession() as http:
+            ws = await http.ws_connect(f"http://127.0.0.1:{listener.port}/ws", autoclose=False)
+            await ws.send_json(batch("가" * 400))  # ≈ 8 s of audio, a chunk each 0.2 s
+            while (await ws.receive(timeout=seconds(10))).type != aiohttp.WSMsgType.BINARY:
+                pass  # audio went out: the pump is parked
+            closing = asyncio.create_task(listener.close())
+            texts = []
+            while (message := await ws.receive(timeout=seconds(10))).type in (
+                aiohttp.WSMsgType.TEXT,
+                aiohttp.WSMsgType.BINARY,
+            ):
+                if message.type == aiohttp.WSMsgType.TEXT:
+                    texts.append(message.json())
+            await ws.close()
+    finally:
+        if closing is None:
+            await listener.close()
+        else:
+            await closing
+    assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
+    assert [t["event"] for t in texts][-2:] == ["error", "done"]
+    error, done = texts[-2:]
+    assert error["error"].startswith("QueueFull: the worker is shutting down")
+    assert done["cancelled"] is True
