@@ -195,3 +195,33 @@ async def test_a_window_nothing_joins_ends_and_the_next_later_call_opens_its_own
             await asyncio.sleep(0.001)
     assert ran == [1, 2]
     assert handoff.wakes == ["_drain", "_arm"]
+
+
+async def test_at_once_runs_now_on_an_idle_loop_and_after_what_was_queued_before_it():
+    """`at_once` (a job's `start` at admission): now on the loop's thread with nothing queued; after the
+    callbacks queued before it, off the loop or not."""
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[str] = []
+    handoff.at_once(ran.append, "alone")
+    assert ran == ["alone"]  # in this step, no drain
+    handoff(ran.append, "queued")
+    handoff.at_once(ran.append, "behind")
+    assert ran == ["alone"]
+    await in_thread(lambda: handoff.at_once(ran.append, "from a thread"))
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 4:
+            await asyncio.sleep(0.01)
+    assert ran == ["alone", "queued", "behind", "from a thread"]
+
+
+async def test_at_once_inside_a_drain_runs_after_the_drain_s_callbacks_queued_before_it():
+    """A drain takes its callbacks out of the queue before it runs them: one that calls `at_once` found
+    the queue empty, and the callback ran ahead of the drain's later ones, queued before it."""
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[str] = []
+    handoff(lambda _: handoff.at_once(ran.append, "at once"), None)
+    handoff(ran.append, "queued before it")
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 2:
+            await asyncio.sleep(0.01)
+    assert ran == ["queued before it", "at once"]

@@ -106,3 +106,48 @@ async def test_a_push_outside_a_drain_wakes_the_reader_as_before():
     job.publish(entry)  # on the loop, no drain running (a cluster stream's reader)
     assert await asyncio.wait_for(waiting, 5) == entry
     assert calls == []
+
+
+async def test_a_parked_reader_is_told_once_when_its_direct_write_stops_and_then_waits_no_more():
+    """`park` (the `/ws` pump with no task): `on_wake` runs once, with the direct write's failure or
+    None, and the subscription is free for a reader's `async for` (the pump's task) at once."""
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    job = a_job()
+    subscription = Subscription(job)
+    told: list[Exception | None] = []
+    answers = [True, False]
+    subscription.direct = lambda: bool(subscription.ready()) and answers.pop(0)
+    subscription.park(told.append)
+    with pytest.raises(RuntimeError, match="one reader"):
+        subscription.park(told.append)
+    await hand_over_from_a_thread(handoff, job, [LogEntry(1, Progress(0, "synth"))])
+    assert told == []  # taken whole: parked still
+    await hand_over_from_a_thread(handoff, job, [LogEntry(2, Progress(0, "ok"))])
+    assert told == [None]  # declined: told, and parked no more
+    third = LogEntry(3, Progress(0, "synth"))
+    await hand_over_from_a_thread(handoff, job, [third])
+    assert told == [None]
+    assert await asyncio.wait_for(subscription.__anext__(), 5) == third  # no "one reader" refusal
+
+    failure = ValueError("the direct write's own")
+    subscription.direct = lambda: (_ for _ in ()).throw(failure)
+    subscription.park(told.append)
+    await hand_over_from_a_thread(handoff, job, [LogEntry(4, Progress(0, "ok"))])
+    assert told == [None, failure]
+
+
+async def test_a_parked_reader_is_told_of_an_end_outside_a_drain_and_not_once_unparked():
+    job = a_job()
+    subscription = Subscription(job)
+    subscription.direct = lambda: True
+    told: list[Exception | None] = []
+    subscription.park(told.append)
+    subscription.finish()  # (the shutdown; an engine that failed to load): no drain runs
+    assert told == [None]
+
+    other = Subscription(a_job())
+    other.direct = lambda: True
+    other.park(told.append)
+    other.unpark()  # (the pump ends itself: its socket closed)
+    other.close()
+    assert told == [None]

@@ -143,8 +143,9 @@ class LoopHandoff:
         """Like a call, but run now when called on the loop's own thread with nothing queued before it
         (the order holds: what is queued after it runs after it). For a job's `start`, appended on the
         loop at admission: its drain was a turn of its own before the `/ws` pump's first write
-        (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 56)."""
-        if threading.get_ident() == self._loop_thread:
+        (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 56). Inside a drain it is a call: the drain's
+        callbacks not yet run were queued before it (it ran ahead of them)."""
+        if threading.get_ident() == self._loop_thread and getattr(_drain_local, "flushes", None) is None:
             with self._lock:
                 idle = not self._pending
             if idle:
