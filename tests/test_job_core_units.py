@@ -16,6 +16,7 @@ from npu_worker.jobs.cache import SynthesisCache
 from npu_worker.jobs.model import Job, Section, new_job_id
 from npu_worker.jobs.registry import JobRegistry
 from npu_worker.protocol import SlowConsumer, SynthParams, WorkerError
+from tests.inline_handoff import InlineHandoff
 from tests.test_ws_support import batch, connect, run_request
 from tests.tone_engine import ToneEngine
 
@@ -139,7 +140,7 @@ def test_the_journal_keeps_few_log_files_open_and_loses_no_line(tmp_path):
 
     store = JobStore(tmp_path)
     store.prepare()
-    journal = LocalJournal(store, lambda callback, argument: callback(argument), max_open=2)  # type: ignore[arg-type]
+    journal = LocalJournal(store, InlineHandoff(), max_open=2)  # type: ignore[arg-type]
     jobs = [Job(new_job_id(), SynthParams(), [Section(0, "가", None)]) for _ in range(5)]
     for job in jobs:
         journal.create(job)
@@ -169,7 +170,7 @@ def test_a_job_shows_no_state_that_its_log_does_not_hold_yet(tmp_path):
 
     store = JobStore(tmp_path)
     store.prepare()
-    journal = Watching(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    journal = Watching(store, InlineHandoff())  # type: ignore[arg-type]
     job = Job(new_job_id(), SynthParams(), [Section(0, "가", None)])
     journal.create(job)
     journal.append(job, Start(1, "tone", "cpu", job.id))

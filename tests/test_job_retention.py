@@ -16,6 +16,7 @@ from npu_worker.jobs.retention import Retention, remove_crash_leftovers
 from npu_worker.jobs.seq_jump import MARK
 from npu_worker.jobs.store import JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.inline_handoff import InlineHandoff
 from tests.test_metrics import scrape, value
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -50,7 +51,7 @@ def finished_job(journal: LocalJournal, created_at: float, output_path: str | No
 def journal_in(tmp_path: Path) -> LocalJournal:
     store = JobStore(tmp_path / "state")
     store.prepare()
-    return LocalJournal(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    return LocalJournal(store, InlineHandoff())  # type: ignore[arg-type]
 
 
 def test_finished_jobs_go_after_the_retention_time_but_a_callers_output_stays(tmp_path):

@@ -16,6 +16,7 @@ from npu_worker.jobs.model import Job, LogEntry, Section, new_job_id
 from npu_worker.jobs.store import JOB_FILE, LOG_FILE, JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
 from tests.disk_full import disk_full_past
+from tests.inline_handoff import InlineHandoff
 
 
 def stored_job(root: Path, job_id: str = "a1") -> tuple[JobStore, Job]:
@@ -83,7 +84,7 @@ ALL_SEQS = list(range(1, 2 * SECTIONS + 3))
 def journal_of(root: Path) -> tuple[JobStore, LocalJournal, Job]:
     store = JobStore(root)
     store.prepare()
-    journal = LocalJournal(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    journal = LocalJournal(store, InlineHandoff())  # type: ignore[arg-type]
     job = Job(new_job_id(), SynthParams(), [Section(i, "가", None) for i in range(SECTIONS)])
     journal.create(job)
     journal.append(job, Start(SECTIONS, "tone", "cpu", job.id))

@@ -21,6 +21,7 @@ from npu_worker.jobs.model import Job, KeptJob, LogEntry, Section
 from npu_worker.jobs.store import JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
 from tests.disk_full import disk_full_past
+from tests.inline_handoff import InlineHandoff
 from tests.test_job_retention import write_job
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -200,7 +201,7 @@ def test_a_finished_job_whose_lines_a_full_disk_holds_back_is_not_one_to_read_fr
     keeps such a job whole (`persisted_all`) until retention."""
     store = JobStore(tmp_path / "state")
     store.prepare()
-    journal = LocalJournal(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    journal = LocalJournal(store, InlineHandoff())  # type: ignore[arg-type]
     job = Job("a1", SynthParams(), [Section(0, "가.", None)])
     journal.create(job)
     journal.append(job, Start(1, "tone", "cpu", job.id))

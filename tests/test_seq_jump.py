@@ -17,6 +17,7 @@ from npu_worker.jobs.seq_jump import MARK, SEQ_JUMP
 from npu_worker.jobs.store import LOG_FILE, JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
 from tests.disk_full import disk_full_past
+from tests.inline_handoff import InlineHandoff
 from tests.timing import seconds
 from tests.worker_process import start_worker_process
 
@@ -25,7 +26,7 @@ def started(state: Path) -> tuple[JobStore, LocalJournal, list[Job]]:
     """What a start does: the kept jobs read, then the journal begins its run (a kill -9 is no close)."""
     store = JobStore(state)
     store.prepare()
-    journal = LocalJournal(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    journal = LocalJournal(store, InlineHandoff())  # type: ignore[arg-type]
     unfinished = [job for job in store.load_all() if isinstance(job, Job) and not job.finished]
     journal.begin_run(unfinished)
     return store, journal, unfinished

@@ -33,8 +33,6 @@ class Journal(abc.ABC):
 
     def __init__(self, handoff: LoopHandoff, observer: SchedulerObserver | None = None) -> None:
         self.handoff = handoff
-        # a job's `start` on the loop published at once (a bare callable hand-off has no `at_once`)
-        self._at_once = getattr(handoff, "at_once", handoff)
         self.observer = observer if observer is not None else SchedulerObserver()
         self._lock = threading.Lock()
 
@@ -57,7 +55,7 @@ class Journal(abc.ABC):
             if job.answers_at_done and not isinstance(event, Done):
                 self.handoff.with_next(job.publish, entry)  # its `done` follows: one wake-up for all
             elif isinstance(event, Start):  # a job's first: no listener waits on it yet, none appends
-                self._at_once(job.publish, entry)  # on the loop (admission), published now
+                self.handoff.at_once(job.publish, entry)  # on the loop (admission), published now
             elif job.stream_audio and job.first_audio_at is not None:
                 # with the audio's window, if one is due; a `done` opens none past it
                 self.handoff.soon(job.publish, entry, last=isinstance(event, Done))
