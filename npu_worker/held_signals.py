@@ -13,6 +13,9 @@ from typing import Any
 
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 HEARD_AT_START = (signal.SIGTERM, signal.SIGHUP)
+# A command's exit status once a stop ended it (`how_stopped`): one after it, though remembered, must
+# not change it (a SIGHUP said as `hung up`, then a supervisor's SIGTERM, exited 143)
+STOPPED_STATUSES = frozenset(128 + signum for signum in STOPPING)
 
 
 class StartTerminated(KeyboardInterrupt):
