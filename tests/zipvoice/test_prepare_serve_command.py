@@ -31,6 +31,7 @@ def test_the_printed_serve_command_loads_the_prepared_folder(
     try:
         engine.load()  # refused on x86 without --allow-htp-simulator
         assert engine.info.placement["fm_decoder@63"]["device"] == "qnn", engine.info.placement
+        assert engine.info.precision == "fp16"  # /health's: what HTP computes the fp32 files in (README)
     finally:
         engine.close()
 
