@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .held_signals import (
+    STOPPED_STATUSES,
     StartTerminated,
     how_stopped,
     signals_handled_by,
@@ -345,9 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "hears_stops", False):  # (`start_stops_heard` first thing)
                 came_after = hand_over()
                 status = int(args.handler(args) or 0)
-                if came_after:  # (taken: a later `start_stops_heard` in this process must not raise it)
+                if came_after and status not in STOPPED_STATUSES:  # the first stop is the one said
                     status = how_stopped(StartTerminated(came_after[0]))[1]
-                    came_after.clear()
+                came_after.clear()  # (taken: a later `start_stops_heard` in this process must not raise it)
                 return status
     except KeyboardInterrupt as stopped:  # (it was a traceback through the import machinery)
         if came_after is not None:  # the command's own (as it was)

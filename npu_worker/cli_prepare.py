@@ -206,10 +206,13 @@ def _prepare(args: argparse.Namespace) -> int:
 
 def serve_command(out: str, precision: str) -> str:
     """The `serve` that loads the prepared folder: on x86, where QNN's HTP is the simulator, with
-    --allow-htp-simulator (without it serve refuses the device, which it never picks unasked)."""
+    --allow-htp-simulator (without it serve refuses the device, which it never picks unasked). The
+    folder quoted for the shell, and a name beginning with a dash (`--out=-x`) as `./-x`: serve took
+    it for a flag (`--model-dir: expected one argument`)."""
     simulator = " --allow-htp-simulator" if qnn_targets.htp_is_simulated() else ""
+    folder = os.path.join(".", out) if out.startswith("-") else out
     return (
-        f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(out)} --device qnn "
+        f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(folder)} --device qnn "
         f"--precision {precision}{simulator}"
     )
 

@@ -9,10 +9,16 @@ import contextlib
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 HEARD_AT_START = (signal.SIGTERM, signal.SIGHUP)
+# A command's exit status once a stop ended it (`how_stopped`): one after it, though remembered, must
+# not change it (a SIGHUP said as `hung up`, then a supervisor's SIGTERM, exited 143)
+STOPPED_STATUSES = frozenset(128 + signum for signum in STOPPING)
 
 
 class StartTerminated(KeyboardInterrupt):
@@ -67,6 +73,22 @@ def _hand_over(signums: Sequence[int]) -> list[int]:
         for signum in signums:
             signal.signal(signum, _remembered)
     return _came_meanwhile
+
+
+def stops_ignored_after(loop: asyncio.AbstractEventLoop, signums: Sequence[int]) -> None:
+    """Once `server.run` has drained: `signums` taken off `loop` and ignored (main thread only). The
+    loop's close put their defaults back: a SIGTERM or SIGHUP as `serve` let go of its state dir and
+    children ended it at once (-15, -1) after a finished drain, a Ctrl-C was a traceback (-2) that cut
+    that short. Blocked meanwhile, so none meets a default in between (one pending when ignored is dropped)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signums)
+    try:
+        for signum in signums:
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, signal.SIG_IGN)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def how_stopped(stopped: KeyboardInterrupt) -> tuple[str, int]:

@@ -25,6 +25,12 @@ CALLERS_MISTAKES = frozenset(
 )
 
 
+class CallersFileGone(FileNotFoundError):
+    """A caller's file missing at the engine's read (`read_callers_file`): removed after admission
+    checked it, their mistake; still a FileNotFoundError (a missing transcript is no transcript). A
+    stored voice missing is not one: the operator's files, or an upload no DELETE may remove in use."""
+
+
 def read_callers_file(path: str, roots: Sequence[str], limit: int) -> bytes:
     """The bytes of the caller's file at `path` beneath `roots` (`files.read_beneath`: no link
     followed, one name, never waiting on a FIFO). A symlinked, FIFO or unreadable transcript was an
@@ -36,4 +42,6 @@ def read_callers_file(path: str, roots: Sequence[str], limit: int) -> bytes:
     except OSError as exc:  # (a missing file, ENOENT, is neither: it passes as it is)
         if isinstance(exc, LinkRefused) or exc.errno in CALLERS_MISTAKES:
             raise RefWavNotAllowed(f"{path}: {exc.strerror or exc}") from None
+        if isinstance(exc, FileNotFoundError):
+            raise CallersFileGone(exc.errno, exc.strerror, path) from None
         raise

@@ -26,7 +26,7 @@ from aiohttp.abc import AbstractAccessLogger
 from . import heap
 from .config import Settings
 from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_made
-from .held_signals import hup_unless_ignored
+from .held_signals import hup_unless_ignored, stops_ignored_after
 from .http_compat.errors import path_refusals
 from .http_compat.metrics import METRICS_KEY
 from .printable import printable
@@ -229,7 +229,8 @@ class AcceptFailureThrottle(logging.Filter):
 
 def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 60.0) -> None:
     """Serve until SIGINT/SIGTERM (what `npu-worker serve` runs); then stop accepting, let the app
-    drain (its on_shutdown), and close what is still open after `shutdown_timeout`."""
+    drain (its on_shutdown), and close what is still open after `shutdown_timeout`; SIGINT, SIGTERM and
+    SIGHUP are ignored from then on (`stops_ignored_after`: the same stop)."""
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     heap.keep_freed_memory()  # each request's audio buffers reuse memory instead of faulting in pages
     fit_open_file_limit(settings.max_connections)
@@ -258,7 +259,8 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
         # unless whoever started us ignored it (`nohup`): that asked for it to stay ignored.
         # Heard before the socket is bound and the app starts: a signal meanwhile is a drain once it has
         # (a SIGINT was a KeyboardInterrupt traceback, a SIGTERM ended the worker at once)
-        for sig in (signal.SIGINT, signal.SIGTERM, *hup_unless_ignored()):
+        heard = (signal.SIGINT, signal.SIGTERM, *hup_unless_ignored())
+        for sig in heard:
             loop.add_signal_handler(sig, on_signal, sig)
         listener = await listen(
             app, settings, host=settings.host, port=settings.port, shutdown_timeout=shutdown_timeout
@@ -267,5 +269,6 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
             await stop.wait()
         finally:
             await listener.close()
+            stops_ignored_after(loop, heard)
 
     asyncio.run(main())

@@ -135,3 +135,52 @@ def test_a_sighup_whose_line_cannot_be_written_still_exits_129(tmp_path, script,
     assert child.stderr is not None
     child.stderr.close()  # long before the child has imported anything of npu_worker
     assert child.wait(timeout=60) == 129
+
+
+# FIRST sent by the process to itself the moment FUNCTION is called, THEN once it has returned (its own
+# handling over, the command line's still on: a closed terminal's SIGHUP, then a supervisor's SIGTERM).
+SIGNALLED_CALLING_THEN_RETURNING = """
+import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
+function, first, then = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
+def hook(frame, event, arg):
+    if frame.f_code.co_name == function and event in ("call", "return"):
+        if event == "return":
+            sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, first if event == "call" else then))
+sys.setprofile(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "command", "line"),
+    [
+        (
+            "run_prepare",
+            ["prepare", "--out", "{out}"],
+            "npu-worker prepare: hung up; run it again to prepare {out}",
+        ),
+        (
+            "serve",
+            ["serve", "--port", "0", "--state-dir", "{state}"],
+            "npu-worker serve: hung up before it began: nothing was done",
+        ),
+    ],
+)
+def test_a_stop_after_the_commands_own_keeps_its_status(tmp_path, function, command, line):
+    """The first stop is the one said and the exit status: a SIGTERM after a SIGHUP the command had
+    said as `hung up` (129) made the exit status 143, a line saying one thing and the status another."""
+    out, state = str(tmp_path / "out"), str(tmp_path / "state")
+    words = [word.format(out=out, state=state) for word in command]
+    if function == "run_prepare":
+        words += ["--model-dir", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_CALLING_THEN_RETURNING, function, "SIGHUP", "SIGTERM", *words],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stderr) == (129, line.format(out=out) + "\n")

@@ -59,3 +59,26 @@ async def test_the_openai_route_answers_400_naming_ref_audio(worker, tmp_path):
     assert response.status == 400, answer
     assert_openai_error(answer, "RefWavNotAllowed", "ref_audio")
     assert f"{root / 'ref.wav'} does not exist or is not a file" in answer["error"]["message"], answer
+
+
+@pytest.mark.parametrize("kind", ["voices_dir", "ref_wav", "voice_store"])
+def test_an_operators_or_stored_voice_gone_stays_the_workers_error(tmp_path: Path, kind: str):
+    """A stored voice (--voices-dir, --ref-wav named by a caller, the worker's own store) is read
+    through the same reader as a caller's file: its absence was said as the caller's 400 naming the
+    operator's path (`RefWavNotAllowed: /srv/voices/narrator.wav does not exist`), where the caller
+    named a voice that exists; it is the worker's 500, as for the default voice."""
+    state = tmp_path / "state"
+    folder = {"voices_dir": tmp_path / "voices", "ref_wav": tmp_path / "own", "voice_store": state / "voices"}
+    folder[kind].mkdir(parents=True)
+    wav = folder[kind] / "narrator.wav"
+    tone_wav(wav)
+    policy = PathPolicy(
+        (str(tmp_path / "root"),),
+        str(state),
+        voice_dirs=(str(folder["voices_dir"]),) if kind == "voices_dir" else (),
+        voice_files=(str(wav),) if kind == "ref_wav" else (),
+    )
+    wav.unlink()
+    with pytest.raises(EngineError, match="cannot read reference wav") as failed:
+        load_reference(str(wav), 24000, policy.read_reference)
+    assert failed.value.http_status == 500

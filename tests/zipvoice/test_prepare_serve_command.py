@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker import cli
+from npu_worker import cli, cli_prepare
 from npu_worker.config_sources import load_settings
 from npu_worker.engine_options import build_engine
 from tests.zipvoice.test_providers import qnn
@@ -31,5 +31,21 @@ def test_the_printed_serve_command_loads_the_prepared_folder(
     try:
         engine.load()  # refused on x86 without --allow-htp-simulator
         assert engine.info.placement["fm_decoder@63"]["device"] == "qnn", engine.info.placement
+        assert engine.info.precision == "fp16"  # /health's: what HTP computes the fp32 files in (README)
     finally:
         engine.close()
+
+
+# What a shell makes of each (a quote, an expansion, a second line, a separator) and what argparse
+# makes of a word that begins with a dash: `--model-dir -prepared` was "expected one argument".
+HOSTILE_OUTS = ["-prepared", "--", "it's", 'say "a"', "$HOME `id`", "two\nlines", "a;rm -rf b", "tab\there"]
+
+
+@pytest.mark.parametrize("out", HOSTILE_OUTS)
+def test_the_printed_serve_command_names_any_folder_as_given(out: str):
+    """`prepare --out=-prepared` (a relative name that begins with a dash) printed a command serve
+    refused (`--model-dir: expected one argument`); now `./-prepared`, and every name reaches serve as
+    the folder it was given as."""
+    words = shlex.split(cli_prepare.serve_command(out, "fp32"))
+    args = cli.build_parser(words[1:]).parse_args(words[1:])
+    assert (args.command, Path(args.model_dir), args.precision) == ("serve", Path(out), "fp32"), words

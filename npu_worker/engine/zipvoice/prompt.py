@@ -37,6 +37,7 @@ from npu_worker.protocol import (
     InvalidAudio,
     RefWavNotAllowed,
 )
+from npu_worker.reference_reads import CallersFileGone
 
 MAX_TRANSCRIPT_BYTES = 64 * 1024
 REFERENCE_SIZE_HINT = "a reference voice is a few seconds of speech"
@@ -126,13 +127,13 @@ def load_reference(
     """The reference's samples at `sample_rate`, read by `read` (the voice's: no link followed beneath
     the allowed roots; default a plain bounded read); a file that is not audio, or one larger than any
     voice prompt needs (`MAX_REFERENCE_BYTES`), or at a rate no recording of speech has, is the caller's
-    mistake; so is a caller's file (`read` given) removed after admission checked it."""
+    mistake; so is a caller's file removed after admission checked it (`CallersFileGone`)."""
     try:
         data = (read or read_regular)(path, MAX_REFERENCE_BYTES)
     except TooLarge as exc:
         raise InvalidAudio(f"reference wav {exc}: {REFERENCE_SIZE_HINT}") from None
     except OSError as exc:
-        if isinstance(exc, FileNotFoundError) and read is not None:  # (None: the operator's own voice)
+        if isinstance(exc, CallersFileGone):  # (not a stored voice's: the operator's or the store's)
             # a caller's, removed after admission checked it: their 400, as at admission (it was a 500)
             raise RefWavNotAllowed(f"{path} does not exist or is not a file") from None
         raise EngineError(f"cannot read reference wav {path}: {exc}") from exc
