@@ -238,7 +238,9 @@ def write_plot(report: dict[str, Any], path: Path) -> None:
     if values and max(values) > 20 * min(values):
         axes.set_yscale("log")  # a loaded worker's p99 is orders of magnitude above an idle one's p50
     title = f"Audible TTFA vs load — {health.get('backend', '?')} on {health.get('device', '?')}"
-    axes.set_title(printable_lines(title))
+    # parse_math off: a `$...$` in a server's backend name was mathtext, and one it cannot parse
+    # (`$\\frac{$`) a ValueError in savefig, the run's plot lost after the run
+    axes.set_title(printable_lines(title), parse_math=False)
     axes.set_xlabel("offered load (requests/s, Poisson)")
     axes.set_ylabel("audible TTFA (ms)")
     axes.grid(True, alpha=0.3)
