@@ -34,7 +34,8 @@ from npu_worker.client import (
     synth_batch_polling,
     synth_batch_streaming,
 )
-from npu_worker.client.errors import AnswerCut
+from npu_worker.client.common import check_seconds
+from npu_worker.client.errors import AnswerCut, InvalidArgument
 from npu_worker.client.retrying import WAIT_LIMIT
 from npu_worker.command_line_secrets import (
     TOKEN_ENV,
@@ -141,14 +142,25 @@ def _token_hint(error: ClientError, args: argparse.Namespace) -> str:
     return f"; the worker refused the token given: check it (--token-file, {TOKEN_ENV} or --token)"
 
 
-def _bad_speed(args: argparse.Namespace) -> str | None:
-    """`--speed nan` (or inf) is refused here: JSON has no such number, and json.dumps would send `NaN`."""
-    return None if math.isfinite(args.speed) else f"--speed must be a finite number, not {args.speed}"
+def _bad_numbers(args: argparse.Namespace) -> str | None:
+    """`--speed nan` (or inf) is refused here: JSON has no such number, and json.dumps would send `NaN`.
+    `--wait-limit` and `--stall-limit` too, by their flags (`-1` was refused as the client's
+    `wait_limit`, a name the caller never typed)."""
+    if not math.isfinite(args.speed):
+        return f"--speed must be a finite number, not {args.speed}"
+    for flag, zero_allowed in (("--wait-limit", True), ("--stall-limit", False)):
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        try:
+            if value is not None:
+                check_seconds(flag, value, zero_allowed)
+        except InvalidArgument as exc:
+            return str(exc)
+    return None
 
 
 def run_synth(args: argparse.Namespace) -> int:
     hear_ctrl_c()
-    if problem := _take_token("synth", args) or _bad_speed(args):
+    if problem := _take_token("synth", args) or _bad_numbers(args):
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
     output = str(Path(args.output).expanduser().absolute())  # links resolved by the worker: see `batch`
@@ -338,7 +350,7 @@ def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path
 
 def run_batch(args: argparse.Namespace) -> int:
     hear_ctrl_c()
-    if problem := _take_token("batch", args) or _bad_speed(args):
+    if problem := _take_token("batch", args) or _bad_numbers(args):
         say(f"npu-worker batch: {problem}")
         return EXIT_REQUEST_FAILED
     try:
