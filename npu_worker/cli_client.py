@@ -66,6 +66,9 @@ def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str
     parser.add_argument("--ref-wav", default=None, help="reference voice wav on the worker's machine")
 
 
+LECTURE_SHAPE = 'a lecture JSON, {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list'
+
+
 def _add_wait_limit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wait-limit",
@@ -88,9 +91,7 @@ def add_client_commands(subparsers: Any) -> None:
     many = subparsers.add_parser(
         "batch", help="synthesise a lecture JSON, one wav per section, with progress"
     )
-    many.add_argument(
-        "lecture", help='JSON file: {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list'
-    )
+    many.add_argument("lecture", help=LECTURE_SHAPE)
     many.add_argument("--out-dir", required=True, help="directory for sNN.wav files")
     many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
     many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
@@ -245,12 +246,14 @@ def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
 
 def read_json(path: str | Path) -> Any:
     """A JSON file, UTF-8 with or without the byte-order mark Windows editors write (json refused
-    it); ValueError (not json's RecursionError) for one nested too deeply to read."""
-    text = Path(path).read_text(encoding="utf-8-sig")
+    it); ValueError (not json's RecursionError) for one nested too deeply to read, and one that says a
+    lecture JSON is expected for a file that is none (a plain text gave the parser's words alone)."""
     try:
-        return json.loads(text)
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except RecursionError:
         raise ValueError("the JSON is nested too deeply to read") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not JSON ({exc}): {LECTURE_SHAPE} is expected") from None
 
 
 def _name(idx: Any) -> str:

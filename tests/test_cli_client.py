@@ -442,3 +442,16 @@ async def test_a_stall_limit_no_clock_can_keep_names_its_flag(tmp_path, capsys, 
     err = capsys.readouterr().err
     said = f"npu-worker batch: --stall-limit must be a finite number of seconds > 0, not {float(value)!r}\n"
     assert code == 2 and err == said, err
+
+
+@pytest.mark.parametrize("content", [b"Hello, class.\n", b"\xff\xfe binary"])
+async def test_a_lecture_that_is_no_json_says_a_lecture_json_is_expected(tmp_path, capsys, content):
+    """A plain text file said only the JSON parser's words (`Expecting value: line 1 column 1`)."""
+    lecture = tmp_path / "talk.txt"
+    lecture.write_bytes(content)
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"npu-worker batch: cannot read {lecture}: not JSON ("), err
+    assert err.endswith(
+        'a lecture JSON, {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list is expected\n'
+    )
