@@ -52,10 +52,11 @@ def test_an_out_prefix_naming_an_input_is_refused_before_the_run(tmp_path, capsy
     assert json.loads(texts.read_text(encoding="utf-8")) == ["안녕하세요."]
 
 
-def test_a_long_prefix_its_folder_takes_is_written(tmp_path):
+@pytest.mark.parametrize("name", ["r" * 240, "🎤" * 61])
+def test_a_long_prefix_its_folder_takes_is_written(tmp_path, name):
     """The file beside the name was the name plus 19 bytes: a 240-byte prefix (its `.json` taken by the
     folder) was ENAMETOOLONG once the run had ended, the report lost."""
-    prefix = tmp_path / ("r" * 240)
+    prefix = tmp_path / name  # (61 four-byte characters: 244 bytes)
     assert _unwritable(prefix, (".json", ".md", ".png")) is None
     paths = write_report(report_of("long"), prefix)
     assert json.loads(paths[0].read_text(encoding="utf-8"))["machine"]["note"] == "long"
