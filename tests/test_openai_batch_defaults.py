@@ -65,3 +65,18 @@ async def test_an_item_with_its_own_reference_is_not_refused_for_a_bad_default(w
     items = [{"input": "첫 번째.", "ref_audio": str(own)}]
     status, answer = await batch(client, {"ref_audio": "/etc/passwd", "items": items})
     assert status == 200 and answer["succeeded"] == 1, answer
+
+
+async def test_an_item_naming_its_own_voice_takes_no_default_reference(worker):
+    """The default `ref_audio` won over an item's own `voice`: the item failed with the default's
+    RefWavNotAllowed (or, with a default that decodes, spoke in that reference's voice, not its own)."""
+    client = await worker()
+    items = [
+        {"input": "첫 번째.", "voice": "alloy"},
+        {"input": "두 번째.", "voice": "alloy", "ref_text": "x"},
+    ]
+    status, answer = await batch(client, {"ref_audio": "/etc/passwd", "ref_text": "안녕.", "items": items})
+    assert status == 200 and answer["succeeded"] == 2, answer
+    mixed = [{"input": "첫 번째.", "voice": "alloy"}, {"input": "두 번째."}]
+    status, answer = await batch(client, {"ref_audio": "/etc/passwd", "items": mixed})
+    assert_refusal(status, answer, "RefWavNotAllowed", "ref_audio")  # the second takes it: one 400
