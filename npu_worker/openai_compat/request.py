@@ -164,6 +164,16 @@ class SpeechBatchBody(SpeechDefaults, kw_only=True):
             isinstance(item, dict) and all(item.get(name) is None for name in own) for item in self.items
         )
 
+    def takes_default_audio(self) -> bool:
+        """Whether some item speaks with the default inline `ref_audio` (no `voice` or `ref_audio` of its
+        own), whatever transcript or language it gives: audio that does not decode is then one 400 (with
+        a `language` in each item, each decoded it again, up to 64 times, each its own InvalidAudio)."""
+        inline = self.ref_audio is not None and self.ref_audio.startswith("data:")
+        return inline and any(
+            isinstance(item, dict) and item.get("voice") is None and item.get("ref_audio") is None
+            for item in self.items
+        )
+
     def voice_is_used(self) -> bool:
         """Whether some item speaks with the default `voice` given here (one without its own voice
         or reference audio): a name none could use is then one 400, not a failure per item."""
