@@ -34,7 +34,8 @@ from npu_worker.client import (
     synth_batch_polling,
     synth_batch_streaming,
 )
-from npu_worker.client.errors import AnswerCut
+from npu_worker.client.common import check_seconds
+from npu_worker.client.errors import AnswerCut, InvalidArgument
 from npu_worker.client.retrying import WAIT_LIMIT
 from npu_worker.command_line_secrets import (
     TOKEN_ENV,
@@ -65,6 +66,9 @@ def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str
     parser.add_argument("--ref-wav", default=None, help="reference voice wav on the worker's machine")
 
 
+LECTURE_SHAPE = 'a lecture JSON, {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list'
+
+
 def _add_wait_limit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wait-limit",
@@ -87,9 +91,7 @@ def add_client_commands(subparsers: Any) -> None:
     many = subparsers.add_parser(
         "batch", help="synthesise a lecture JSON, one wav per section, with progress"
     )
-    many.add_argument(
-        "lecture", help='JSON file: {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list'
-    )
+    many.add_argument("lecture", help=LECTURE_SHAPE)
     many.add_argument("--out-dir", required=True, help="directory for sNN.wav files")
     many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
     many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
@@ -141,14 +143,25 @@ def _token_hint(error: ClientError, args: argparse.Namespace) -> str:
     return f"; the worker refused the token given: check it (--token-file, {TOKEN_ENV} or --token)"
 
 
-def _bad_speed(args: argparse.Namespace) -> str | None:
-    """`--speed nan` (or inf) is refused here: JSON has no such number, and json.dumps would send `NaN`."""
-    return None if math.isfinite(args.speed) else f"--speed must be a finite number, not {args.speed}"
+def _bad_numbers(args: argparse.Namespace) -> str | None:
+    """`--speed nan` (or inf) is refused here: JSON has no such number, and json.dumps would send `NaN`.
+    `--wait-limit` and `--stall-limit` too, by their flags (`-1` was refused as the client's
+    `wait_limit`, a name the caller never typed)."""
+    if not math.isfinite(args.speed):
+        return f"--speed must be a finite number, not {args.speed}"
+    for flag, zero_allowed in (("--wait-limit", True), ("--stall-limit", False)):
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        try:
+            if value is not None:
+                check_seconds(flag, value, zero_allowed)
+        except InvalidArgument as exc:
+            return str(exc)
+    return None
 
 
 def run_synth(args: argparse.Namespace) -> int:
     hear_ctrl_c()
-    if problem := _take_token("synth", args) or _bad_speed(args):
+    if problem := _take_token("synth", args) or _bad_numbers(args):
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
     output = str(Path(args.output).expanduser().absolute())  # links resolved by the worker: see `batch`
@@ -233,12 +246,14 @@ def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
 
 def read_json(path: str | Path) -> Any:
     """A JSON file, UTF-8 with or without the byte-order mark Windows editors write (json refused
-    it); ValueError (not json's RecursionError) for one nested too deeply to read."""
-    text = Path(path).read_text(encoding="utf-8-sig")
+    it); ValueError (not json's RecursionError) for one nested too deeply to read, and one that says a
+    lecture JSON is expected for a file that is none (a plain text gave the parser's words alone)."""
     try:
-        return json.loads(text)
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except RecursionError:
         raise ValueError("the JSON is nested too deeply to read") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not JSON ({exc}): {LECTURE_SHAPE} is expected") from None
 
 
 def _name(idx: Any) -> str:
@@ -338,7 +353,7 @@ def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path
 
 def run_batch(args: argparse.Namespace) -> int:
     hear_ctrl_c()
-    if problem := _take_token("batch", args) or _bad_speed(args):
+    if problem := _take_token("batch", args) or _bad_numbers(args):
         say(f"npu-worker batch: {problem}")
         return EXIT_REQUEST_FAILED
     try:

@@ -26,6 +26,13 @@ def printable_lines(text: str) -> str:
     return "\n".join(printable(line) for line in text.split("\n"))
 
 
+def one_line(value: object) -> str:
+    """`value` as words for one line of a document another party's words are placed in (the bench's
+    markdown): each line break a `␤`, so a server naming its backend `x\n## Fake` adds no heading or
+    table rows of its own (`printable_lines` keeps line breaks, escaping the rest)."""
+    return str(value).replace("\r\n", "\n").replace("\n", "\u2424")
+
+
 def escaped(char: str) -> str:
     """One character as `printable` writes it (also how an error's words write a lone surrogate)."""
     if char == "\\":

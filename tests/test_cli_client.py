@@ -340,6 +340,10 @@ def test_progress_bar_says_a_new_wait_after_the_worker_answered():
         (["--token", "bad\ntoken"], "the token must be printable ASCII, with no line break"),
         (["--speed", "nan"], "--speed must be a finite number, not nan"),
         (["--speed", "inf"], "--speed must be a finite number, not inf"),
+        # these named the client's `wait_limit` and `stall_limit`, not the flags the caller typed
+        (["--wait-limit", "-1"], "--wait-limit must be a finite number of seconds ≥ 0, not -1.0"),
+        (["--wait-limit", "nan"], "--wait-limit must be a finite number of seconds ≥ 0, not nan"),
+        (["--wait-limit", "1e10"], "--wait-limit must be at most a year (31536000 s), not 10000000000.0"),
     ],
 )
 @pytest.mark.parametrize("command", ["synth", "batch"])
@@ -427,3 +431,27 @@ async def test_batch_stall_limit_gives_up_on_a_job_that_makes_no_progress(worker
         ": no progress for 0.5 s (stall_limit) after event 2, while the worker kept it running"
     )
     assert err[-1].startswith("npu-worker batch: job ") and " was not cancelled: it may still run" in err[-1]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+async def test_a_stall_limit_no_clock_can_keep_names_its_flag(tmp_path, capsys, value):
+    """`--stall-limit 0` was refused as the collector's `stall_limit`, a name the caller never typed."""
+    lecture = write_lecture(tmp_path / "l.json", ["a"])
+    argv = ["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"]
+    code = await run_cli([*argv, "--stall-limit", value])
+    err = capsys.readouterr().err
+    said = f"npu-worker batch: --stall-limit must be a finite number of seconds > 0, not {float(value)!r}\n"
+    assert code == 2 and err == said, err
+
+
+@pytest.mark.parametrize("content", [b"Hello, class.\n", b"\xff\xfe binary"])
+async def test_a_lecture_that_is_no_json_says_a_lecture_json_is_expected(tmp_path, capsys, content):
+    """A plain text file said only the JSON parser's words (`Expecting value: line 1 column 1`)."""
+    lecture = tmp_path / "talk.txt"
+    lecture.write_bytes(content)
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"npu-worker batch: cannot read {lecture}: not JSON ("), err
+    assert err.endswith(
+        'a lecture JSON, {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list is expected\n'
+    )

@@ -236,6 +236,20 @@ async def test_unknown_endpoint_and_wrong_method_get_error_bodies(worker):
     assert openai.status == 405 and openai.headers["Allow"] == "POST"
 
 
+async def test_a_get_of_a_job_points_to_its_status_and_result(worker):
+    """`GET /jobs/{id}` (DELETE's route alone) said only `GET is not allowed on /jobs/…`."""
+    client = await worker()
+    job = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "가."}]})).json()
+    path = f"/jobs/{job['job_id']}"
+    wrong = await client.get(path)
+    assert wrong.status == 405 and wrong.headers["Allow"] == "DELETE"
+    said = f"BadRequest: GET is not allowed on {path}: a job's state is GET {path}/status, its result GET {path}/result"
+    assert (await wrong.json())["error"] == said
+    assert (await client.get(f"{path}/status")).status == 200  # where it points is there
+    other = await client.post(path, json={})
+    assert (await other.json())["error"] == f"BadRequest: POST is not allowed on {path}"
+
+
 async def test_token_is_required_when_configured(worker, tmp_path):
     client = await worker(token="s3cret")
     body = {"text": "hi", "output_path": str(tmp_path / "a.wav")}

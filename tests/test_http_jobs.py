@@ -176,10 +176,13 @@ async def test_a_section_wav_goes_out_in_pieces_to_callers_that_do_not_read(work
     assert len(await whole.read()) == size
 
 
-@pytest.mark.parametrize("after", ["1_000", " 1", "+1", "-1", "١", "1e3", "9" * 30, ""])
+@pytest.mark.parametrize("after", ["1_000", " 1", "+1", "-1", "١", "1e3", "9" * 30, "1" + "0" * 19, ""])
 async def test_events_after_must_be_a_plain_decimal_seq(worker, after):
     client = await worker()
     job = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "가."}]})).json()
     response = await client.get(f"/jobs/{job['job_id']}/events", params={"after": after})
     assert response.status == 400
-    assert (await response.json())["error"].startswith("BadRequest: after must be")
+    said = (await response.json())["error"]
+    assert said.startswith("BadRequest: after must be")
+    if after.isascii() and after.isdigit():  # it said `a non-negative decimal integer`, which 30 digits are
+        assert said == f"BadRequest: after must be at most 18 digits (a seq), not {len(after)}"

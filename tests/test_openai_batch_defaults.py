@@ -65,3 +65,34 @@ async def test_an_item_with_its_own_reference_is_not_refused_for_a_bad_default(w
     items = [{"input": "첫 번째.", "ref_audio": str(own)}]
     status, answer = await batch(client, {"ref_audio": "/etc/passwd", "items": items})
     assert status == 200 and answer["succeeded"] == 1, answer
+
+
+async def test_an_item_naming_its_own_voice_takes_no_default_reference(worker):
+    """The default `ref_audio` won over an item's own `voice`: the item failed with the default's
+    RefWavNotAllowed (or, with a default that decodes, spoke in that reference's voice, not its own)."""
+    client = await worker()
+    items = [
+        {"input": "첫 번째.", "voice": "alloy"},
+        {"input": "두 번째.", "voice": "alloy", "ref_text": "x"},
+    ]
+    status, answer = await batch(client, {"ref_audio": "/etc/passwd", "ref_text": "안녕.", "items": items})
+    assert status == 200 and answer["succeeded"] == 2, answer
+    mixed = [{"input": "첫 번째.", "voice": "alloy"}, {"input": "두 번째."}]
+    status, answer = await batch(client, {"ref_audio": "/etc/passwd", "items": mixed})
+    assert_refusal(status, answer, "RefWavNotAllowed", "ref_audio")  # the second takes it: one 400
+
+
+async def test_a_default_inline_ref_audio_items_take_with_their_own_words_is_decoded_once(worker):
+    """Items that give a `language` or `ref_text` of their own were not checked once: each decoded the
+    same bad audio again (64 items, 64 decodes), each its own InvalidAudio in a 200."""
+    client = await worker()
+    bad = "data:audio/wav;base64," + base64.b64encode(b"RIFF" + bytes(5000)).decode()
+    items = [{"input": "첫 번째.", "language": "ko"}, {"input": "두 번째.", "ref_text": "다른 말."}] * 32
+    status, answer = await batch(client, {"ref_audio": bad, "ref_text": "안녕.", "items": items})
+    assert_refusal(status, answer, "InvalidAudio", "ref_audio")
+    good = "data:audio/wav;base64," + base64.b64encode(tone_wav()).decode()
+    status, answer = await batch(client, {"ref_audio": good, "ref_text": "안녕.", "items": items[:2]})
+    assert status == 200 and answer["succeeded"] == 2, answer
+    own = [{"input": "첫 번째.", "voice": "alloy", "language": "ko"}]  # takes no default reference
+    status, answer = await batch(client, {"ref_audio": bad, "ref_text": "안녕.", "items": own})
+    assert status == 200 and answer["succeeded"] == 1, answer

@@ -51,6 +51,7 @@ from npu_worker.command_line_secrets import (
     token_from,
     without_secrets,
 )
+from npu_worker.other_writers import replaceable_by_others
 from npu_worker.printable import printable_lines
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
@@ -138,7 +139,11 @@ def tell(line: str) -> None:
 def check_writable(prefix: Path, suffixes: tuple[str, ...], inputs: tuple[Path | None, ...] = ()) -> None:
     """OSError unless PREFIX.<suffix> can be written: checked before the run, not found out after
     minutes of it (`--out /proc/nope/x`), nor one of the run's `inputs` (`--texts run.json --out run`
-    replaced the texts with the report). Makes the folder, as writing the results would."""
+    replaced the texts with the report). Makes the folder, as writing the results would; refuses one
+    another user owns or could re-point (`--out /tmp/b/run`, /tmp/b their link to a folder of ours: the
+    reports replaced our run.json there), as `--wav-dir` is."""
+    if (why := replaceable_by_others(prefix.parent)) is not None:
+        raise PermissionError(errno.EACCES, f"{why}: give a folder of your own", str(prefix.parent))
     prefix.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=prefix.parent):
         pass

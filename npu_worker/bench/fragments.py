@@ -30,7 +30,7 @@ from npu_worker.bench.load import (
 from npu_worker.bench.measure import Listener, figure, json_object, sample_rate
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
-from npu_worker.printable import printable_lines
+from npu_worker.printable import one_line, printable_lines
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,8 @@ async def run_fragments(config: FragmentConfig, say: Callable[[str], None] = pri
 def fragments_markdown(result: dict[str, Any], command: str) -> str:
     config, summary = result["config"], result["summary"]
     lines = [
-        f"# Streamed-text TTFA: {result['health'].get('backend')} on {result['health'].get('device')}",
+        f"# Streamed-text TTFA: {one_line(result['health'].get('backend'))} on "
+        f"{one_line(result['health'].get('device'))}",
         "",
         f"`{command}`",
         "",

@@ -13,7 +13,7 @@ from typing import Any
 from npu_worker.bench.report_files import write_file
 from npu_worker.bench.stats import summarize
 from npu_worker.cli_progress import printable_json
-from npu_worker.printable import printable_lines
+from npu_worker.printable import one_line, printable_lines
 
 # (record field, column title) of every latency figure summarised per rate.
 METRICS = (
@@ -139,7 +139,7 @@ def _loads(machine: dict[str, Any]) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    health = report.get("health") or {}
+    health = {k: one_line(v) for k, v in (report.get("health") or {}).items()}  # a server's words
     engine = ", ".join(
         f"{k} `{health.get(k)}`" for k in ("backend", "device", "model", "precision") if k in health
     )
@@ -199,7 +199,7 @@ def markdown(report: dict[str, Any]) -> str:
         ]
     errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
     if errors:
-        lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {e}" for t, rate, e in errors)]
+        lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {one_line(e)}" for t, rate, e in errors)]
     return printable_lines("\n".join(lines)) + "\n"  # a server's words run nothing in a terminal
 
 
@@ -238,7 +238,9 @@ def write_plot(report: dict[str, Any], path: Path) -> None:
     if values and max(values) > 20 * min(values):
         axes.set_yscale("log")  # a loaded worker's p99 is orders of magnitude above an idle one's p50
     title = f"Audible TTFA vs load — {health.get('backend', '?')} on {health.get('device', '?')}"
-    axes.set_title(printable_lines(title))
+    # parse_math off: a `$...$` in a server's backend name was mathtext, and one it cannot parse
+    # (`$\\frac{$`) a ValueError in savefig, the run's plot lost after the run
+    axes.set_title(printable_lines(title), parse_math=False)
     axes.set_xlabel("offered load (requests/s, Poisson)")
     axes.set_ylabel("audible TTFA (ms)")
     axes.grid(True, alpha=0.3)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 def write_file(path: Path, data: bytes) -> None:
     """`data` as the file at `path` (mode as the umask allows), whatever was at that name before."""
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
+    # its name cut (32 characters, at most 128 bytes): a 240-byte one plus 19 was past NAME_MAX
+    temp = path.with_name(f".{path.name[:32]}.{secrets.token_hex(6)}.part")
     descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
     try:
         with os.fdopen(descriptor, "wb") as out:

@@ -8,6 +8,7 @@ under that id (`incidents.py`); an answer already begun is ended in its own word
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -39,6 +40,8 @@ CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the 
 # No token and any Host: monitoring must see a booting worker (the origin is still checked).
 OPEN_PATHS = ("/health", "/ready")
 BODY_HEADERS = frozenset({"content-type", "content-length", "content-encoding"})  # the body's own
+
+JOB_PATH = re.compile(r"/jobs/[^/]+")  # DELETE alone: a GET there wants /status or /result
 
 
 def error_response(error: BaseException, status: int | None = None) -> web.Response:
@@ -187,9 +190,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         error = BadRequest(f"no such endpoint: {printable(request.method)} {printable(request.path)}")
         response = _shape_of(request)(error, 404)
     except web.HTTPMethodNotAllowed as exc:
-        response = _shape_of(request)(
-            BadRequest(f"{printable(request.method)} is not allowed on {printable(request.path)}"), exc.status
-        )
+        response = _shape_of(request)(BadRequest(method_refused(request.method, request.path)), exc.status)
         response.headers["Allow"] = ", ".join(sorted(exc.allowed_methods))  # RFC 9110: a 405 names them
     except web.HTTPException as exc:
         started = started_response(request)  # raised after the answer began: ended in its own words
@@ -218,6 +219,15 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     if request.get(CLOSE_AFTER_KEY) and not response.prepared:
         response.force_close()
     return response  # CORS headers: cors.add_cors_headers, when the response is prepared
+
+
+def method_refused(method: str, path: str) -> str:
+    """A 405's words; `GET /jobs/{id}` (a route for DELETE alone) also says where a job's state and
+    result are, the two a caller asking there wants (it said only `GET is not allowed on /jobs/…`)."""
+    said = f"{printable(method)} is not allowed on {printable(path)}"
+    if method in ("GET", "HEAD") and JOB_PATH.fullmatch(path):
+        said += f": a job's state is GET {printable(path)}/status, its result GET {printable(path)}/result"
+    return said
 
 
 def _stream_line(response: web.StreamResponse | None, error: WorkerError) -> bytes | None:

@@ -314,7 +314,7 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     raw_after = query_value(request, "after")
     raw_after = "0" if raw_after is None else raw_after  # `?after=` is refused, not 0
     if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"
-        return error_response(BadRequest("after must be a non-negative decimal integer (a seq)"))
+        return error_response(BadRequest(after_refused(raw_after)))
     after = int(raw_after)
     scheduler = request.app[SCHEDULER_KEY]
     response = await open_stream(request)
@@ -324,6 +324,13 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     subscription = scheduler.subscribe(job, after=after)
     await stream_job(request, response, subscription)
     return response
+
+
+def after_refused(raw: str) -> str:
+    """Why `after` is no seq: 20 digits said only `a non-negative decimal integer`, which they are."""
+    if raw.isascii() and raw.isdigit():
+        return f"after must be at most 18 digits (a seq), not {len(raw)}"
+    return "after must be a non-negative decimal integer (a seq)"
 
 
 async def job_cancel(request: web.Request) -> web.Response:

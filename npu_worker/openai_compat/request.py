@@ -135,15 +135,20 @@ class SpeechBatchBody(SpeechDefaults, kw_only=True):
 
     def merged_items(self) -> list[Any]:
         """Each item over the defaults given here, an item's null as a field it did not give (an item
-        that is not an object stays as it is, to fail on its own)."""
+        that is not an object stays as it is, to fail on its own). An item naming its own `voice` (and
+        no `ref_audio`) takes neither default `ref_audio` nor `ref_text`: the default reference won over
+        it, so the item spoke in another voice than it asked for, or failed with the default's error."""
         defaults = msgspec.to_builtins(self)  # the fields given, with a value other than the default
         defaults.pop("items")
-        return [
-            {**defaults, **{k: v for k, v in item.items() if v is not None}}
-            if isinstance(item, dict)
-            else item
-            for item in self.items
-        ]
+        others = {k: v for k, v in defaults.items() if k not in ("ref_audio", "ref_text")}
+        merged = []
+        for item in self.items:
+            if not isinstance(item, dict):
+                merged.append(item)
+                continue
+            own = {k: v for k, v in item.items() if v is not None}
+            merged.append({**(others if "voice" in own and "ref_audio" not in own else defaults), **own})
+        return merged
 
     def defaults_request(self) -> SpeechRequest:
         """The request these defaults make alone: what an item giving none of its own speaks with."""
@@ -157,6 +162,16 @@ class SpeechBatchBody(SpeechDefaults, kw_only=True):
         own = ("voice", "ref_audio", "ref_text", "language")
         return any(
             isinstance(item, dict) and all(item.get(name) is None for name in own) for item in self.items
+        )
+
+    def takes_default_audio(self) -> bool:
+        """Whether some item speaks with the default inline `ref_audio` (no `voice` or `ref_audio` of its
+        own), whatever transcript or language it gives: audio that does not decode is then one 400 (with
+        a `language` in each item, each decoded it again, up to 64 times, each its own InvalidAudio)."""
+        inline = self.ref_audio is not None and self.ref_audio.startswith("data:")
+        return inline and any(
+            isinstance(item, dict) and item.get("voice") is None and item.get("ref_audio") is None
+            for item in self.items
         )
 
     def voice_is_used(self) -> bool:

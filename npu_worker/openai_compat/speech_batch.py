@@ -16,17 +16,18 @@ import numpy as np
 from aiohttp import web
 
 from .. import wire
-from ..app_keys import LIMITS_KEY, SCHEDULER_KEY
+from ..app_keys import DECODE_SLOTS_KEY, LIMITS_KEY, SCHEDULER_KEY
 from ..http_compat.hang_up import send_within, until_caller_gone
 from ..http_compat.request_body import read_body
 from ..incidents import internal_error
-from ..protocol import TextTooLong, TooManySections, WorkerError
+from ..protocol import InvalidAudio, TextTooLong, TooManySections, WorkerError
+from ..voice_upload import upload_wav
 from .bodies import SpeechBatchResult, SpeechItem
 from .core import engine_info
 from .errors import openai_error, openai_errors, with_param
 from .formats import encode_whole
 from .models_api import check_model
-from .request import SpeechBatchBody, SpeechBody, SpeechRequest
+from .request import InlineAudio, SpeechBatchBody, SpeechBody, SpeechRequest, parse_ref_audio
 from .speech import (
     fields_at_fault,
     forget_frames,
@@ -35,6 +36,7 @@ from .speech import (
     pick_format,
     prepare_speech,
     synth_params,
+    upload_limits,
 )
 
 log = logging.getLogger(__name__)
@@ -121,6 +123,19 @@ async def check_defaults(request: web.Request, speech: SpeechRequest) -> None:
         await request.app[SCHEDULER_KEY].check_params(params)
 
 
+async def check_default_audio(request: web.Request, value: str | None) -> None:
+    """The default inline `ref_audio` decoded once, for items that take it with a transcript or
+    language of their own (`check_defaults` does it where one takes all): InvalidAudio is one 400."""
+    audio = parse_ref_audio(value)
+    if isinstance(audio, InlineAudio):
+        limits, data = upload_limits(request.app), audio.data
+        gone = lambda: until_caller_gone(request)  # noqa: E731
+        try:
+            await request.app[DECODE_SLOTS_KEY].run(upload_wav, data, limits, holding=len(data), gone=gone)
+        except InvalidAudio as error:
+            raise with_param(error, "ref_audio") from None
+
+
 @openai_errors
 async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
@@ -145,6 +160,8 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
         await named_voice(scheduler, body.voice_name())
     if body.speaks_as_defaults():
         await check_defaults(request, body.defaults_request())
+    elif body.takes_default_audio():
+        await check_default_audio(request, body.ref_audio)
     merged = body.merged_items()
     del body, items  # (each item's fields now only in `merged`, taken out as each item is parsed)
     results = await all_unless_hung_up(request, [batch_item(request, i, merged) for i in range(len(merged))])
