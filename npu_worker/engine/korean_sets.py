@@ -47,13 +47,21 @@ _QUANTIFIER = re.compile(
     rf"(?: ?∈ ?({_ONE}|[\[(]{_BOUNDS}[\])]))?(?=(.?))"
 )
 _QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
+# A quantified element a copula ends, "∀x ∈ A이면", "∃x ∈ A이므로" (korean14: A의 모든 x에 대해 이면): the copula is the
+# element's, 모든 x가 A의 원소이면, 어떤 x가 A의 원소이므로.
+_QUANTIFIED_ELEMENT = re.compile(
+    rf"([∀∃]) ?([A-Za-z](?![A-Za-z])|(?:{_GREEK_NAMES})(?![가-힣])) ?∈ ?({_ONE}) ?({'|'.join(NEGATED_COPULAS)})(?![가-힣])"
+)
 _ABOUT = ("에 대해", "에 대하여", "에 대한", "에대해")  # (words, no pattern: `korean_reading.PLAIN` has them)
 # "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
 # operation, already said) and the copula after it.
 _SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE}){{0,8}}"
 _COPULA = rf"(?: ?({'|'.join(NEGATED_COPULAS)})(?![가-힣]))?"  # the copulas `korean_copulas` says negated
 # Not a set read on, "f ∈ C[0, 1]" (a function space), "x ∈ ℝ \ {0}" (k12: f는 C의 원소[0, 1], x는 실수 집합의 원소 \ {0}).
-MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}(?![\w(\[]| ?\\)")
+# A relation a particle makes a noun of, "A ⊂ B가 성립하면", "x ∈ A를 만족하는" (korean14: the signs unsaid): a clause
+# ending 임, A가 B의 부분집합임이 성립하면, x가 A의 원소임을 만족하는, as a lecturer says it.
+_NOUN_PARTICLE = "(?:([가이를을는은])(?![가-힣]))?"
+MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}{_NOUN_PARTICLE}(?![\w(\[]| ?\\)")
 _WORDS = {
     "∈": "원소",
     "∉": "원소",
@@ -91,6 +99,7 @@ _SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
 
 def spoken(text: str) -> str:
     """`text` with its quantifiers, set operations, elements, subsets and number sets as words."""
+    text = _QUANTIFIED_ELEMENT.sub(_quantified_element, text)
     text = _QUANTIFIER.sub(_quantifier, text)
     text = _OPERATION.sub(_operation, text)
     text = _INTERVAL.sub(_interval, text)
@@ -135,6 +144,16 @@ def _quantifier(match: re.Match[str]) -> str:
     return f"{among}{_QUANTIFIERS[sign]} {variable}에 대해{space}"
 
 
+def _quantified_element(match: re.Match[str]) -> str:
+    sign, variable, over, copula = match.groups()
+    final = _final(variable)
+    if copula in STATEMENT_COPULAS:
+        particle = "은" if final else "는"
+    else:
+        particle = "이" if final else "가"
+    return f"{_QUANTIFIERS[sign]} {variable}{particle} {over}의 원소{_said_copula('원소', copula)}"
+
+
 def _interval(match: re.Match[str]) -> str:
     opening, lower, upper, closing, copula = match.groups()
     particle = _element_particle(match, copula)
@@ -166,7 +185,9 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
 
 
 def _membership(match: re.Match[str]) -> str:
-    sign, term, copula = match.groups()
+    sign, term, copula, noun_particle = match.groups()
+    if noun_particle:
+        return _noun_clause(match, noun_particle)
     chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
     rest = _CHAIN_REST.match(match.string, match.end()) if chained else None
     particle = _element_particle(match, rest.group(1) if rest else copula)
@@ -182,6 +203,23 @@ def _membership(match: re.Match[str]) -> str:
         said_not = NEGATED_COPULAS[copula] if copula else "아님"  # none after it: 아님
         return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
     return f"{particle} {term}의 {word}{'이고' if chained else _said_copula(word, copula)}{again}"
+
+
+def _noun_clause(match: re.Match[str], noun_particle: str) -> str:
+    """ "A ⊂ B가", "x ∉ A를": the relation as a clause ending 임, its subject's particle 가 (A가 B의 부분집합임이)."""
+    sign, term = match.group(1), match.group(2)
+    particle = _element_particle(match, "이면")
+    if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
+        return match.group()
+    ending = "임" + particle_after("임", noun_particle)
+    if sign in "⊃⊇":
+        return (
+            f"{particle} {term}{'을' if _final(term) else '를'} 포함함{particle_after('함', noun_particle)}"
+        )
+    word = _WORDS[sign]
+    if sign in "∉⊄⊈":
+        return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} 아님{particle_after('임', noun_particle)}"
+    return f"{particle} {term}의 {word}{ending}"
 
 
 def _said_copula(word: str, copula: str | None) -> str:
