@@ -27,7 +27,17 @@ CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "�
 def in_code(text: str, start: int) -> bool:
     """Whether the comparison at `start` follows a code's keyword, "if (", or a join, "&&", ";", of a statement a keyword
     opens on its own line ("if ok:\n0 <= x && x < n" is a formula) or one before, its "(" open ("if (x > 0 &&\ny > 0)")."""
-    code, reach = _CODE_BEFORE.search(text, max(0, start - 10), start), max(0, start - 80)
+    # ... a line its condition wraps onto, "if (x > 0 &&\n    y > 0)": the join at the end of the line before (k14 looked
+    # past no indent: y 0 초과, the second line a formula's)
+    reach = max(0, start - 80)
+    head = text[reach:start].rstrip(" \t")
+    if head.endswith("\n"):  # Python's "and" there too: a space for `_CODE_BEFORE`'s " ?$"
+        head = (
+            text[reach - 1 : reach] + head[:-1].rstrip(" \t") + " "
+        )  # (the character before, for the look-behind)
+        code = _CODE_BEFORE.search(head, max(1 if reach else 0, len(head) - 11))
+    else:
+        code = _CODE_BEFORE.search(text, max(0, start - 10), start)
     if not code:
         return False
     line = text.rfind("\n", reach, start) + 1 or reach
