@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_worker.engine.korean_reading import spoken
+from npu_worker.engine.korean_reading import spoken, spoken_form
 
 
 @pytest.mark.parametrize(
@@ -60,3 +60,22 @@ def test_a_quantified_element_before_a_copula_takes_it(written: str, said: str) 
 )
 def test_a_condition_wrapped_onto_an_indented_line_keeps_the_code_voice(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ∈ ℝ^{n}", "x in R n"),  # korean14: x in R^{n}, the braces to espeak
+        ("x ∈ ℝ^n_+", "x in R n plus"),  # korean14: x in R to the power of n_+
+        ("n ∈ ℤ⁺", "n in Z plus"),  # korean14: n in Z⁺
+        ("x ∈ ℝ₊", "x in R plus"),
+        ("x ∈ ℝ^{n}_{+}", "x in R n plus"),
+        # as before: a dimension alone, and a subscript not a sign's half left to the powers
+        ("x ∈ ℝ^n", "x in R n"),
+        ("x ∈ ℝ^n_x", "x in R to the power of n_x"),
+    ],
+)
+def test_lang_en_a_number_sets_dimension_in_braces_and_its_signed_half_are_said(
+    written: str, said: str
+) -> None:
+    assert spoken_form(written, "en") == said
