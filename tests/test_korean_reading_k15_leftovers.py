@@ -79,3 +79,29 @@ def test_lang_en_a_number_sets_dimension_in_braces_and_its_signed_half_are_said(
     written: str, said: str
 ) -> None:
     assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean14: 1 point 5 곱하기 10의 마이너스 3제곱, two voices in one number
+        ("The rate is 1.5e-3 here.", "The rate is 1 점 오 곱하기 10의 마이너스 3제곱 here."),
+        ("The rate is 1.5e3 here.", "The rate is 1 점 오 곱하기 10의 3제곱 here."),
+        # as before
+        ("The offset is -0.5 here.", "The offset is 마이너스 0 점 오 here."),
+        ("The mass is 2.5 kg today.", "The mass is 2 point 5 kilograms today."),
+        ("It weighs 2.5 kg.", "It weighs 2 점 오 킬로그램."),
+        ("The value is 0.5 here.", "The value is 0 point 5 here."),
+        ("It took 1.8e+03 s in the test.", "It took 1 point 8e plus 03 s in the test."),
+    ],
+)
+def test_an_english_sentences_decimal_is_english_only_standing_alone(written: str, said: str) -> None:
+    """The boundary, rvk14's rule kept: English "point" only for a decimal of its own, after a space, a bracket, a quote
+    or a name's "/", and not before a sign. A mantissa, "1.5e-3", is a sign's number: the Korean rules say it whole
+    (1 점 오 곱하기 10의 마이너스 3제곱), as they say a decimal after a sign, "-0.5" (마이너스 0 점 오: the minus is
+    the Korean rules', so is its decimal); "1.8e+03", which the Korean rules do not read as a power of ten, keeps the
+    point. A unit after a decimal is English in an English sentence, "2.5 kg" 2 point 5 kilograms; which sentence is
+    English is `korean_code.english_sentences`' (two of its small words, or one and a longer word): "It weighs 2.5 kg."
+    has none of them ("It" is no small word of its list: an iterator's "it" in code would make a code line English), so
+    it is a Korean text's, 2 점 오 킬로그램, as before."""
+    assert spoken(written) == said

@@ -177,8 +177,11 @@ _PLUS_MINUS = re.compile(
 # a fraction, a factor, a range, a sign before it, "0.5/1.0", "×1.5", "0.1~0.9", "-0.5", "v2.0" (korean14: 0 point 1분의
 # 5 point 0, 1배 point 5): a decimal of its own only, after a space, a bracket, a quote or a name's "/", "(0.5)", "HTTP/1.1",
 # not before one of those signs.
+# ... nor a mantissa, "1.5e-3" (korean14: 1 point 5 곱하기 10의 마이너스 3제곱, two voices in one number): the Korean
+# rules' whole, 1 점 오 곱하기 10의 마이너스 3제곱, as a sign's decimal ("-0.5": 마이너스 0 점 오); "1.8e+03", which they
+# do not read, keeps its point.
 _DECIMAL = re.compile(
-    r"(?:(?<![^\s(\['\"‘“`])|(?<=[A-Za-z]/))(?<![$€£¥₩§<>≤≥≠~/×±] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠~/×±]|[-:]\d)"
+    r"(?:(?<![^\s(\['\"‘“`])|(?<=[A-Za-z]/))(?<![$€£¥₩§<>≤≥≠~/×±] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠~/×±]|[-:]\d|[eE][-−]?\d)"
 )
 
 
