@@ -105,3 +105,18 @@ def test_an_english_sentences_decimal_is_english_only_standing_alone(written: st
     has none of them ("It" is no small word of its list: an iterator's "it" in code would make a code line English), so
     it is a Korean text's, 2 점 오 킬로그램, as before."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ∈ ℤ⁺이면", "x가 양의 정수 집합의 원소이면"),  # korean14: x는 정수 집합의 원소⁺이면
+        ("x ∈ ℝ₊일 때", "x가 양의 실수 집합의 원소일 때"),
+        ("ℤ⁺는 무한집합이다.", "양의 정수 집합은 무한집합이다."),  # korean14: 정수 집합⁺는
+        # as before
+        ("x ∈ ℝ", "x는 실수 집합의 원소"),
+        ("ℝⁿ", "ℝⁿ"),
+    ],
+)
+def test_a_number_sets_positive_half_is_said(written: str, said: str) -> None:
+    assert spoken(written) == said

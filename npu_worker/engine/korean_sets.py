@@ -16,7 +16,7 @@ from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
-_ONE = rf"(?:[A-Za-z](?![A-Za-z])|ℝ|ℕ|ℤ|ℚ|ℂ)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
+_ONE = rf"(?:[A-Za-z](?![A-Za-z])|[ℝℕℤℚℂ][⁺₊]?)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
 _NUMBER_SETS = {
     "ℝ": "실수 집합",
     "ℕ": "자연수 집합",
@@ -27,7 +27,8 @@ _NUMBER_SETS = {
 }
 # "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left. The particle after it in its name's form, "ℝ로", "∅는" (k12 read
 # 실수 집합로, 공집합는: the particle written for the sign).
-_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ](?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
+# ... its positive half, "ℤ⁺", "ℝ₊" (korean14: 정수 집합⁺, the sign to espeak): 양의 정수 집합, 양의 실수 집합.
+_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ][⁺₊]?(?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
 _OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
 # "A ∪ B", "A∩B", "(A ∪ B)ᶜ", "p ∧ q": between two sets, propositions or brackets.
 _OPERATION = re.compile(r"(?<=[\w)′'ᶜ]) ?([∪∩∖∧∨]) ?(?=[\w(¬])")
@@ -120,7 +121,7 @@ def _on_a_code_line(match: re.Match[str]) -> bool:
 
 
 def _number_set(match: re.Match[str]) -> str:
-    name = _NUMBER_SETS[match.group(1)]
+    name = ("양의 " if len(match.group(1)) > 1 else "") + _NUMBER_SETS[match.group(1)[0]]
     particle = match.group(2)
     return name + particle_after(name, particle) if particle else name
 
