@@ -120,3 +120,18 @@ def test_an_english_sentences_decimal_is_english_only_standing_alone(written: st
 )
 def test_a_number_sets_positive_half_is_said(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # before: A는 B의 부분집합이고 B가 C의 부분집합임이, a topic opening the clause
+        ("A ⊂ B ⊂ C가 성립하면", "A가 B의 부분집합이고 B가 C의 부분집합임이 성립하면"),
+        ("x ∈ A ⊂ B를 보이자.", "x가 A의 원소이고 A가 B의 부분집합임을 보이자."),
+        # as before
+        ("A ⊂ B ⊂ C입니다.", "A는 B의 부분집합이고 B는 C의 부분집합입니다."),
+        ("A ⊂ B ⊂ C이면", "A가 B의 부분집합이고 B가 C의 부분집합이면"),
+    ],
+)
+def test_a_chain_of_sets_before_a_particle_is_one_noun_clause(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -82,7 +82,8 @@ _TOPIC_COPULAS = (None, *STATEMENT_COPULAS)
 _NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈⊃⊇]")
 # The links after a chain's first, "A ⊂ B ⊂ C이면": the last one's copula says whether the chain is a clause, each
 # link's element a subject (k13: A는 B의 부분집합이고 B가 C의 부분집합이면, a topic opening a clause).
-_CHAIN_REST = re.compile(rf"(?: ?[∈∉⊂⊆⊊⊄⊈⊃⊇] ?{_SET_TERM}){{1,8}}{_COPULA}")
+# ... a noun clause's too, "A ⊂ B ⊂ C가 성립하면" (korean15's first: A는 … B가 …임이, a topic opening it): A가 … B가 …임이.
+_CHAIN_REST = re.compile(rf"(?: ?[∈∉⊂⊆⊊⊄⊈⊃⊇] ?{_SET_TERM}){{1,8}}{_COPULA}{_NOUN_PARTICLE}")
 _LOOK_BACK = 24
 # A statement before an equivalence, "x ∈ S ⇔ x > 0" (k12: x는 S의 원소와 x 0 초과, the arrow's "와" after a topic):
 # the arrows join terms, not statements; the sign left as written, as before korean12.
@@ -191,7 +192,10 @@ def _membership(match: re.Match[str]) -> str:
         return _noun_clause(match, noun_particle)
     chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
     rest = _CHAIN_REST.match(match.string, match.end()) if chained else None
-    particle = _element_particle(match, rest.group(1) if rest else copula)
+    last = (
+        (rest.group(1) or ("이면" if rest.group(2) else None)) if rest else copula
+    )  # a noun clause's: a clause
+    particle = _element_particle(match, last)
     if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
         return match.group()  # no element before it: a sign alone, left
     again = f" {term}" if chained else ""
