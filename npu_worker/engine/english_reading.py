@@ -53,7 +53,13 @@ _BOUND_FORMS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "
 # "Aᶜ": "A"): as a lecturer says them, x in R n, A complement. The set's dimension is no power (R n, not R to the n).
 # ... and the other set and logic signs it left unsaid, "A ∪ B", "∀x": A union B, for all x.
 _NUMBER_SETS = {"ℝ": "R", "ℕ": "N", "ℤ": "Z", "ℚ": "Q", "ℂ": "C"}
-NUMBER_SET = re.compile(r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^([a-z]|\d{1,3})(?![\w^]))?")
+# ... a dimension in braces and a sign's half, "ℝ^{n}", "ℝ^n_+", "ℤ⁺", "ℝ₊" (korean14: R^{n}, R to the power of n_+, Z⁺):
+# R n, R n plus, Z plus, R plus.
+_SIGNED_HALF = r"([⁺₊]|_\{?\+\}?(?![\w{]))?"
+NUMBER_SET = re.compile(
+    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([a-z]|\d{1,3})\}|\^([a-z]|\d{1,3})(?:(?=_\{?\+)|(?![\w^{])))?"
+    + _SIGNED_HALF
+)
 # ... and "⊃", "⊇", "⊊", "∅", which korean14 still left unsaid ("A ⊃ B": A B, "x ∉ ∅": x not in); each word spaced
 # from a letter it touches, "∀x∃y" (korean14: for all xthere exists y, one word for espeak).
 _SET_WORDS = {
@@ -90,9 +96,10 @@ def _set_word(match: re.Match[str]) -> str:
 
 
 def _number_set(match: re.Match[str]) -> str:
-    letter, superscript, caret = match.groups()
-    dimension = (superscript or "").translate(_SUPERSCRIPT) or caret
-    return f"{_NUMBER_SETS[letter]} {dimension}" if dimension else _NUMBER_SETS[letter]
+    letter, superscript, braced, caret, signed = match.groups()
+    dimension = (superscript or "").translate(_SUPERSCRIPT) or braced or caret
+    said = f"{_NUMBER_SETS[letter]} {dimension}" if dimension else _NUMBER_SETS[letter]
+    return f"{said} plus" if signed else said
 
 
 def powers_spoken(text: str) -> str:
@@ -170,8 +177,11 @@ _PLUS_MINUS = re.compile(
 # a fraction, a factor, a range, a sign before it, "0.5/1.0", "×1.5", "0.1~0.9", "-0.5", "v2.0" (korean14: 0 point 1분의
 # 5 point 0, 1배 point 5): a decimal of its own only, after a space, a bracket, a quote or a name's "/", "(0.5)", "HTTP/1.1",
 # not before one of those signs.
+# ... nor a mantissa, "1.5e-3" (korean14: 1 point 5 곱하기 10의 마이너스 3제곱, two voices in one number): the Korean
+# rules' whole, 1 점 오 곱하기 10의 마이너스 3제곱, as a sign's decimal ("-0.5": 마이너스 0 점 오); "1.8e+03", which they
+# do not read, keeps its point.
 _DECIMAL = re.compile(
-    r"(?:(?<![^\s(\['\"‘“`])|(?<=[A-Za-z]/))(?<![$€£¥₩§<>≤≥≠~/×±] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠~/×±]|[-:]\d)"
+    r"(?:(?<![^\s(\['\"‘“`])|(?<=[A-Za-z]/))(?<![$€£¥₩§<>≤≥≠~/×±] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠~/×±]|[-:]\d|[eE][-−]?\d)"
 )
 
 

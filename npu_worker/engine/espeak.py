@@ -143,6 +143,11 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "x ≠ 0.5" x는 0 점 오가 아님; "if (x > 0 &&\ny > 0)" y가 0보다 크다; "p < 0.05", "0.5/1.0" in an English sentence whole;
 # "E = mc² = 9 × 10¹⁶ J" E는 mc의 2제곱이고 9 …; "||v|| = 1" ||v||는 1; an English sentence's "$3.50", "§14.2" whole
 # (not 3 달러 point 5 0); English text's "∀x∃y", "⊃", "∅" for all x there exists y, superset of, the empty set.
+# and the review's leftovers (korean15, same revision): "A ⊂ B가 성립하면" A가 B의 부분집합임이 성립하면, "x ∈ A를" x가 A의
+# 원소임을 (not the sign unsaid); "∀x ∈ A이면" 모든 x가 A의 원소이면 (not A의 모든 x에 대해 이면); "if (x > 0 &&\n    y > 0)"
+# y가 0보다 크다 (not y 0 초과, an indented line's); lang=en "ℝ^n_+", "ℤ⁺" R n plus, Z plus (not R to the power of n_+, Z);
+# an English sentence's "1.5e-3" 1 점 오 곱하기 10의 마이너스 3제곱 (not 1 point 5 곱하기 …); "x ∈ ℤ⁺이면" x가 양의 정수
+# 집합의 원소이면 (not x는 정수 집합의 원소⁺이면).
 AUDIO_REVISION = 21
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from . import korean_code_comparisons as code_comparisons
 from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES, SUBSCRIPT_SPANS
@@ -126,19 +127,6 @@ VARIABLE_BOUND = re.compile(
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
-# A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
-# comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".
-_CODE_BEFORE = re.compile(
-    r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;|(?<![A-Za-z])(?:and|or) \(?) ?$"
-)
-# ... the "&&", "||" or ";" only in a statement that a keyword opens: "x > y; y > z", "x>y||y>z" are a formula's (the
-# k6 rule read the second as code, x y 초과; y가 z보다 크다: one line in two voices).
-# ... and Python's "and", "or" in a statement a keyword opens, "if x > 10 and y < 5:" (it was if x 10 초과 and y 5 미만:,
-# the code read as a formula): if x가 10보다 크다 and y가 5보다 작다:; "x >= 0 and y >= 0" with no keyword stays a formula's.
-_CODE_JOIN = re.compile(r"(?:&&|\|\||;|and \(?|or \(?) ?$")
-_CODE_KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
-_CODE_AFTER = re.compile(r" ?(?:[)&|;:{,?]|$)| (?:and|or)(?![A-Za-z])")  # what closes a comparison in code
-_CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "크거나 같다"}
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
 # "3 < 5" compares two numbers, "A > B" ranks two names, left; and no chain, "a < b < c".
@@ -197,9 +185,12 @@ _TURNED = {"<": ">", "≤": "≥", ">": "<", "≥": "≤"}  # "0 < x" is "x > 0"
 def code_bounded_by(match: re.Match[str]) -> str:
     """ "if (0 <= x)" as if (x가 0보다 크거나 같다); outside code left to `BOUNDED_BY`."""
     amount, sign, variable = match.groups()
-    if not (_CODE_AFTER.match(match.string, match.end()) and _in_code(match.string, match.start())):
+    if not (
+        code_comparisons.CODE_AFTER.match(match.string, match.end())
+        and code_comparisons.in_code(match.string, match.start())
+    ):
         return match.group(0)
-    return f"{variable}{particle_after(variable, '가')} {amount}보다 {_CODE_WORDS[_TURNED[sign]]}"
+    return f"{variable}{particle_after(variable, '가')} {amount}보다 {code_comparisons.CODE_WORDS[_TURNED[sign]]}"
 
 
 # ... and π's, "-π < x", "π/2 ≥ θ이면" (it was -파이 < x, the sign unsaid): 마이너스 파이 초과 x, as "3 < x".
@@ -251,8 +242,12 @@ def formula_bounded_by(match: re.Match[str]) -> str:
     if not formula:
         return match.group(0)
     subject = f"{amount}{particle_after(amount, '이')}"
-    if not particle and _CODE_AFTER.match(text, match.end()) and _in_code(text, formula.start()):
-        return f"{subject} {side}보다 {_CODE_WORDS[sign]}"  # "if (a - 3 > b)": code's voice, as "if (a > b)"
+    if (
+        not particle
+        and code_comparisons.CODE_AFTER.match(text, match.end())
+        and code_comparisons.in_code(text, formula.start())
+    ):
+        return f"{subject} {side}보다 {code_comparisons.CODE_WORDS[sign]}"  # "if (a - 3 > b)": code's voice, as "if (a > b)"
     word = BOUND_WORDS[sign]
     ending = particle_after(word, particle) if particle else ""
     return f"{subject} {side} {word}{ending}"
@@ -289,14 +284,21 @@ def bound(match: re.Match[str]) -> str:
     ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
         amount = amount.replace(".", "0.", 1)
     variable = _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
-    code_after = _CODE_AFTER.match(text, match.end())  # not "if (x > 0이면", "if (n ≥ 1인 정수": a sentence's
+    code_after = code_comparisons.CODE_AFTER.match(
+        text, match.end()
+    )  # not "if (x > 0이면", "if (n ≥ 1인 정수": a sentence's
     if code_after and not variable:
         variable = _CODE_NAME_BEFORE.search(text, max(0, start - 80), start)
-    if variable and code_after and not (particle or subject) and _in_code(text, variable.start()):
+    if (
+        variable
+        and code_after
+        and not (particle or subject)
+        and code_comparisons.in_code(text, variable.start())
+    ):
         # "if (x > 0)" as the code's comparison, x가 0보다 크다, as "if (a > b)" (it was x 0 초과: one condition,
         # "if (x>0 && y<z)", in two voices)
         letter = variable.group().strip()
-        return f"{particle_after(letter, '가')} {amount}보다 {_CODE_WORDS[sign]}"
+        return f"{particle_after(letter, '가')} {amount}보다 {code_comparisons.CODE_WORDS[sign]}"
     amount = _MINUS_PI.sub("마이너스 ", amount)  # "-π": espeak says no minus before it
     last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
@@ -345,55 +347,22 @@ def _stated(text: str, start: int, end: int) -> str:
     return particle_after(said, "는") + " "
 
 
-def _in_code(text: str, start: int) -> bool:
-    """Whether the comparison at `start` follows a code's keyword, "if (", or a join, "&&", ";", of a statement a keyword
-    opens on its own line ("if ok:\n0 <= x && x < n" is a formula) or one before, its "(" open ("if (x > 0 &&\ny > 0)")."""
-    code, reach = _CODE_BEFORE.search(text, max(0, start - 10), start), max(0, start - 80)
-    if not code:
-        return False
-    line = text.rfind("\n", reach, start) + 1 or reach
-    opened = [keyword.end() for keyword in _CODE_KEYWORD.finditer(text, reach, line)][-1:]
-    held = bool(opened) and text.count("(", opened[0], start) > text.count(")", opened[0], start)
-    return not _CODE_JOIN.match(code.group()) or held or bool(_CODE_KEYWORD.search(text, line, start))
-
-
 def variable_bound(match: re.Match[str]) -> str:
     """ "x ≥ y이면" as x y 이상이면; in code, "if (a>b)", as if (a가 b보다 크다)."""
     left, sign, right, particle = match.groups()
     start = match.start()
     text = match.string
-    code_after = _CODE_AFTER.match(text, match.end())  # not "if a > b이면": a sentence's (k6: 크다이면)
-    if code_after and not particle and _in_code(text, start):  # "if (a ≤ b를": a formula's keeps the particle
-        return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
+    code_after = code_comparisons.CODE_AFTER.match(
+        text, match.end()
+    )  # not "if a > b이면": a sentence's (k6: 크다이면)
+    if (
+        code_after and not particle and code_comparisons.in_code(text, start)
+    ):  # "if (a ≤ b를": a formula's keeps the particle
+        return f"{left}{particle_after(left, '가')} {right}보다 {code_comparisons.CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
     if not particle and _STATEMENT_AFTER.match(text, match.end()):  # "x ≥ y입니다": x는 y 이상입니다
         left += particle_after(left.translate(_SUBSCRIPT_DIGITS), "는")
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
-
-
-# ... and between names longer than a letter, a member or a short formula, in code only, "while (lo <= hi)", "i < arr.length",
-# "for (…; i < n - 1; …)" (it was while (lo ≤ hi), i < arr.length: the sign unsaid; i n 빼기 1 미만, a formula's voice in
-# code's): lo가 hi보다 작거나 같다, i가 arr.length보다 작다, i가 n 빼기 1보다 작다.
-_NAME = r"[A-Za-z_][A-Za-z\d_]{0,30}(?:\.[A-Za-z_][A-Za-z\d_]{0,30}(?:\(\))?)?"
-_CODE_SIDE = rf"(?:{_NAME}|\d+)(?: [-+*/] (?:{_NAME}|\d+)){{0,3}}"
-CODE_COMPARISON = re.compile(
-    rf"(?<![\w.])({_NAME}) ?([<>≤≥]) ?({_CODE_SIDE})(?= ?(?:[)&|;:{{,?]|$)| (?:and|or)(?![A-Za-z]))"
-)
-
-
-# ... but not a generic type's bracket, "Map<String, Integer> m;" in a loop's body (k8: Map가 String보다 작다, Integer>):
-# a "<" whose ">" closes a list of names.
-_GENERIC_REST = re.compile(r"[\w ,.?\[\]<]{0,80}>")
-
-
-def code_comparison(match: re.Match[str]) -> str:
-    """ "while (lo <= hi)" as while (lo가 hi보다 작거나 같다); outside code left."""
-    left, sign, right = match.groups()
-    if not _in_code(match.string, match.start()) or (
-        sign == "<" and _GENERIC_REST.match(match.string, match.start(3))
-    ):
-        return match.group(0)
-    return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
 
 
 def expression_bound(match: re.Match[str]) -> str:

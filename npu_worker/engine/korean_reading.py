@@ -10,7 +10,7 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 (`korean_marks`). The words written here are Hangul, which espeak reads with its Korean rules.
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
-`korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds), `korean_chains` (chains of bounds),
+`korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds), `korean_code_comparisons` (a comparison in code), `korean_chains` (chains of bounds),
 `korean_bracket_bounds` (a bound by a bracket's product),
 `korean_absolute` (absolute values), `korean_code` (code's assignments),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
@@ -36,6 +36,7 @@ from . import korean_arrows as arrows
 from . import korean_bracket_bounds as bracket_bounds
 from . import korean_chains as chains
 from . import korean_code as code
+from . import korean_code_comparisons as code_comparisons
 from . import korean_dates as dates
 from . import korean_formulas as formulas
 from . import korean_functions as functions
@@ -165,7 +166,9 @@ def _numbers_spoken(text: str) -> str:
         text = absolute.ABSOLUTE_BOUND.sub(absolute.absolute, text)  # "|x - a| < δ", after the chains'
     text = _numerals_and_dates(text)
     if _BOUND_SIGN.search(text):
-        text = ranges.CODE_COMPARISON.sub(ranges.code_comparison, text)  # "while (lo <= hi)"
+        text = code_comparisons.CODE_COMPARISON.sub(
+            code_comparisons.code_comparison, text
+        )  # "while (lo <= hi)"
         text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
     text = dates.WEEKDAY_RANGE.sub(template(r"\1요일에서 \2요일"), text)
     text = _phones_and_ranges(text)

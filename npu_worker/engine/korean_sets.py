@@ -16,7 +16,7 @@ from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
-_ONE = rf"(?:[A-Za-z](?![A-Za-z])|ℝ|ℕ|ℤ|ℚ|ℂ)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
+_ONE = rf"(?:[A-Za-z](?![A-Za-z])|[ℝℕℤℚℂ][⁺₊]?)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
 _NUMBER_SETS = {
     "ℝ": "실수 집합",
     "ℕ": "자연수 집합",
@@ -27,7 +27,8 @@ _NUMBER_SETS = {
 }
 # "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left. The particle after it in its name's form, "ℝ로", "∅는" (k12 read
 # 실수 집합로, 공집합는: the particle written for the sign).
-_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ](?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
+# ... its positive half, "ℤ⁺", "ℝ₊" (korean14: 정수 집합⁺, the sign to espeak): 양의 정수 집합, 양의 실수 집합.
+_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ][⁺₊]?(?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
 _OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
 # "A ∪ B", "A∩B", "(A ∪ B)ᶜ", "p ∧ q": between two sets, propositions or brackets.
 _OPERATION = re.compile(r"(?<=[\w)′'ᶜ]) ?([∪∩∖∧∨]) ?(?=[\w(¬])")
@@ -47,13 +48,21 @@ _QUANTIFIER = re.compile(
     rf"(?: ?∈ ?({_ONE}|[\[(]{_BOUNDS}[\])]))?(?=(.?))"
 )
 _QUANTIFIERS = {"∀": "모든", "∃": "어떤"}
+# A quantified element a copula ends, "∀x ∈ A이면", "∃x ∈ A이므로" (korean14: A의 모든 x에 대해 이면): the copula is the
+# element's, 모든 x가 A의 원소이면, 어떤 x가 A의 원소이므로.
+_QUANTIFIED_ELEMENT = re.compile(
+    rf"([∀∃]) ?([A-Za-z](?![A-Za-z])|(?:{_GREEK_NAMES})(?![가-힣])) ?∈ ?({_ONE}) ?({'|'.join(NEGATED_COPULAS)})(?![가-힣])"
+)
 _ABOUT = ("에 대해", "에 대하여", "에 대한", "에대해")  # (words, no pattern: `korean_reading.PLAIN` has them)
 # "x ∈ A", "x ∉ A ∪ B이면", "A ⊆ B입니다": an element's or a subset's statement, its set (sets joined by an
 # operation, already said) and the copula after it.
 _SET_TERM = rf"{_ONE}(?: (?:합집합|교집합|차집합) {_ONE}){{0,8}}"
 _COPULA = rf"(?: ?({'|'.join(NEGATED_COPULAS)})(?![가-힣]))?"  # the copulas `korean_copulas` says negated
 # Not a set read on, "f ∈ C[0, 1]" (a function space), "x ∈ ℝ \ {0}" (k12: f는 C의 원소[0, 1], x는 실수 집합의 원소 \ {0}).
-MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}(?![\w(\[]| ?\\)")
+# A relation a particle makes a noun of, "A ⊂ B가 성립하면", "x ∈ A를 만족하는" (korean14: the signs unsaid): a clause
+# ending 임, A가 B의 부분집합임이 성립하면, x가 A의 원소임을 만족하는, as a lecturer says it.
+_NOUN_PARTICLE = "(?:([가이를을는은])(?![가-힣]))?"
+MEMBERSHIP = re.compile(rf" ?([∈∉⊂⊆⊊⊄⊈⊃⊇]) ?({_SET_TERM}){_COPULA}{_NOUN_PARTICLE}(?![\w(\[]| ?\\)")
 _WORDS = {
     "∈": "원소",
     "∉": "원소",
@@ -73,7 +82,8 @@ _TOPIC_COPULAS = (None, *STATEMENT_COPULAS)
 _NEXT_SIGN = re.compile(" ?[∈∉⊂⊆⊊⊄⊈⊃⊇]")
 # The links after a chain's first, "A ⊂ B ⊂ C이면": the last one's copula says whether the chain is a clause, each
 # link's element a subject (k13: A는 B의 부분집합이고 B가 C의 부분집합이면, a topic opening a clause).
-_CHAIN_REST = re.compile(rf"(?: ?[∈∉⊂⊆⊊⊄⊈⊃⊇] ?{_SET_TERM}){{1,8}}{_COPULA}")
+# ... a noun clause's too, "A ⊂ B ⊂ C가 성립하면" (korean15's first: A는 … B가 …임이, a topic opening it): A가 … B가 …임이.
+_CHAIN_REST = re.compile(rf"(?: ?[∈∉⊂⊆⊊⊄⊈⊃⊇] ?{_SET_TERM}){{1,8}}{_COPULA}{_NOUN_PARTICLE}")
 _LOOK_BACK = 24
 # A statement before an equivalence, "x ∈ S ⇔ x > 0" (k12: x는 S의 원소와 x 0 초과, the arrow's "와" after a topic):
 # the arrows join terms, not statements; the sign left as written, as before korean12.
@@ -91,6 +101,7 @@ _SUBSCRIPT_DIGIT = re.compile("[₀-₉]$")
 
 def spoken(text: str) -> str:
     """`text` with its quantifiers, set operations, elements, subsets and number sets as words."""
+    text = _QUANTIFIED_ELEMENT.sub(_quantified_element, text)
     text = _QUANTIFIER.sub(_quantifier, text)
     text = _OPERATION.sub(_operation, text)
     text = _INTERVAL.sub(_interval, text)
@@ -111,7 +122,7 @@ def _on_a_code_line(match: re.Match[str]) -> bool:
 
 
 def _number_set(match: re.Match[str]) -> str:
-    name = _NUMBER_SETS[match.group(1)]
+    name = ("양의 " if len(match.group(1)) > 1 else "") + _NUMBER_SETS[match.group(1)[0]]
     particle = match.group(2)
     return name + particle_after(name, particle) if particle else name
 
@@ -133,6 +144,16 @@ def _quantifier(match: re.Match[str]) -> str:
         return f"{among}{_QUANTIFIERS[sign]} {variable}"
     space = "" if not following or following in " ,.:;)" else " "  # "∀x∃y": two quantifiers, apart
     return f"{among}{_QUANTIFIERS[sign]} {variable}에 대해{space}"
+
+
+def _quantified_element(match: re.Match[str]) -> str:
+    sign, variable, over, copula = match.groups()
+    final = _final(variable)
+    if copula in STATEMENT_COPULAS:
+        particle = "은" if final else "는"
+    else:
+        particle = "이" if final else "가"
+    return f"{_QUANTIFIERS[sign]} {variable}{particle} {over}의 원소{_said_copula('원소', copula)}"
 
 
 def _interval(match: re.Match[str]) -> str:
@@ -166,10 +187,15 @@ def _element_particle(match: re.Match[str], copula: str | None) -> str | None:
 
 
 def _membership(match: re.Match[str]) -> str:
-    sign, term, copula = match.groups()
+    sign, term, copula, noun_particle = match.groups()
+    if noun_particle:
+        return _noun_clause(match, noun_particle)
     chained = copula is None and _NEXT_SIGN.match(match.string, match.end())
     rest = _CHAIN_REST.match(match.string, match.end()) if chained else None
-    particle = _element_particle(match, rest.group(1) if rest else copula)
+    last = (
+        (rest.group(1) or ("이면" if rest.group(2) else None)) if rest else copula
+    )  # a noun clause's: a clause
+    particle = _element_particle(match, last)
     if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
         return match.group()  # no element before it: a sign alone, left
     again = f" {term}" if chained else ""
@@ -182,6 +208,23 @@ def _membership(match: re.Match[str]) -> str:
         said_not = NEGATED_COPULAS[copula] if copula else "아님"  # none after it: 아님
         return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} {said_not}{again}"
     return f"{particle} {term}의 {word}{'이고' if chained else _said_copula(word, copula)}{again}"
+
+
+def _noun_clause(match: re.Match[str], noun_particle: str) -> str:
+    """ "A ⊂ B가", "x ∉ A를": the relation as a clause ending 임, its subject's particle 가 (A가 B의 부분집합임이)."""
+    sign, term = match.group(1), match.group(2)
+    particle = _element_particle(match, "이면")
+    if particle is None or _EQUIVALENCE_NEXT.match(match.string, match.end()):
+        return match.group()
+    ending = "임" + particle_after("임", noun_particle)
+    if sign in "⊃⊇":
+        return (
+            f"{particle} {term}{'을' if _final(term) else '를'} 포함함{particle_after('함', noun_particle)}"
+        )
+    word = _WORDS[sign]
+    if sign in "∉⊄⊈":
+        return f"{particle} {term}의 {word}{'이' if final_sound(word) else '가'} 아님{particle_after('임', noun_particle)}"
+    return f"{particle} {term}의 {word}{ending}"
 
 
 def _said_copula(word: str, copula: str | None) -> str:
