@@ -51,6 +51,27 @@ def synthesize(engine: ZipVoiceEngine, text: str, **fields: object) -> tuple[lis
     return chunks, np.concatenate(chunks)
 
 
+@dataclass(frozen=True)
+class Spoken:
+    """MULTI streamed once at seed MULTI_SEED on the module's engine: its chunks (the empty ones too) and
+    the traces that stream left."""
+
+    chunks: list[np.ndarray]
+    audio: np.ndarray
+    traces: list[SegmentTrace]
+
+
+MULTI_SEED = 4
+
+
+@pytest.fixture(scope="module")
+def spoken(engine: ZipVoiceEngine) -> Spoken:
+    """Shared by the tests that only read a whole stream of MULTI (each spoke it again: four runs of
+    the engine); the seed-determinism and pause tests still make their own runs to compare with it."""
+    chunks, audio = synthesize(engine, MULTI, seed=MULTI_SEED)
+    return Spoken(chunks, audio, list(engine.traces))
+
+
 def test_engine_implements_the_contract_and_reports_what_runs(engine):
     assert isinstance(engine, Engine)
     info = engine.info
@@ -81,10 +102,10 @@ def test_faster_speech_is_shorter(engine):
     assert fast.size < slow.size * 0.6
 
 
-def test_same_seed_and_text_give_identical_samples(engine):
-    _, first = synthesize(engine, MULTI, seed=11)
-    _, again = synthesize(engine, MULTI, seed=11)
-    _, other = synthesize(engine, MULTI, seed=12)
+def test_same_seed_and_text_give_identical_samples(engine, spoken):
+    first = spoken.audio
+    _, again = synthesize(engine, MULTI, seed=MULTI_SEED)
+    _, other = synthesize(engine, MULTI, seed=MULTI_SEED + 1)
     assert np.array_equal(first, again)
     assert first.size == other.size and not np.array_equal(first, other)
 
@@ -112,31 +133,31 @@ def test_multi_sentence_text_streams_several_chunks_and_the_first_before_later_s
     assert len(engine.traces) == 2  # the two later sentences were packed into one segment
 
 
-def test_the_stream_pauses_after_every_decoder_call_with_an_empty_chunk(engine):
+def test_the_stream_pauses_after_every_decoder_call_with_an_empty_chunk(spoken):
     """So the engine thread can cancel an abandoned preview, or pause a batch section, within one call."""
     boundaries, audio_before_first_boundary = 0, 0
-    for chunk in engine.stream(SynthesisRequest(MULTI, seed=1)):
+    for chunk in spoken.chunks:
         if chunk.size == 0:
             boundaries += 1
         elif boundaries == 0:
             audio_before_first_boundary += chunk.size
-    assert boundaries == sum(len(trace.step_seconds) for trace in engine.traces) == 4 * len(engine.traces)
+    assert boundaries == sum(len(trace.step_seconds) for trace in spoken.traces) == 4 * len(spoken.traces)
     assert audio_before_first_boundary == 0
 
 
-def test_stream_is_the_cross_faded_join_of_its_segments_with_edge_silence_cut(engine):
-    _, streamed = synthesize(engine, MULTI, seed=5)
+def test_stream_is_the_cross_faded_join_of_its_segments_with_edge_silence_cut(engine, spoken):
+    streamed = spoken.audio
     prompt = engine.prompts.get(engine.default_voice(), "ko").rest
     rate = engine.prompts.get(engine.default_voice(), "ko").frames_per_token
     segments = engine.plan(MULTI, "ko", prompt, 1.0, True, rate)
-    parts = [engine.segment_audio(text, seed=5 + i, first=i == 0) for i, text in enumerate(segments)]
+    parts = [engine.segment_audio(text, seed=MULTI_SEED + i, first=i == 0) for i, text in enumerate(segments)]
     expected = trim_edge_silence(crossfade_join(parts, 24000, 100.0), 24000)
     assert streamed.size == expected.size
     assert np.allclose(streamed, expected, atol=1e-6)
 
 
-def test_output_is_float32_within_full_scale(engine):
-    chunks, audio = synthesize(engine, MULTI)
+def test_output_is_float32_within_full_scale(spoken):
+    chunks, audio = spoken.chunks, spoken.audio
     assert all(c.dtype == np.float32 for c in chunks)
     assert np.abs(audio).max() <= 1.0 and np.abs(audio).max() > 0.01
 
@@ -279,10 +300,10 @@ def test_an_opening_louder_than_the_rest_is_fed_to_the_model_at_the_rests_level(
     assert abs(fed_db(prompts.first) - fed_db(prompts.rest)) < 1.0
 
 
-def test_a_stream_paused_between_steps_for_another_resumes_to_the_same_samples(engine):
+def test_a_stream_paused_between_steps_for_another_resumes_to_the_same_samples(engine, spoken):
     """What the engine thread does when a preview arrives during a batch section: same seed, same audio."""
-    alone = np.concatenate(list(engine.stream(SynthesisRequest(MULTI, seed=4))))
-    paused = engine.stream(SynthesisRequest(MULTI, seed=4))
+    alone = spoken.audio
+    paused = engine.stream(SynthesisRequest(MULTI, seed=MULTI_SEED))
     parts, boundaries = [], 0
     while boundaries < 2:  # into the first segment's sampling
         chunk = next(paused)
