@@ -188,3 +188,29 @@ def test_a_stop_as_serve_returns_its_refusal_keeps_its_status(tmp_path, signame)
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"npu-worker serve: cannot use the state directory {not_a_folder}")
     assert "Traceback" not in done.stderr
+
+
+# SIGNAL sent the moment the process first renames a file (`os.replace`: a report written aside).
+SIGNALLED_RENAMING = """
+import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signame = sys.argv.pop(1)
+def hook(frame, event, arg):
+    if event == "c_call" and getattr(arg, "__module__", None) == "posix" and arg.__name__ == "replace":
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.allow_blocking
+def test_bench_terminated_as_it_writes_its_report_is_one_line_and_no_file(tmp_path, base):
+    """It ended at -15 with no word, its report's part file left beside the name."""
+    done = client(
+        SIGNALLED_RENAMING, "SIGTERM", "bench", "--base", base, "--rps", "1", "--duration", "1",
+        "--requests", "1", "--out", str(tmp_path / "report"),
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (143, ["npu-worker bench: terminated"])
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
