@@ -21,6 +21,7 @@ from .held_signals import (
     signals_handled_by,
     start_stops_heard,
     stops_dropped,
+    stops_ignored_to_the_end,
     stops_let_through,
 )
 
@@ -368,10 +369,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _status_kept(status: int, argv_given: bool) -> int:
-    """`status`, the stops still blocked if the process ends with it (the console script: no `argv`
-    given), else let through again for a caller that goes on."""
+    """`status`, the stops still blocked, and ignored, if the process ends with it (the console
+    script: no `argv` given), else let through again for a caller that goes on."""
     if argv_given:
         stops_let_through()
+    else:
+        stops_ignored_to_the_end()
     return status
 
 

@@ -99,6 +99,15 @@ def stops_dropped() -> None:
     _came_meanwhile.clear()
 
 
+def stops_ignored_to_the_end() -> None:
+    """After `stops_dropped`, in a process that ends with the command (the console script): the stops
+    ignored as well, process-wide, once the command line's handlers are back: another thread, which
+    does not block them, would meet their default action (-15, -1) while the interpreter ends."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in STOPPING:
+            signal.signal(signum, signal.SIG_IGN)
+
+
 def stops_let_through() -> None:
     """After `stops_dropped`, in a program that goes on (a test calling the command line's `main`):
     those pending are dropped, and the stops unblocked."""

@@ -68,7 +68,7 @@ def returning(frame, event, arg):
     return returning
 sys.settrace(hook)
 from npu_worker.cli import main
-sys.exit(main(sys.argv[1:]))
+sys.exit(main())  # as the console script: the process ends with the command
 """
 
 
