@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .held_signals import (
-    STOPPED_STATUSES,
     StartTerminated,
     how_stopped,
     signals_handled_by,
     start_stops_heard,
+    stops_dropped,
+    stops_ignored_to_the_end,
+    stops_let_through,
 )
 
 if TYPE_CHECKING:
@@ -336,25 +338,44 @@ def hear_ctrl_c() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """A SIGTERM or SIGHUP while the command line is read is one line, as a Ctrl-C is: it ended the
     process at once with no word (-15, -1), where the command itself says `terminated` or `hung up`.
-    `serve` and `prepare` run inside, handed the signals with no moment on the default action."""
+    `serve` and `prepare` run inside, handed the signals with no moment on the default action; the
+    client commands (`synth`, `batch`, `bench`) run with them raised as a Ctrl-C is (`synth` ended
+    at -15 with no word, `batch` while it read its lecture), one that none of them says is said here,
+    `terminated` and 143 (a Ctrl-C there was a traceback through `main`). Once the command has
+    returned, a stop is dropped: its exit status stands (it became 143 or 129 with no line)."""
     hear_ctrl_c()  # before the commands' modules load: a `kill -INT` meanwhile is heard too
+    argv_given = argv is not None
     argv = sys.argv[1:] if argv is None else list(argv)
-    came_after: list[int] | None = None  # once handed over: a stop after the command's own handling
+    running: list[str] = []  # the command, once its handler is called
+    returned: Any = running  # what the handler returned, once it has (stored with no check between)
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
         with start_stops_heard() as hand_over:
             args = build_parser(argv).parse_args(argv)
             if getattr(args, "hears_stops", False):  # (`start_stops_heard` first thing)
-                came_after = hand_over()
-                status = int(args.handler(args) or 0)
-                if came_after and status not in STOPPED_STATUSES:  # the first stop is the one said
-                    status = how_stopped(StartTerminated(came_after[0]))[1]
-                came_after.clear()  # (taken: a later `start_stops_heard` in this process must not raise it)
-                return status
+                hand_over()
+            running.append(args.command)
+            returned = args.handler(args)
+            stops_dropped()  # (blocked before the handlers before are put back)
     except KeyboardInterrupt as stopped:  # (it was a traceback through the import machinery)
-        if came_after is not None:  # the command's own (as it was)
-            raise
+        if returned is not running:  # a stop as the command ended: dropped, as one after it is
+            stops_dropped()
+            return _status_kept(int(returned or 0), argv_given)
+        if running:  # one the command did not say itself
+            word, status = how_stopped(stopped)
+            stderr_line(f"npu-worker {running[0]}: {word}")
+            return status
         return stopped_before_it_began(stopped, command_word(argv) or "")
-    return int(args.handler(args) or 0)
+    return _status_kept(int(returned or 0), argv_given)
+
+
+def _status_kept(status: int, argv_given: bool) -> int:
+    """`status`, the stops still blocked, and ignored, if the process ends with it (the console
+    script: no `argv` given), else let through again for a caller that goes on."""
+    if argv_given:
+        stops_let_through()
+    else:
+        stops_ignored_to_the_end()
+    return status
 
 
 def interrupted_before_it_began(command: str) -> int:

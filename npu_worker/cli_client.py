@@ -8,7 +8,8 @@ notaurl`, `--speed nan`, a worker answer that breaks the protocol; `batch` then 
 its job, if one was queued) or its result could not be written to stdout (a full disk: said on
 stderr, with where the wavs are; a stderr that fails only stops the progress lines), 130 interrupted (Ctrl-C): `batch`
 cancels its job first (the sections done keep their wavs; waiting while the worker says `Loading`), `synth` hangs up, which stops its synthesis;
-143 `batch` terminated (SIGTERM), its job cancelled as for Ctrl-C.
+143 terminated (SIGTERM), 129 hung up (SIGHUP, unless ignored: `nohup`), each as for Ctrl-C (`cli.main`
+raises them in the command as `StartTerminated`).
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ from npu_worker.command_line_secrets import (
     token_file_warning,
     token_from,
 )
+from npu_worker.held_signals import how_stopped
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 # coreutils `timeout` sends its SIGTERM twice, to the client and to its process group: a repeat this soon
 # is that same stop, not a second one (which would leave the job running)
@@ -186,10 +187,12 @@ def run_synth(args: argparse.Namespace) -> int:
         bar.end_line()
         say(f"npu-worker synth: {exc}{_token_hint(exc, args)}")
         return EXIT_REQUEST_FAILED
-    except KeyboardInterrupt:  # the connection closes with the process: the worker stops the synthesis
+    except KeyboardInterrupt as stop:  # the connection closes: the worker stops the synthesis (and
+        # writes a wav whole under its name or not at all); SIGTERM and SIGHUP too (`main` raises them)
         bar.end_line()
-        say("npu-worker synth: interrupted")
-        return EXIT_INTERRUPTED
+        word, status = stopped_as(stop)
+        say(f"npu-worker synth: {word}")
+        return status
     bar.end_line()
     if body.get("status") != "ok":
         say(f"npu-worker synth: {body.get('error')}")
@@ -282,6 +285,12 @@ def unreported(result: dict[str, Any], sections: list[dict[str, Any]]) -> list[i
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (`timeout`, a service manager stopping the caller) ends `batch` as Ctrl-C does."""
+
+
+def stopped_as(stop: KeyboardInterrupt) -> tuple[str, int]:
+    """The word and exit status for what stopped a client command: Ctrl-C, SIGTERM (`Terminated`, or
+    `main`'s `StartTerminated`) or SIGHUP (a SIGHUP ended `batch` at once with no word, -1)."""
+    return ("terminated", EXIT_TERMINATED) if isinstance(stop, Terminated) else how_stopped(stop)
 
 
 _sigterm_at: list[float] = []  # when the SIGTERM that stopped the batch came
@@ -394,9 +403,9 @@ def run_batch(args: argparse.Namespace) -> int:
             _terminated
         ):  # a SIGTERM while cancelling ended the client, the job left running
             bar.end_line()
-            word = "terminated" if isinstance(stop, Terminated) else "interrupted"
+            word, status = stopped_as(stop)
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
-        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+        return status
     try:
         if args.json:
             print_result(printable_json(result))

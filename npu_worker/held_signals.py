@@ -16,9 +16,6 @@ if TYPE_CHECKING:
 
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 HEARD_AT_START = (signal.SIGTERM, signal.SIGHUP)
-# A command's exit status once a stop ended it (`how_stopped`): one after it, though remembered, must
-# not change it (a SIGHUP said as `hung up`, then a supervisor's SIGTERM, exited 143)
-STOPPED_STATUSES = frozenset(128 + signum for signum in STOPPING)
 
 
 class StartTerminated(KeyboardInterrupt):
@@ -89,6 +86,36 @@ def stops_ignored_after(loop: asyncio.AbstractEventLoop, signums: Sequence[int])
             signal.signal(signum, signal.SIG_IGN)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def stops_dropped() -> None:
+    """Once a command has returned: Ctrl-C, SIGTERM and SIGHUP blocked (main thread only), so its
+    exit status stands; one pending then is dropped at the process's exit. One in the instant after
+    the command ended turned its status into 143 or 129 with no line, or, once the command line's
+    handlers were put back, met the default action (-15, -1). Those remembered meanwhile
+    (`_hand_over`) are forgotten. `stops_let_through` ends it for a caller that goes on."""
+    if threading.current_thread() is threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    _came_meanwhile.clear()
+
+
+def stops_ignored_to_the_end() -> None:
+    """After `stops_dropped`, in a process that ends with the command (the console script): the stops
+    ignored as well, process-wide, once the command line's handlers are back: another thread, which
+    does not block them, would meet their default action (-15, -1) while the interpreter ends."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in STOPPING:
+            signal.signal(signum, signal.SIG_IGN)
+
+
+def stops_let_through() -> None:
+    """After `stops_dropped`, in a program that goes on (a test calling the command line's `main`):
+    those pending are dropped, and the stops unblocked."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    while signal.sigtimedwait(STOPPING, 0) is not None:
+        pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
 
 
 def how_stopped(stopped: KeyboardInterrupt) -> tuple[str, int]:

@@ -1,0 +1,216 @@
+"""The client commands stopped by a signal at a chosen moment, against a real `serve --port 0` (espeak):
+`synth` ended at -15 or -1 with no word, `batch` at -15 while it read its lecture and at -1 at any
+moment, a Ctrl-C just after a command returned was a traceback, and a stop then changed its exit
+status. Now one line each and 128 + the signal's number; the wav whole or absent; a stop after the
+command's end leaves its status as it was."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.serve_process import ServeProcess
+from tests.timing import seconds
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = "가나다라마바사 아자차카타파하. " * 20  # a synthesis that lasts while the signal comes
+
+# SIGNAL sent by the process to itself the moment FUNCTION is first called; ignored first with
+# `ignore` (as under nohup), else its default (as from a terminal, also when CI runs under nohup).
+SIGNALLED_CALLING = """
+import os, signal, sys
+function, signame, hup = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
+signal.signal(signal.SIGHUP, signal.SIG_IGN if hup == "ignore" else signal.SIG_DFL)
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == function:
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+# SIGNAL sent once FUNCTION has returned (the command's handler: its work over), at the first line run
+# in the frame it returned to or the first call made, whichever comes first.
+SIGNALLED_RETURNING = """
+import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+function, signame, sent = sys.argv.pop(1), sys.argv.pop(1), []
+def send(*ignored):
+    if not sent:
+        sent.append(True)
+        sys.settrace(None)
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+def after(frame, event, arg):
+    if event == "line":
+        send()
+    return after
+def called(frame, event, arg):
+    if event in ("call", "c_call"):
+        send()
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == function:
+        return returning
+def returning(frame, event, arg):
+    if event == "return":
+        sys.settrace(lambda *untraced: None)  # (on, for the frame returned to alone)
+        frame.f_back.f_trace = after
+        sys.setprofile(called)
+    return returning
+sys.settrace(hook)
+from npu_worker.cli import main
+sys.exit(main())  # as the console script: the process ends with the command
+"""
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    state = tmp_path_factory.mktemp("state")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_WORKER_TOKEN", None)
+    worker = ServeProcess(["--state-dir", str(state)], env)
+    try:
+        yield worker.base
+    finally:
+        worker.terminate_and_log(seconds(30))
+
+
+def client(script: str, *words: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_WORKER_TOKEN", None)
+    return subprocess.run(
+        [sys.executable, "-c", script, *words],
+        capture_output=True,
+        text=True,
+        timeout=seconds(60),
+        cwd=ROOT,
+        env=env,
+    )
+
+
+def whole_or_absent(wav: Path) -> None:
+    """The worker writes a wav whole under its name or not at all, also for a caller that has gone."""
+    time.sleep(0.5)  # (a worker still writing: its temp file, not the name)
+    if wav.exists():
+        with wave.open(str(wav)) as read:
+            assert read.getnframes() * read.getsampwidth() * read.getnchannels() > 0
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(
+    ("signame", "word", "status"),
+    [("SIGTERM", "terminated", 143), ("SIGHUP", "hung up", 129), ("SIGINT", "interrupted", 130)],
+)
+def test_synth_stopped_while_the_worker_synthesises_is_one_line(tmp_path, base, signame, word, status):
+    wav = tmp_path / "a.wav"
+    done = client(
+        SIGNALLED_CALLING, "getresponse", signame, "default", "synth", TEXT, "-o", str(wav), "--base", base
+    )
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (status, [f"npu-worker synth: {word}"])
+    whole_or_absent(wav)
+
+
+@pytest.mark.allow_blocking
+def test_synth_under_nohup_hears_no_sighup(tmp_path, base):
+    wav = tmp_path / "a.wav"
+    done = client(
+        SIGNALLED_CALLING, "getresponse", "SIGHUP", "ignore", "synth", "가.", "-o", str(wav), "--base", base
+    )
+    assert done.returncode == 0, done.stderr
+    whole_or_absent(wav)
+    assert wav.exists()
+
+
+def lecture(tmp_path: Path) -> Path:
+    path = tmp_path / "lecture.json"
+    path.write_text(json.dumps({"lang": "ko", "sections": [{"text": TEXT}, {"text": "가."}]}))
+    return path
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(
+    ("signame", "word", "status"), [("SIGTERM", "terminated", 143), ("SIGHUP", "hung up", 129)]
+)
+def test_batch_stopped_while_it_reads_its_lecture_is_one_line(tmp_path, signame, word, status):
+    """Before its own handler: it ended at -15 (-1) with no word. No worker is needed: nothing is sent."""
+    done = client(
+        SIGNALLED_CALLING, "load_lecture", signame, "default", "batch", str(lecture(tmp_path)),
+        "--out-dir", str(tmp_path / "out"), "--base", "http://127.0.0.1:9",
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (status, f"npu-worker batch: {word}\n")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.allow_blocking
+def test_batch_hung_up_while_it_sends_says_what_became_of_its_job(tmp_path, base):
+    """A SIGHUP (a closed terminal) ended it at once, -1, with no word of its job."""
+    done = client(
+        SIGNALLED_CALLING, "getresponse", "SIGHUP", "default", "batch", str(lecture(tmp_path)),
+        "--out-dir", str(tmp_path / "out"), "--base", base,
+    )  # fmt: skip
+    assert done.returncode == 129, done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("npu-worker batch: hung up; "), done.stderr
+    assert "job" in last
+    for wav in (tmp_path / "out").glob("*.wav"):
+        whole_or_absent(wav)
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_stop_as_synth_returns_keeps_its_status(tmp_path, base, signame):
+    """Its work done: a Ctrl-C then was a traceback through `main`, a SIGTERM or SIGHUP -15 or -1."""
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_RETURNING, "run_synth", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    assert (done.returncode, "Traceback" in done.stderr) == (0, False), done.stderr
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_stop_as_serve_returns_its_refusal_keeps_its_status(tmp_path, signame):
+    """Its own line said and its status chosen: a SIGTERM or SIGHUP then made it 143 or 129 with no
+    line of its own, a Ctrl-C a traceback."""
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    done = client(
+        SIGNALLED_RETURNING, "serve", signame, "serve", "--port", "0", "--state-dir", str(not_a_folder)
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"npu-worker serve: cannot use the state directory {not_a_folder}")
+    assert "Traceback" not in done.stderr
+
+
+# SIGNAL sent the moment the process first renames a file (`os.replace`: a report written aside).
+SIGNALLED_RENAMING = """
+import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signame = sys.argv.pop(1)
+def hook(frame, event, arg):
+    if event == "c_call" and getattr(arg, "__module__", None) == "posix" and arg.__name__ == "replace":
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.allow_blocking
+def test_bench_terminated_as_it_writes_its_report_is_one_line_and_no_file(tmp_path, base):
+    """It ended at -15 with no word, its report's part file left beside the name."""
+    done = client(
+        SIGNALLED_RENAMING, "SIGTERM", "bench", "--base", base, "--rps", "1", "--duration", "1",
+        "--requests", "1", "--out", str(tmp_path / "report"),
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (143, ["npu-worker bench: terminated"])
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
