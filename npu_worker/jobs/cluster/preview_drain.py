@@ -18,13 +18,14 @@ from redis.exceptions import ResponseError
 
 from ...protocol import Event, QueueFull, SectionError
 from ..model import Job
+from ..shutdown import SHUTTING_DOWN_REASON
 from .follower import Followers
 from .keys import CANCEL_CHANNEL
 from .outage import REDIS_WAIT, reraise_if_cancelling
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
-SHUTTING_DOWN = QueueFull("the worker is shutting down; send the request again")
+SHUTTING_DOWN = QueueFull(SHUTTING_DOWN_REASON)
 DELIVERY = 1.0  # at most this long for the followers to pass the ends on, before the streams are ended
 POLL = 0.05
 
