@@ -2,10 +2,11 @@
 speech), which run on whichever engine node took them.
 
 As a local worker's drain (`jobs/shutdown.py`): a preview not begun ends now; of a running one, the
-section an engine node runs is given the grace to finish and the others end now; what is left then
-ends too, each pending section with `QueueFull` (send it again) and its engine call stopped. Before, the node's drain waited for nothing: a `/synth` caller was
-answered `Cancelled` at once while its preview ran on, or stayed queued, in Redis, and its file was
-written at the node's restart, for nobody.
+section an engine node runs is given the grace to finish, and the others end after it (or at the
+grace), each pending section with `QueueFull` (send it again) and its engine call stopped. Before,
+the node's drain waited for nothing: a `/synth` caller was answered `Cancelled` at once while its
+preview ran on, or stayed queued, in Redis, and its file was written at the node's restart, for
+nobody.
 """
 
 from __future__ import annotations
@@ -40,15 +41,19 @@ async def drain_previews(
         return
     # Ended together: with Redis hung each end waits out its command timeout (5 s); one after another,
     # 4 previews took 21 s past the grace to stop (6 s together), 20 would take 100 s.
-    left = await asyncio.gather(*(_end_all_but_running(jobs, job, node, observed) for job in previews))
-    running = [job for job, section in zip(previews, left, strict=True) if section is not None]
+    begun = await asyncio.gather(*(_end_unless_running(jobs, job, node, observed) for job in previews))
+    running = [(job, idx) for job, idx in zip(previews, begun, strict=True) if idx is not None]
     if running:
-        await _finished(running, grace)
-        cut = [job for job in running if not job.finished]
-        for job in cut:
-            log.warning("shutdown: preview %s still ran after %.1f s; ended", job.id, grace)
-        await asyncio.gather(*(_end(jobs, job, node, observed) for job in cut))
-        log.info("shutdown: let %d running sections of previews finish", len(running) - len(cut))
+        await _sections_ended(running, grace)
+        for job, idx in running:
+            if not _ended(job, idx):
+                log.warning(
+                    "shutdown: section %s of preview %s still ran after %.1f s; ended", idx, job.id, grace
+                )
+        # then the rest, as a local worker's drain ends them once the running section is over: in idx
+        # order after its `ok` (ended while it ran, they came before it), the engine node stopped
+        await asyncio.gather(*(_end(jobs, job, node, observed) for job, _ in running))
+        log.info("shutdown: let %d running sections of previews finish", len(running))
     if len(running) < len(previews):
         log.info(
             "shutdown: ended %d queued previews (their callers may send them again)",
@@ -57,15 +62,15 @@ async def drain_previews(
     await _finished(previews, DELIVERY)  # their followers publish the ends to the callers first
 
 
-async def _end_all_but_running(
+async def _end_unless_running(
     jobs: RedisJobs, job: Job, node: str, observed: Callable[[Job, Event], None]
 ) -> int | None:
-    """End a preview's sections but the one an engine node runs now, which is left the grace to finish
-    (as a local worker's drain): its idx, None if none runs (the preview ended whole). Read from Redis:
-    the copy here folds the log a read behind, and a `synth` logged just before the SIGTERM was missed
-    (its section ended as queued, its engine stopped). Before, a preview with any section begun was
-    left to run whole, all 8 sections of a `/ws` request up to the grace, where a local worker ends
-    sections 1-7 with `QueueFull`."""
+    """`_end` a preview unless an engine node runs one of its sections now: that section's idx, left the
+    grace to finish (as a local worker's drain; the rest end after it). Read from Redis: the copy here
+    folds the log a read behind, and a `synth` logged just before the SIGTERM was missed (its section
+    ended as queued, its engine stopped). Before, a preview with any section begun was left to run
+    whole, all 8 sections of a `/ws` request up to the grace, where a local worker ends sections 1-7
+    with `QueueFull`."""
     try:
         shared = await jobs.load(job.id)
     except (*REDIS_WAIT, ResponseError) as exc:  # no end would be taken either: let go, as `_end` does
@@ -77,8 +82,6 @@ async def _end_all_but_running(
     running = _running_section(shared)
     if running is None:
         await _end(jobs, job, node, observed)
-        return None
-    await _end_sections(jobs, job, [s.idx for s in shared.pending if s.idx != running], node, observed)
     return running
 
 
@@ -116,6 +119,18 @@ async def _end_sections(
         log.warning("shutdown: preview %s could not be ended in Redis (%s)", job.id, exc)
         return False
     return True
+
+
+def _ended(job: Job, idx: int) -> bool:
+    section = job.section(idx)
+    return job.finished or section is None or section.finished
+
+
+async def _sections_ended(running: list[tuple[Job, int]], within: float) -> None:
+    """Until each running section has its final event here (its follower read it), or `within` s."""
+    deadline = asyncio.get_running_loop().time() + within
+    while any(not _ended(job, idx) for job, idx in running) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(POLL)
 
 
 async def _finished(previews: list[Job], within: float) -> None:
