@@ -15,12 +15,12 @@ import pytest
 import redis
 
 from npu_worker.jobs.cluster.follower import Followers
-from npu_worker.jobs.cluster.keys import CANCEL_CHANNEL
+from npu_worker.jobs.cluster.keys import CANCEL_CHANNEL, final_key
 from npu_worker.jobs.cluster.preview_drain import drain_previews
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, Section
 from npu_worker.jobs.subscription import Subscription
-from npu_worker.protocol import Progress, Start, SynthParams
+from npu_worker.protocol import Progress, SectionError, Start, SynthParams
 from tests.cluster_support import Node, call, node_starter
 from tests.redis_server import RedisServer
 from tests.test_cluster_store import ok
@@ -132,3 +132,45 @@ async def test_a_preview_begun_on_an_engine_but_still_queued_in_the_api_nodes_co
     assert cancel is None, cancel
     assert made > 0  # the engine node's `ok` was logged, not refused as after another final
     assert isinstance(job.sections[0].final, Progress) and job.sections[0].final.status == "ok"
+
+
+async def test_a_running_previews_other_sections_end_once_its_running_one_has_finished(redis_server):
+    """A multi-section preview (a `/ws` request) with a section running on an engine node when its api
+    node stopped was left to run whole, all 8 sections up to the grace, where a local worker's drain
+    lets the running section finish and then ends the rest with `QueueFull`. Here sections 1 and 2
+    must be ended once section 0's `ok` is logged, long before the grace, and after that `ok` (idx
+    order); no engine is told to stop while section 0 runs."""
+    jobs = RedisJobs(redis_server.url)
+    followers = Followers(jobs)
+    job = Job("multi", SynthParams(), [Section(i, "x", None) for i in range(3)], True, persisted=False)
+    loop = asyncio.get_running_loop()
+    try:
+        await jobs.create(job, "api", Start(3, "tone", "cpu", job.id, 24000), max_queue=10, window=1)
+        await jobs.append(job.id, Progress(0, "synth"))  # an engine node runs section 0
+        async with jobs.redis.pubsub() as cancels:
+            await cancels.subscribe(CANCEL_CHANNEL)
+            Subscription(followers.attach(job))
+            drain = asyncio.create_task(drain_previews(jobs, followers, "api", seconds(30), lambda *_: None))
+            cancel = await published(cancels, 0.5)  # section 0 runs this long
+            early = await jobs.redis.hkeys(final_key(job.id))
+            made = await jobs.made_ok(job.id, "engine", 0, b"RIFF", ok(0))
+            deadline = loop.time() + seconds(10)
+            while len(await jobs.redis.hkeys(final_key(job.id))) < 3:  # sections 1 and 2 ended
+                assert loop.time() < deadline, "the sections not begun were left to run"
+                await asyncio.sleep(0.02)
+            await asyncio.wait_for(drain, seconds(20))
+    finally:
+        await followers.close()
+        await jobs.close()
+    assert (cancel, early) == (None, []), (cancel, early)
+    assert made > 0  # the running section's `ok` was logged
+    assert isinstance(job.sections[0].final, Progress)
+    ends = [s.final.error if isinstance(s.final, SectionError) else s.final for s in job.sections[1:]]
+    assert all(str(end).startswith("QueueFull: the worker is shutting down") for end in ends), ends
+    finals = [
+        e.event.idx
+        for e in job.log
+        if isinstance(e.event, Progress | SectionError) and e.event.idx is not None
+    ]
+    assert [i for i in finals if i is not None][-3:] == [0, 1, 2], job.log
+    assert job.finished

@@ -127,6 +127,40 @@ async def test_a_shutdown_stops_a_speech_streams_utterance_with_an_error_and_clo
     assert worker.engine.calls == ["첫 번째 문장입니다."]
 
 
+async def five_sentences_at_shutdown(settings: Any) -> dict[int, list[dict[str, Any]]]:
+    """The events of each of 5 sentences sent at once, the worker shut down while it makes the first."""
+    async with gated_worker(settings) as worker, aiohttp.ClientSession() as http:
+        ws = await http.ws_connect(worker.url("/v1/audio/speech/stream"), autoclose=False)
+        await ws.send_json({"type": "session.config", "voice": "default", "model": "tts-1"})
+        text = " ".join(f"{n} 번째 문장입니다." for n in ("첫", "두", "세", "네", "다섯")) + " "
+        await ws.send_json({"type": "input.text", "text": text})
+        await until(lambda: worker.engine.calls, "the engine to take sentence 0")
+        await worker.shut_down()
+        events: list[dict[str, Any]] = []
+        await until_closed(ws, events)
+        await ws.close()
+    assert worker.engine.calls == ["첫 번째 문장입니다."]
+    return {i: [e for e in events if e.get("sentence_index") == i] for i in range(5)}
+
+
+async def test_a_speech_stream_sentence_sent_during_the_drain_is_refused_in_the_drains_words(settings):
+    """A sentence refused as it was submitted (the drain begun: the fifth, waiting for one of the 4 places)
+    said `the worker is shutting down`, where the queued ones the drain ended said `...; send the
+    request again`: two wordings for one refusal. Now the same words; it never ran and gets its
+    `error` alone, where a queued one, already announced, gets `audio.start`, `error`, `audio.done`.
+    (The fifth is submitted only if a place frees before the socket closes: tried until it is.)"""
+    for _ in range(5):
+        said = await five_sentences_at_shutdown(settings)
+        kinds = {i: [e["type"] for e in events] for i, events in said.items()}
+        assert kinds[0] == ["audio.start", "first_audio", "audio.done"], kinds
+        assert kinds[1] == kinds[2] == kinds[3] == ["audio.start", "error", "audio.done"], kinds
+        if kinds[4]:
+            break
+    assert kinds[4] == ["error"], kinds
+    words = {e["message"] for events in said.values() for e in events if e["type"] == "error"}
+    assert words == {"the worker is shutting down; send the request again"}, words
+
+
 async def test_a_peer_that_reads_nothing_does_not_stop_the_shutdown_from_closing_the_others(settings):
     """aiohttp's drain waiter is one per connection and was not shielded: the shutdown stopping a pump
     that waited on a peer reading nothing cancelled it, the goodbye's next send on that socket raised

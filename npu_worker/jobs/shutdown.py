@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from .scheduler import Scheduler
 
 log = logging.getLogger(__name__)
+# The words of every refusal the shutdown makes of a request it will not run (its QueueFull), one wording
+# whichever route or moment: a speech stream sentence refused as it was sent said less than one ended queued.
+SHUTTING_DOWN_REASON = "the worker is shutting down; send the request again"
 
 
 async def drain(scheduler: Scheduler, grace: float) -> None:
@@ -68,7 +71,7 @@ def end_waiting_previews(scheduler: Scheduler) -> None:
         return
     previews = scheduler.admission.take_waiting_previews()
     for job in previews:
-        reason = str(QueueFull("the worker is shutting down; send the request again"))
+        reason = str(QueueFull(SHUTTING_DOWN_REASON))
         for section in job.pending:
             journal.append(job, SectionError(section.idx, reason))
         scheduler.end_job(job)

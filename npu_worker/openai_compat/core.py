@@ -17,6 +17,7 @@ import numpy as np
 from ..engine.base import EngineInfo, check_voice
 from ..errors import UnparsableText
 from ..jobs.model import AudioChunk, Job, LogEntry
+from ..jobs.shutdown import SHUTTING_DOWN_REASON
 from ..jobs.subscription import Subscription
 from ..protocol import (
     BadRequest,
@@ -169,7 +170,7 @@ class SpeechRun:
             self.subscription.close()
         if not ended and failure is None:  # its events stopped without a `done`, as `/synth` is told
             if self.scheduler.draining:
-                raise QueueFull("the worker is shutting down; send the request again")
+                raise QueueFull(SHUTTING_DOWN_REASON)
             raise self.scheduler.stream_lost(self.job)
         final = self.job.sections[0].final if self.job.sections else None
         if isinstance(failure, InvalidAudio | BadRequest):

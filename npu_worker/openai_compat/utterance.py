@@ -19,6 +19,7 @@ import numpy as np
 
 from ..app_keys import SETTINGS_KEY
 from ..audio import OnsetWatch, to_pcm16
+from ..jobs.shutdown import SHUTTING_DOWN_REASON
 from ..protocol import QueueFull, SynthParams, WorkerError
 from ..ws_server.burst import Burst
 from ..ws_server.chunking import GrowingChunker
@@ -119,8 +120,8 @@ class Utterance:
                 )
             except QueueFull as full:
                 if not await self._room(deadline):
-                    if shutting_down(scheduler):
-                        raise
+                    if shutting_down(scheduler):  # the drain's words, as the queued sentences it ends
+                        raise QueueFull(SHUTTING_DOWN_REASON) from None
                     raise QueueFull(
                         f"{full}, for {QUEUE_WAIT_SECONDS:g} s; the rest of this utterance is not spoken"
                     ) from None
