@@ -264,8 +264,8 @@ async def test_batch_says_each_wait_a_loading_or_full_worker_asks_for(tmp_path, 
             "0.1",
             "stream lost after event 1; the worker still answered 'Loading: x' after 0.1",
         ),  # 0.1 s or more
-        ("nan", "wait_limit must be a finite number of seconds ≥ 0, not nan"),
-        ("-5", "wait_limit must be a finite number of seconds ≥ 0, not -5"),
+        ("nan", "--wait-limit must be a finite number of seconds ≥ 0, not nan"),
+        ("-5", "--wait-limit must be a finite number of seconds ≥ 0, not -5"),
     ],
 )
 async def test_batch_wait_limit_bounds_the_wait_for_a_worker_that_stays_loading(

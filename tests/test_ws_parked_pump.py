@@ -98,6 +98,7 @@ async def test_a_socket_closed_while_its_pump_is_parked_ends_the_pump_with_no_ta
         while not isinstance(await ws.receive(), bytes):  # audio went out: the pump is parked
             pass
         await ws.close()
+        gate.allow(1)  # a next chunk: the runner sees the close's cancel there (it may wait at the gate)
         async with asyncio.timeout(seconds(10)):  # the close cancels the job
             while job.done_event is None:
                 await asyncio.sleep(0.01)
