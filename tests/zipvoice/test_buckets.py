@@ -139,13 +139,19 @@ def test_even_empty_or_too_large_buckets_are_refused(buckets):
 def test_padding_to_a_bucket_changes_the_final_mel_by_at_most_half_a_percent(
     one_real_structure_dir, precision
 ):
-    """Whole sampling runs at lecture-like lengths (prompt 117 or 323 frames), default buckets."""
+    """Whole sampling runs at lecture-like lengths (prompt 117 or 323 frames), default buckets, 8 steps.
+
+    The bound holds with the least room at the shortest length, where the padding is the largest share
+    (small export, relative L2, fp32 / int8): 234 frames into 383, 0.0017 / 0.0041; 621 into 767, 0.0012
+    / 0.0040; 904 into 1151 (run here before: 6.9 s of CPU per precision, as much as the two others
+    together), 0.0010 / 0.0038. Every bucket is the same dynamic session, so a third bucket tested only
+    the padding arithmetic again, with more room."""
     path = decoder_path(one_real_structure_dir, precision)
     session = dynamic_session(path)
     dynamic = runtime.Decoder(session, 3.0)
     bucketed = runtime.BucketedDecoder(dict.fromkeys(decoders.DEFAULT_BUCKETS, session), None, 3.0)
     rng = np.random.default_rng(1)
-    for prompt_frames, frames in ((117, 234), (323, 621), (323, 904)):
+    for prompt_frames, frames in ((117, 234), (323, 621)):
         aligned = bucketed.aligned_frames(frames)
         assert aligned - frames < decoders.PHASE
         text = rng.standard_normal((1, aligned, 100), dtype=np.float32)
