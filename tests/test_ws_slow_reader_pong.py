@@ -18,7 +18,11 @@ from tests.timing import seconds
 
 REPO = Path(__file__).resolve().parent.parent
 
-CHUNK = 512  # read a piece this size every PAUSE seconds (≈ 100-250 KB/s: 2-5 × real time at 24 kHz)
+# Read a piece this size every PAUSE seconds. It was 512 bytes (≈ 100-250 KB/s, 2-5 × real time at 24 kHz):
+# the 6.5 MB then took 25 s at the least, 175 s of wall under CI's load. The pong's lateness is what the
+# reader has still to take when the ping goes out (≈ 3 MB, the worker's socket buffers) over its rate,
+# many times the 1 s a pong may take at `--heartbeat-interval 2` at either size.
+CHUNK = 2048
 PAUSE = 0.002
 
 
