@@ -116,13 +116,23 @@ def _origin_hosts(allowed_origins: tuple[str, ...]) -> frozenset[str]:
 
 def presented_token(authorization: str | None, query_token: str | None) -> str | None:
     """The token from `Authorization: Bearer <t>` or, for browsers (which cannot set headers on a
-    WebSocket handshake), from `?token=<t>`. Only spaces and tabs around it are none of it (HTTP's
-    whitespace): `str.strip` also took U+2028 or U+00A0 after the token for whitespace."""
+    WebSocket handshake), from `?token=<t>`; the first of `presented_tokens`."""
+    return next(iter(presented_tokens(authorization, query_token)), None)
+
+
+def presented_tokens(authorization: str | None, query_token: str | None) -> tuple[str, ...]:
+    """Every token the request presents: a `Bearer` header's and a non-empty `?token=`'s. Only spaces
+    and tabs around a header's token are none of it (HTTP's whitespace): `str.strip` also took U+2028
+    or U+00A0 after the token for whitespace. Another scheme (`Basic`, a browser's cached login) is no
+    token of ours."""
+    tokens = []
     if authorization:
         scheme, _, value = authorization.strip(" \t").partition(" ")
         if scheme.lower() == "bearer" and value.strip(" \t"):
-            return value.strip(" \t")
-    return query_token or None
+            tokens.append(value.strip(" \t"))
+    if query_token:
+        tokens.append(query_token)
+    return tuple(tokens)
 
 
 def token_valid(expected: str | None, presented: str | None) -> bool:
@@ -134,6 +144,37 @@ def token_valid(expected: str | None, presented: str | None) -> bool:
     # aiohttp decodes header bytes that are not UTF-8 as lone surrogates: encoded back the same way,
     # such a header is a wrong token, not an UnicodeEncodeError.
     return hmac.compare_digest(presented.encode("utf-8", "surrogateescape"), expected.encode())
+
+
+def check_origin_and_host(
+    allowed_origins: Sequence[str],
+    origin: str | None,
+    host: str | None,
+    loopback: bool,
+    token_configured: bool,
+) -> None:
+    """Raise OriginNotAllowed (403) for a browser origin or a `Host` this worker does not answer
+    (`host_allowed`). Checked before anything about the credentials: a refused page is told 403 and
+    nothing about how it sent its token."""
+    if not origin_allowed(origin, allowed_origins):
+        raise OriginNotAllowed(f"origin {origin!r} is not allowed")
+    if not host_allowed(host, allowed_origins, token_configured, loopback):
+        raise OriginNotAllowed(
+            f"host {(host or '')[:80]!r} is not a name of this worker (a browser reaching it through another "
+            "name, as in DNS rebinding); use 127.0.0.1 or localhost, list the page's origin in "
+            "--allowed-origins, or set --token"
+        )
+
+
+def check_token(token: str | None, authorization: str | None, query_token: str | None) -> None:
+    """Raise Unauthorized (401) unless `token` is unset or every token presented is it, at least one:
+    `?token=wrong` beside a right `Authorization` was let in (the header's was the one read), so a
+    wrong credential passed where it stood beside a right one."""
+    if not token:
+        return
+    presented = presented_tokens(authorization, query_token)
+    if not presented or not all([token_valid(token, given) for given in presented]):  # (each compared)
+        raise Unauthorized("a valid token is required (Authorization: Bearer <token> or ?token=<token>)")
 
 
 def check_access(
@@ -151,14 +192,6 @@ def check_access(
     `host` is checked on a worker bound to loopback (`loopback`: see `host_allowed`); `token_configured`
     defaults to whether `token` is set (a route open without the token passes None as `token` but the
     worker may still have one)."""
-    if not origin_allowed(origin, allowed_origins):
-        raise OriginNotAllowed(f"origin {origin!r} is not allowed")
     configured = bool(token) if token_configured is None else token_configured
-    if not host_allowed(host, allowed_origins, configured, loopback):
-        raise OriginNotAllowed(
-            f"host {(host or '')[:80]!r} is not a name of this worker (a browser reaching it through another "
-            "name, as in DNS rebinding); use 127.0.0.1 or localhost, list the page's origin in "
-            "--allowed-origins, or set --token"
-        )
-    if not token_valid(token, presented_token(authorization, query_token)):
-        raise Unauthorized("a valid token is required (Authorization: Bearer <token> or ?token=<token>)")
+    check_origin_and_host(allowed_origins, origin, host, loopback, configured)
+    check_token(token, authorization, query_token)

@@ -1,10 +1,10 @@
-"""One thread per process that runs actions at their deadlines: the sync client's `_Deadline`, and the
+"""One thread per process that runs actions at their deadlines: the sync client's `Deadline`, and the
 espeak children's (`engine/espeak_deadlines.py`: a child that stops answering is killed).
 
 Why not a `threading.Timer` per deadline: the sync client arms one for every stream line and answer,
 and a thread started per line made a flood of heartbeat lines cost ≈ 70 µs of CPU a line. Arming and
 cancelling here is a heap push under a lock: 2.3–2.4 µs of CPU against 72–75 µs for a Timer (20 000
-`_Deadline`s on a socket pair, two rounds, one ad-hoc run on the 2-core VM while other work ran). The
+`Deadline`s on a socket pair, two rounds, one ad-hoc run on the 2-core VM while other work ran). The
 one daemon thread sleeps until the earliest deadline.
 """
 

@@ -71,6 +71,9 @@ DecodersBusy = _error(
 )
 RequestTimeout = _error("RequestTimeout", 408, "The request body did not arrive in time.")
 QueueFull = _error("QueueFull", 429, "The scheduler queue is at its bound; retry later.")
+# The words of every QueueFull the shutdown makes, whichever route or moment (a 429 as it begins, a
+# queued request the drain ends, an open utterance, the 1001 close's reason): there were three.
+SHUTTING_DOWN_REASON = "the worker is shutting down; send the request again once it is back"
 ModelLoadError = _error("ModelLoadError", 500, "The engine could not load its model files.")
 EngineError = _error("EngineError", 500, "The engine failed while synthesising.")
 UnparsableText = _error(  # an EngineError the text caused: sending it again fails again

@@ -126,7 +126,7 @@ JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "
 # HTTP's own answers, with no body or the bytes asked for).
 WHOLE_FILE = (  # where a Range is ignored (RFC 9110 §14.2), and where If-Range does not name the file
     "; the whole file too for a `Range` of several ranges (`bytes=0-1,3-4`) or in a unit other than "
-    "`bytes`, or with an `If-Range` that does not name it"
+    "`bytes`, or with an `If-Range` that does not name it (or given twice, as a `Range` given twice)"
 )
 FILE_ANSWERS: dict[str, Any] = {
     "206": {

@@ -3,7 +3,11 @@ and a closed handler drops every byte that arrives after it (`data_received` ret
 whose headers were in but whose body was still arriving when the SIGTERM came never got its body, so it
 never got its answer (docs/protocol.md's 429 `QueueFull`, `the worker is shutting down`): its caller
 waited for the drain and 2 s more, then saw the connection cut. Such a connection now reads that body to
-its end and closes after the answer; every other one is closed as aiohttp closes it."""
+its end and closes after the answer. A WebSocket (an upgraded connection) is left reading too: closed
+there, it dropped every frame its peer sent during the drain (a message, a pong, its close), so a
+speech stream's `session.config` or `input.text` then went unanswered until the 1001; the app's
+shutdown closes it with 1001 after the drain (`ws_server/opening.close_sockets`). Every other
+connection is closed as aiohttp closes it."""
 
 from __future__ import annotations
 
@@ -23,13 +27,14 @@ def still_receiving(handler: RequestHandler) -> bool:
 
 def finish_bodies_at_shutdown(server: web.Server) -> None:
     """`server.pre_shutdown` leaves a connection whose request body still arrives open for that body,
-    with keep-alive off (closed once it is answered), and `server.shutdown` (after the app's drain, where
+    and a WebSocket open for its messages until the drain ends, each with keep-alive off (closed once
+    it is answered), and `server.shutdown` (after the app's drain, where
     aiohttp's sets `_force_close`, which drops bytes as `close` does) first waits, for its timeout at
     most, for such bodies to end; then it ends every connection as aiohttp does."""
 
     def pre_shutdown() -> None:  # (aiohttp's: `conn.close()` for each connection)
         for conn in server.connections:
-            if still_receiving(conn):
+            if still_receiving(conn) or conn._upgraded:  # (a WebSocket: read on until its 1001)
                 conn.keep_alive(False)
             else:
                 conn.close()

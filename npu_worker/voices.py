@@ -280,13 +280,15 @@ class VoiceLibrary:
         ref_text: str,
         limits: UploadLimits,
         user: Callable[[str], str | None] = lambda wav_path: None,
+        wav: bytes | None = None,
     ) -> str:
         """A request's inline reference audio as a voice named by its content, so the engine's prompt
         cache (keyed by file and transcript) computes its features once however often it is sent.
 
         Only the `inline_keep` most recently used are kept (their transcript's mtime marks the use; the
         wav is left untouched, since its mtime is part of the prompt cache's key), so callers sending new
-        audio every time cannot fill the disk."""
+        audio every time cannot fill the disk. `wav`: `data` already decoded (`upload_wav`), as a speech
+        batch's default audio is once for all its items, whatever transcript each gives."""
         digest = hashlib.sha256(data + b"\0" + ref_text.strip().encode("utf-8")).hexdigest()[:20]
         name = INLINE_PREFIX + digest
         transcript = self.inline_dir / f"{name}.txt"
@@ -294,7 +296,7 @@ class VoiceLibrary:
             with contextlib.suppress(FileNotFoundError):  # else pruned meanwhile: stored again below
                 os.utime(transcript)
                 return name
-        wav = upload_wav(data, limits)
+        wav = upload_wav(data, limits) if wav is None else wav
         with self._changing() as store, self._inline(store, create=True) as inline:
             assert inline is not None  # made if missing
             if inline.holds(f"{name}.wav"):

@@ -28,7 +28,16 @@ from .protocol import (
 
 # /ws writes no file without an output path: its `null` is no default file (`refusals._empty_hint` reads
 # `extra`).
-WsOutputPath = Annotated[str, Meta(min_length=1, pattern=r"\S", extra={"null": "to write no file"})]
+WsOutputPath = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        pattern=r"\S",
+        description="an absolute path under the allowed roots, where the wav is also written; "
+        "null or absent: no file is written (the audio comes over the socket only)",
+        extra={"null": "to write no file"},
+    ),
+]
 
 
 class WsSynth(ParamsBody, kw_only=True, tag_field="type", tag="synth"):

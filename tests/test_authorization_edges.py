@@ -43,3 +43,38 @@ async def test_authorization_given_twice_is_refused(served, second):
 async def test_authorization_twice_on_an_open_path_is_not_read(served):
     answer = await answer_to(served, b"Authorization: a\r\nAuthorization: b\r\n", target=b"/health")
     assert status_lines(answer) == [b"200"], answer
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        b"Authorization: Bearer a\r\nAuthorization: Bearer b\r\n",
+        b"Authorization: Bearer " + TOKEN + b"\r\n",
+    ],
+)
+@pytest.mark.parametrize("target", [b"/jobs", b"/jobs?token=a&token=b"])
+async def test_a_refused_origin_is_told_403_whatever_its_credentials_look_like(served, credentials, target):
+    """Two `Authorization` headers (or `?token=` twice) from a page whose origin is refused were a 400
+    about the header: the origin is decided first, and it is told that alone."""
+    answer = await answer_to(served, b"Origin: http://evil.example\r\n" + credentials, target=target)
+    assert refusal_of(answer) == (403, "OriginNotAllowed", "origin 'http://evil.example' is not allowed")
+
+
+@pytest.mark.parametrize(
+    ("target", "headers", "status"),
+    [
+        (b"/jobs?token=wrong", b"Authorization: Bearer " + TOKEN + b"\r\n", b"401"),
+        (b"/jobs?token=" + TOKEN, b"Authorization: Bearer wrong\r\n", b"401"),
+        (b"/v1/models?token=wrong", b"Authorization: Bearer " + TOKEN + b"\r\n", b"401"),
+        (b"/jobs?token=" + TOKEN, b"Authorization: Bearer " + TOKEN + b"\r\n", b"200"),
+        (b"/jobs?token=" + TOKEN, b"Authorization: Basic YTpi\r\n", b"200"),  # no token of ours
+        (b"/jobs?token=", b"Authorization: Bearer " + TOKEN + b"\r\n", b"200"),  # an empty one is none
+    ],
+)
+async def test_a_wrong_token_anywhere_is_refused_beside_a_right_one(served, target, headers, status):
+    """`?token=wrong` beside a right `Authorization` was a 200 (the header's token was the only one
+    read): every token a request presents must be the worker's."""
+    answer = await answer_to(served, headers, target=target)
+    assert status_lines(answer) == [status], answer
+    if status == b"401":
+        assert refusal_of(answer)[1] == "Unauthorized"

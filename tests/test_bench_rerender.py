@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from npu_worker.bench.report import markdown, rerender, summarize_runs, write_report
 
@@ -31,3 +33,26 @@ def test_a_run_whose_prefix_has_a_dot_is_rerendered_under_its_own_name(tmp_path)
     assert (tmp_path / "run.md").read_text(encoding="utf-8") == first
     second = json.loads((tmp_path / "run.v2.json").read_text(encoding="utf-8"))
     assert (tmp_path / "run.v2.md").read_text(encoding="utf-8") == markdown(second)
+
+
+def test_a_rerender_in_a_folder_others_could_replace_is_refused_as_benchs_run_is(tmp_path):
+    """`bench --out` refuses a folder another user owns or could re-point before its run; a rerender
+    wrote its markdown there all the same (a 0777 folder above: another user's link in its place)."""
+    shared = tmp_path / "shared"
+    runs = shared / "runs"
+    runs.mkdir(parents=True)
+    write_report(report_of("first"), runs / "run")
+    (runs / "run.md").unlink()
+    shared.chmod(0o777)
+    try:
+        command = [sys.executable, "-m", "npu_worker.bench.report", str(runs / "run.json")]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        shared.chmod(0o755)
+    assert done.returncode == 2, done
+    assert done.stderr.startswith(
+        f"cannot rerender {runs / 'run.json'}: {runs}: others can write in {shared}"
+    )
+    assert done.stderr.count("\n") == 1 and "give a folder of your own" in done.stderr, done.stderr
+    assert not (runs / "run.md").exists()
+    assert rerender(runs / "run.json")[0] == runs / "run.md"  # its own folder again: rewritten

@@ -20,16 +20,6 @@ from tests.test_ws_support import connect
             "output_path is empty: send an absolute path under the allowed roots - at `$.output_path`",
         ),
         (
-            "/synth",
-            {"text": "a.", "output_path": "OUT", "ref_wav": ""},
-            "ref_wav is empty: leave it out or send null for the default - at `$.ref_wav`",
-        ),
-        (
-            "/synth",
-            {"text": "a.", "output_path": "OUT", "ref_wav": " \t"},
-            "ref_wav is blank: leave it out or send null for the default - at `$.ref_wav`",
-        ),
-        (
             "/synth_batch",
             {"sections": [{"text": "a."}, {"text": "b.", "output_path": ""}]},
             "output_path is empty: leave it out or send null for the default - at `$.sections[1].output_path`",
@@ -49,15 +39,15 @@ from tests.test_ws_support import connect
             {"sections": [{"text": "a.", "output_path": " \t"}]},
             "output_path is blank: leave it out or send null for the default - at `$.sections[0].output_path`",
         ),
-        (  # was `lang is blank`: "" is empty, as ref_wav's is
-            "/synth",
-            {"text": "a.", "output_path": "OUT", "lang": ""},
-            "lang is empty: leave it out or send null for the default - at `$.lang`",
-        ),
-        (
-            "/synth",
-            {"text": "a.", "output_path": "OUT", "lang": "  "},
-            "lang is blank: leave it out or send null for the default - at `$.lang`",
+        # lang was told `lang is blank` for "": "" is empty, as ref_wav's is
+        *(
+            (
+                "/synth",
+                {"text": "a.", "output_path": "OUT", field: value},
+                f"{field} is {word}: leave it out or send null for the default - at `$.{field}`",
+            )
+            for field in ("ref_wav", "lang")
+            for value, word in (("", "empty"), (" \t", "blank"), ("  ", "blank"))
         ),
     ],
 )

@@ -286,7 +286,7 @@ async def test_a_synth_still_queued_when_the_shutdown_begins_gets_its_answer_at_
         engine.gate.set()
         await drain
     assert answer["status"] == "fail"
-    assert answer["error"] == "QueueFull: the worker is shutting down; send the request again"
+    assert answer["error"] == "QueueFull: the worker is shutting down; send the request again once it is back"
     assert not (tmp_path / "preview.wav").exists()
     status = await (await client.get(f"/jobs/{batch['job_id']}/status")).json()
     assert status["status"] == "running" and status["done"] == 1  # the rest resumes at the next start
@@ -318,5 +318,5 @@ async def test_a_synth_admitted_off_the_loop_across_the_start_of_the_shutdown_ge
     async with asyncio.timeout(seconds(5)):
         answer = await (await synth).json()
     assert answer["status"] == "fail"
-    assert answer["error"] == "QueueFull: the worker is shutting down; send the request again"
+    assert answer["error"] == "QueueFull: the worker is shutting down; send the request again once it is back"
     assert not (tmp_path / "late.wav").exists() and scheduler.admission.live_jobs() == []

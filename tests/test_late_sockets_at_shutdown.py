@@ -22,5 +22,5 @@ async def test_a_socket_opened_after_the_shutdown_closed_the_others_gets_1001_at
     assert (message.type, message.data, message.extra) == (
         aiohttp.WSMsgType.CLOSE,
         aiohttp.WSCloseCode.GOING_AWAY,
-        "the worker is shutting down",
+        "the worker is shutting down; send the request again once it is back",
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 
+from npu_worker import voices
+from npu_worker.openai_compat import speech_batch
 from tests.openai_support import tone_wav
 
 
@@ -96,3 +98,28 @@ async def test_a_default_inline_ref_audio_items_take_with_their_own_words_is_dec
     own = [{"input": "첫 번째.", "voice": "alloy", "language": "ko"}]  # takes no default reference
     status, answer = await batch(client, {"ref_audio": bad, "ref_text": "안녕.", "items": own})
     assert status == 200 and answer["succeeded"] == 1, answer
+
+
+async def test_a_default_inline_ref_audio_is_decoded_once_whatever_transcript_each_item_gives(
+    worker, monkeypatch
+):
+    """A valid default audio that items took with a transcript of their own was decoded again by each
+    (a voice is stored per audio and transcript): 1 + 4 decodes for 4 items. The real decoder runs,
+    counted (the item without a transcript of its own speaks as the defaults: that path too)."""
+    decoded = []
+
+    def counted(real):
+        def decode(data, limits):
+            decoded.append(len(data))
+            return real(data, limits)
+
+        return decode
+
+    for module in (voices, speech_batch):
+        monkeypatch.setattr(module, "upload_wav", counted(module.upload_wav))
+    client = await worker()
+    audio = "data:audio/wav;base64," + base64.b64encode(tone_wav()).decode()
+    items = [{"input": f"{n} 번째.", "ref_text": f"다른 말 {n}."} for n in range(4)] + [{"input": "끝."}]
+    status, answer = await batch(client, {"ref_audio": audio, "ref_text": "안녕.", "items": items})
+    assert status == 200 and answer["succeeded"] == 5, answer
+    assert len(decoded) == 1, decoded

@@ -126,3 +126,19 @@ def test_a_routes_own_header_words_name_only_statuses_it_answers():
                     named = set(re.findall(r"\b[1-5]\d\d\b", header.get("description", "")))
                     found += [f"{method} {path} {status} {name}: {n}" for n in sorted(named - answered)]
     assert found == []
+
+
+def test_every_output_path_says_what_it_takes():
+    """`/ws`'s `output_path` (WsSynth, WsSectionBody) had no description, where /synth's and a batch
+    section's say what they take: a reader of the document could not tell that null writes no file."""
+    schemas = openapi.document()["components"]["schemas"]
+    said = {}
+    for name, schema in schemas.items():
+        field = schema.get("properties", {}).get("output_path")
+        if field is not None and field.get("type") != "null" and "readOnly" not in field:
+            said[name] = field.get("description") or next(
+                (part["description"] for part in field.get("anyOf", []) if "description" in part), None
+            )
+    assert {"WsSynth", "WsSectionBody", "SynthBody"} <= set(said), said
+    assert all(said.values()), said
+    assert "no file" in said["WsSynth"] and said["WsSynth"] == said["WsSectionBody"], said

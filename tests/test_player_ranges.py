@@ -150,3 +150,15 @@ async def test_an_empty_range_alone_is_the_workers_416(worker):
     response = await client.get("/", headers={"Range": ""})
     assert (response.status, response.headers["Content-Range"]) == (416, f"bytes */{len(body)}")
     assert "Content-Type" not in response.headers and response.headers["Accept-Ranges"] == "bytes"
+
+
+@pytest.mark.parametrize("second", ['"another"', "{etag}"])
+async def test_if_range_given_twice_is_the_whole_file_as_range_twice_is(worker, second):
+    """`If-Range` is no list (RFC 9110 §13.1.5): two name no one file, so the whole file, 200, as for
+    two `Range` fields; the first was taken (the file's own tag then `"another"` served the range)."""
+    client = await worker()
+    body, etag = await whole(client)
+    headers = [("Range", "bytes=0-9"), ("If-Range", etag), ("If-Range", second.format(etag=etag))]
+    response = await client.get("/", headers=headers)
+    assert response.status == 200 and "Content-Range" not in response.headers
+    assert await response.read() == body

@@ -8,7 +8,9 @@ import pytest
 from npu_worker.app_keys import SCHEDULER_KEY
 from tests.timing import seconds
 
-SHUTTING_DOWN = "the worker is shutting down"
+# One wording for every shutdown refusal: this 429 said `the worker is shutting down` alone, the drain's
+# `...; send the request again`, an open utterance `...; send the text again once it is back`.
+SHUTTING_DOWN = "the worker is shutting down; send the request again once it is back"
 
 
 @pytest.fixture(params=["local", "redis"])

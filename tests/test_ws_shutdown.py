@@ -72,7 +72,7 @@ async def until_closed(ws: aiohttp.ClientWebSocketResponse, events: list[dict[st
     assert (message.type, message.data, message.extra) == (
         aiohttp.WSMsgType.CLOSE,
         aiohttp.WSCloseCode.GOING_AWAY,
-        "the worker is shutting down",
+        "the worker is shutting down; send the request again once it is back",  # the 429's words
     )
 
 
@@ -120,7 +120,8 @@ async def test_a_shutdown_stops_a_speech_streams_utterance_with_an_error_and_clo
         assert [(e["sentence_index"], e["code"]) for e in refused] == [(1, "QueueFull")]
         error = events[-1]  # the utterance, still open, ends too
         assert (error["type"], error["code"], "sentence_index" in error) == ("error", "QueueFull", False)
-        assert error["message"].startswith("the worker is shutting down; send the text again")
+        # (it said `...; send the text again once it is back`: the one wording now)
+        assert error["message"] == "the worker is shutting down; send the request again once it is back"
         await ws.close()
         message = await idle.receive(timeout=seconds(10))
         assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
@@ -158,7 +159,7 @@ async def test_a_speech_stream_sentence_sent_during_the_drain_is_refused_in_the_
             break
     assert kinds[4] == ["error"], kinds
     words = {e["message"] for events in said.values() for e in events if e["type"] == "error"}
-    assert words == {"the worker is shutting down; send the request again"}, words
+    assert words == {"the worker is shutting down; send the request again once it is back"}, words
 
 
 async def test_a_peer_that_reads_nothing_does_not_stop_the_shutdown_from_closing_the_others(settings):

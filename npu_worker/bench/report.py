@@ -7,10 +7,11 @@ import json
 import math
 import os
 import platform
+import sys
 from pathlib import Path
 from typing import Any
 
-from npu_worker.bench.report_files import write_file
+from npu_worker.bench.report_files import check_ours, write_file
 from npu_worker.bench.stats import summarize
 from npu_worker.cli_progress import printable_json
 from npu_worker.printable import one_line, printable_lines
@@ -267,11 +268,14 @@ def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
 
 
 def rerender(json_path: Path) -> list[Path]:
-    """Rewrite the markdown and PNG of a recorded run from its JSON (after a change of layout)."""
-    report = json.loads(json_path.read_text(encoding="utf-8"))
+    """Rewrite the markdown and PNG of a recorded run from its JSON (after a change of layout), by
+    `bench`'s own rule (`check_ours`: a folder another user owns or could re-point is refused; it was
+    written in, where `bench` refuses it before its run)."""
     prefix = json_path.with_suffix("") if json_path.suffix == ".json" else json_path
     # not with_suffix: `run.v2.json`'s are run.v2.md and .png (it overwrote another run's run.md)
     paths = [Path(f"{prefix}.md"), Path(f"{prefix}.png")]
+    check_ours(prefix, (".md", ".png"))
+    report = json.loads(json_path.read_text(encoding="utf-8"))
     write_file(paths[0], markdown(report).encode("utf-8"))
     if not can_plot():
         print(PLOT_HINT)
@@ -280,8 +284,22 @@ def rerender(json_path: Path) -> list[Path]:
     return paths
 
 
-if __name__ == "__main__":
-    import sys
+def main(names: list[str]) -> int:
+    """`python -m npu_worker.bench.report RUN.json ...`: each run rerendered; one refused (or unreadable)
+    is one line on stderr and exit status 2, as `bench` says it, not a traceback."""
+    status = 0
+    for name in names:
+        try:
+            print(*rerender(Path(name)))
+        except (OSError, ValueError) as exc:
+            where = getattr(exc, "filename", None) or name
+            print(
+                printable_lines(f"cannot rerender {name}: {where}: {getattr(exc, 'strerror', None) or exc}"),
+                file=sys.stderr,
+            )
+            status = 2
+    return status
 
-    for name in sys.argv[1:]:
-        print(*rerender(Path(name)))
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -8,9 +8,12 @@ name: a link there is replaced, not followed."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 from pathlib import Path
+
+from npu_worker.other_writers import replaceable_by_others
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -35,3 +38,14 @@ def someone_elses(path: Path) -> bool:
         return os.lstat(path).st_uid != os.geteuid()
     except FileNotFoundError:
         return False
+
+
+def check_ours(prefix: Path, suffixes: tuple[str, ...]) -> None:
+    """PermissionError where another user owns or could re-point the folder of PREFIX.* (their link
+    to a folder of ours: the reports replaced our files there), or owns one of those files: the rule
+    `bench` checks before its run (`cli.check_writable`), for a rerender too."""
+    if (why := replaceable_by_others(prefix.parent)) is not None:
+        raise PermissionError(errno.EACCES, f"{why}: give a folder of your own", str(prefix.parent))
+    for suffix in suffixes:
+        if someone_elses(path := Path(f"{prefix}{suffix}")):
+            raise PermissionError(errno.EACCES, "belongs to another user: not written over", str(path))

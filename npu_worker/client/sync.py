@@ -7,244 +7,33 @@ request the worker refuses as a whole raises `WorkerHTTPError`.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
-import io
 import os
-import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
 from npu_worker.client.collector import BatchCollector, ProgressCallback
 from npu_worker.client.common import (
     ANSWER_TIMEOUT,
-    BODY_LIMIT,
-    ERROR_BODY_LIMIT,
-    HEAD_CUT,
     LINE_LIMIT,
-    answer_of,
-    answer_too_slow,
-    auth_headers,
     batch_body,
-    check_seconds,
-    encode_body,
-    error_body_of,
     line_too_slow,
-    over_limit,
     parse_line,
-    resolve_base,
-    retry_after_of,
     synth_body,
 )
-from npu_worker.client.errors import AnswerCut, ClientError, NotConnected, TransportError, WorkerHTTPError
+from npu_worker.client.errors import ClientError, TransportError, WorkerHTTPError
 from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
 from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
 from npu_worker.client.steps import Deliver, Follow, Plan, Sleep
-from npu_worker.deadline_thread import WATCHDOG, Armed
+from npu_worker.client.sync_http import Deadline, Http
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """The worker never redirects: a 3xx is its answer (WorkerHTTPError), not a place to go. urllib
-    would follow it to any host with the bearer token, and turn a POST into a GET."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-class _Answer(http.client.HTTPResponse):
-    """A response that keeps its socket, so that a deadline can cut a read (`_Deadline`)."""
-
-    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
-        super().__init__(sock, *args, **kwargs)
-        self.fp = _LastLine(self.fp.detach())  # (the same socket reader, its last line kept)
-        self.socket = sock
-        self.head_ended = False  # its blank line came (http.client also ends a head at the close)
-
-    def begin(self) -> None:
-        """The head, its last line kept (`_LastLine`): http.client reads a head the close cut short
-        as whole, a whole head and no body is no JSON object (WorkerProtocolError, as in aio.py)."""
-        super().begin()
-        self.head_ended = isinstance(self.fp, _LastLine) and self.fp.last in (b"\r\n", b"\n")
-
-
-class _LastLine(io.BufferedReader):
-    """A socket's reader keeping the last line read (http.client reads a head by lines)."""
-
-    last = b""
-
-    def readline(self, limit: int | None = -1) -> bytes:
-        self.last = super().readline(limit)
-        return self.last
-
-
-class _Deadline:
-    """Shuts `sock` down once `seconds` have passed, which ends a read blocked on it: the socket's own
-    timeout bounds each read only, so a peer that sent a byte each second held a read of a head, a
-    line or a body for as long as it liked. `passed` says whether it cut. `sock` may be an `_Answer`,
-    for its socket."""
-
-    def __init__(self, sock: Any, seconds: float) -> None:
-        self.socket = sock.socket if isinstance(sock, _Answer) else sock
-        self.passed = False
-        self.seconds = seconds
-        self.armed: Armed | None = None
-
-    def __enter__(self) -> _Deadline:
-        if self.socket is not None:
-            self.armed = WATCHDOG.arm(self.seconds, self._cut)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.armed is not None:
-            self.armed.cancel()
-
-    def _cut(self) -> None:
-        self.passed = True
-        with contextlib.suppress(OSError):  # the plain socket's shutdown (TLS's would drop its state)
-            socket.socket.shutdown(self.socket, socket.SHUT_RDWR)  # type: ignore[arg-type]
-
-
-def _reading_for(connection: type[http.client.HTTPConnection], timeout: float) -> Any:
-    """`connection` whose socket, once the answer's head is in, waits `timeout` for each read of the
-    body: urllib's one timeout covers the head and the body alike, and the head may be given less."""
-
-    class Reading(connection):  # type: ignore[valid-type,misc]
-        response_class = _Answer
-
-        def getresponse(self) -> http.client.HTTPResponse:
-            # Taken first: once the answer says `Connection: close` (always: urllib asks for it),
-            # getresponse hands the socket to the response and sets `self.sock` to None.
-            sock = self.sock
-            with _Deadline(sock, self.timeout) as deadline:  # the head, whole within the request's timeout
-                try:
-                    response = super().getresponse()
-                except (OSError, http.client.HTTPException):
-                    if not deadline.passed:
-                        raise
-            if deadline.passed:  # cut, or (barely) in: the socket is shut down either way
-                raise TimeoutError(answer_too_slow(self.timeout))
-            if sock is not None:  # the response reads through this socket
-                sock.settimeout(timeout)
-            return response
-
-    return Reading
-
-
-class _HTTPHandler(urllib.request.HTTPHandler):
-    def __init__(self, read_timeout: float) -> None:
-        super().__init__()
-        self.connection = _reading_for(http.client.HTTPConnection, read_timeout)
-
-    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self.connection, req)
-
-
-class _HTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, read_timeout: float) -> None:
-        super().__init__()
-        self.connection = _reading_for(http.client.HTTPSConnection, read_timeout)
-
-    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self.connection, req)
-
-
-class _Http:
-    """One worker address; JSON in, JSON or a streaming response out, errors mapped to our classes.
-
-    `timeout` bounds each wait on the socket; a call the worker answers at once (`at_once`: a
-    re-attach, a poll) waits at most `answer_timeout` for its answer to begin.
-    Proxies from the environment are not used: the worker is a local service and an `http_proxy`
-    meant for the internet must not swallow loopback traffic (aiohttp behaves the same by default).
-    """
-
-    def __init__(
-        self,
-        base: str | None,
-        token: str | None,
-        timeout: float,
-        answer_timeout: float | None = None,
-        timeout_name: str = "timeout",
-    ) -> None:
-        check_seconds(timeout_name, timeout)
-        if answer_timeout is not None:
-            check_seconds("answer_timeout", answer_timeout)
-        self.base = resolve_base(base)
-        self.headers = {"Content-Type": "application/json", **auth_headers(token)}
-        self.timeout = timeout
-        self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
-        handlers = (_HTTPHandler(timeout), _HTTPSHandler(timeout))
-        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect(), *handlers)
-
-    def open(
-        self, method: str, path: str, body: Any = None, at_once: bool = False
-    ) -> http.client.HTTPResponse:
-        data = None if body is None else encode_body(body)
-        request = urllib.request.Request(self.base + path, data=data, method=method, headers=self.headers)
-        try:
-            return self.opener.open(request, timeout=self.answer_timeout if at_once else self.timeout)
-        except urllib.error.HTTPError as exc:
-            try:
-                with _Deadline(exc.fp, self.timeout) as deadline:
-                    raw = exc.read(ERROR_BODY_LIMIT)  # bounded; what came, if it was cut short
-            except (OSError, http.client.HTTPException) as broken:  # reset
-                if not deadline.passed:
-                    raise TransportError(
-                        f"{method} {self.base}{path}: HTTP {exc.code}, then {broken!r}"
-                    ) from None
-            finally:
-                exc.close()
-            if deadline.passed:
-                raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}") from None
-            retry_after = retry_after_of(exc.headers.get("Retry-After"), exc.headers.get("Date"))
-            raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
-            sent = not isinstance(exc, urllib.error.URLError)  # (urllib wraps what failed while sending)
-            error = NotConnected if refused else AnswerCut if sent else TransportError
-            raise error(f"{method} {self.base}{path}: {_failure_said(exc)}") from exc
-
-    def json(
-        self, method: str, path: str, body: Any = None, at_once: bool = False
-    ) -> tuple[int, dict[str, Any]]:
-        response = self.open(method, path, body, at_once)
-        where = f"{method} {self.base}{path}"
-        if not getattr(response, "head_ended", True):  # http.client ends a head at EOF: before any body
-            response.close()
-            raise AnswerCut(f"{where}: {HEAD_CUT}")  # (as aio.py says it, whatever framing the head named)
-        try:
-            with response, _Deadline(response, self.timeout) as deadline:
-                raw = response.read(BODY_LIMIT + 1)
-        except (OSError, http.client.HTTPException) as exc:
-            if not deadline.passed:
-                raise AnswerCut(f"{method} {self.base}{path}: {exc}") from exc
-        if deadline.passed:
-            raise AnswerCut(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}")
-        if len(raw) > BODY_LIMIT:
-            raise over_limit(method, self.base + path)
-        if response.length:  # http.client hands a body cut short of its Content-Length back as whole
-            short = f"the answer ended {response.length} bytes short of its Content-Length"
-            raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
-        return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
-
-
-def _failure_said(exc: BaseException) -> str:
-    """What failed, in words: a status line cut short (`HTTP/1.1 `, then the close) is http.client's
-    BadStatusLine, whose text is that bare line; one that ended its line is a worker's garbage, quoted."""
-    if isinstance(exc, http.client.BadStatusLine) and not isinstance(exc, http.client.RemoteDisconnected):
-        line = str(exc.args[0]) if exc.args else ""
-        if not line.endswith("\n"):
-            return f"{HEAD_CUT} (its status line {line!r})"
-    return str(exc)
-
-
 def health(*, base: str | None = None, token: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
     """GET /health (a 503 while the worker loads raises WorkerHTTPError with the loading body)."""
-    return _Http(base, token, timeout).json("GET", "/health")[1]
+    return Http(base, token, timeout).json("GET", "/health")[1]
 
 
 def synth(
@@ -268,7 +57,7 @@ def synth(
     `on_progress` (if given) gets a `waiting` event (idx -1) before each wait."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
     plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
-    return _run(plan, _Http(base, token, timeout), BatchCollector(on_progress))
+    return _run(plan, Http(base, token, timeout), BatchCollector(on_progress))
 
 
 def cancel_job(
@@ -285,7 +74,7 @@ def cancel_job(
     WorkerHTTPError (404 `JobNotFound`). A worker that answers "not now" with a `Retry-After` (loading
     after a restart) is asked again when it says, up to `wait_limit`, each wait a `waiting` event."""
     plan = cancel_plan(job_id, SUBMIT_DELAY, wait_limit)
-    return _run(plan, _Http(base, token, timeout), BatchCollector(on_progress))
+    return _run(plan, Http(base, token, timeout), BatchCollector(on_progress))
 
 
 def _drain(
@@ -295,7 +84,7 @@ def _drain(
     (a TimeoutError when a line took over `line_timeout` as a whole, as the silence it is)."""
     with response:
         while collector.done is None:
-            with _Deadline(response, line_timeout) as deadline:
+            with Deadline(response, line_timeout) as deadline:
                 try:
                     raw = response.readline(LINE_LIMIT + 1)
                 except _BROKEN as exc:
@@ -318,7 +107,7 @@ def _drain(
     return None
 
 
-def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
+def _run(plan: Plan, http_: Http, collector: BatchCollector) -> dict[str, Any]:
     """Perform the core's steps over urllib until the plan returns its result. A plan given up on (Ctrl-C
     in `npu-worker batch`, a callback's error) is closed here, its generators in order: left to the
     garbage collector, they were closed at the interpreter's exit in any order, and Python printed
@@ -394,7 +183,7 @@ def synth_batch_streaming(
     collector = BatchCollector(on_progress, stall_limit=stall_limit, report_stream_lost=report_stream_lost)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
-    return _run(plan, _Http(base, token, read_timeout, answer_timeout, "read_timeout"), collector)
+    return _run(plan, Http(base, token, read_timeout, answer_timeout, "read_timeout"), collector)
 
 
 def synth_batch_polling(
@@ -428,4 +217,4 @@ def synth_batch_polling(
     collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
-    return _run(plan, _Http(base, token, timeout, answer_timeout), collector)
+    return _run(plan, Http(base, token, timeout, answer_timeout), collector)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from ..access import check_access, loopback_bind
+from ..access import check_origin_and_host, check_token, loopback_bind
 from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
 from ..connection_guard import MAX_HEADER_BYTES, unknown_expect, unspoken_version
 from ..incidents import internal_error
@@ -50,24 +50,25 @@ def error_response(error: BaseException, status: int | None = None) -> web.Respo
 
 
 def check_request_access(request: web.Request) -> None:
-    """The token, browser-origin and Host rules for this request (WorkerError when refused)."""
+    """The browser-origin and Host rules, then the form of the credentials (`Authorization` or
+    `?token=` given twice: 400), then the token, for this request (WorkerError when refused). A refused
+    origin is told 403 whatever it sent: its credentials' form is not its business to learn."""
     if request.match_info.route.name in PUBLIC_ROUTE_NAMES:
         return
     settings = request.app[SETTINGS_KEY]
     open_path = request.path in OPEN_PATHS
-    given = request.headers.getall("Authorization", [])
-    if len(given) > 1 and settings.token and not open_path:  # (the first was taken, as `?token=` twice was)
-        raise BadRequest(f"the Authorization header is given {len(given)} times; give it once")
-    check_access(
-        token=None if open_path else settings.token,
+    check_origin_and_host(
         allowed_origins=settings.allowed_origins,
         origin=request.headers.get("Origin"),
-        authorization=request.headers.get("Authorization"),
-        query_token=query_value(request, "token"),
         host=None if open_path else request.headers.get("Host"),
         loopback=loopback_bind(settings.host),
         token_configured=bool(settings.token),
     )
+    given = request.headers.getall("Authorization", [])
+    if len(given) > 1 and settings.token and not open_path:  # (the first was taken, as `?token=` twice was)
+        raise BadRequest(f"the Authorization header is given {len(given)} times; give it once")
+    query_token = query_value(request, "token")
+    check_token(None if open_path else settings.token, request.headers.get("Authorization"), query_token)
 
 
 async def expect_continue(request: web.Request) -> web.StreamResponse | None:

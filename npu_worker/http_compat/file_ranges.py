@@ -10,6 +10,7 @@ file, 200; aiohttp answered 416), and so is a request for several ranges (`bytes
 server ignore one, and no multipart/byteranges answer is built: aiohttp answered 416, which a caller that
 asks for several, as a media player may, read as a file of no such bytes). One range among empty list
 elements (`bytes=0-1,`: §5.6.1 says they are none) is that range (aiohttp's pattern refused it, 416).
+Two `Range` or two `If-Range` fields are the whole file, 200 (neither is a list).
 Every 416 is shaped as a section's wav's, after the preconditions (304, 412) as aiohttp answers them."""
 
 from __future__ import annotations
@@ -60,10 +61,15 @@ def _unsatisfiable(one: str, size: int) -> bool:
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
     """Whether the one range asked for is to be served: `If-Range` (if any) a strong tag naming this
     file or its `Last-Modified` date (aiohttp's: the mtime rounded up to the second); anything else is
-    not (a weak tag, another date, a value that does not parse)."""
-    if_range = request.headers.get("If-Range")
-    if if_range is None or "Range" not in request.headers:
+    not (a weak tag, another date, a value that does not parse, two `If-Range` fields: it is no list,
+    RFC 9110 §13.1.5, so two name no one file; the first was taken, where two `Range` fields were the
+    whole file)."""
+    given = request.headers.getall("If-Range", [])
+    if not given or "Range" not in request.headers:
         return True
+    if len(given) > 1:
+        return False
+    if_range = given[0]
     if _STRONG_TAG.fullmatch(if_range.strip()):
         return if_range.strip() == f'"{info.st_mtime_ns:x}-{info.st_size:x}"'
     date = request.if_range

@@ -28,6 +28,7 @@ import enum
 import threading
 from collections.abc import Callable
 
+from ..errors import SHUTTING_DOWN_REASON
 from ..protocol import QueueFull
 from .model import Job, Section
 
@@ -76,7 +77,7 @@ class Admission:
         """Count `sections` against the bound, or raise QueueFull; `enqueue` or `release` must follow."""
         with self._lock:
             if self._stopping:
-                raise QueueFull("the worker is shutting down")
+                raise QueueFull(SHUTTING_DOWN_REASON)
             if self._waiting + sections > self.max_queue:
                 raise QueueFull(f"{self._waiting} sections are waiting (bound {self.max_queue})")
             self._waiting += sections

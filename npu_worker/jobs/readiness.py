@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.base import DecoderCalls, EngineInfo
+from ..errors import SHUTTING_DOWN_REASON
 from ..protocol import JobNotFound, Loading, QueueFull, WorkerError
 from .admission import Admission
 from .model import Job, KeptJob
@@ -132,4 +133,4 @@ class Readiness:
         if self.info is None:
             raise self.loading()
         if self.draining:
-            raise QueueFull("the worker is shutting down")
+            raise QueueFull(SHUTTING_DOWN_REASON)

@@ -12,15 +12,17 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from ..errors import SHUTTING_DOWN_REASON
 from ..protocol import QueueFull, SectionError
 
 if TYPE_CHECKING:
     from .scheduler import Scheduler
 
 log = logging.getLogger(__name__)
-# The words of every refusal the shutdown makes of a request it will not run (its QueueFull), one wording
-# whichever route or moment: a speech stream sentence refused as it was sent said less than one ended queued.
-SHUTTING_DOWN_REASON = "the worker is shutting down; send the request again"
+__all__ = [
+    "SHUTTING_DOWN_REASON",
+    "drain",
+]  # (its words, `errors.py`'s, imported from here by the drain's users)
 
 
 async def drain(scheduler: Scheduler, grace: float) -> None:

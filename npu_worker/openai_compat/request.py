@@ -47,6 +47,15 @@ class InlineAudio:
 
 
 @dataclass(frozen=True)
+class DecodedAudio:
+    """Inline audio `data` and its decoded wav (`upload_wav`): a batch's default, decoded once for the
+    items that take it with a transcript of their own (each decoded it again, up to 64 times)."""
+
+    data: bytes
+    wav: bytes
+
+
+@dataclass(frozen=True)
 class SpeechRequest:
     model: str | None
     input: str

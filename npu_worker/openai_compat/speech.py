@@ -59,6 +59,7 @@ from .messages import SpeechAudioDelta, SpeechAudioDone, SpeechError
 from .models_api import check_model
 from .request import (
     DEFAULT_FORMAT,
+    DecodedAudio,
     InlineAudio,
     SpeechRequest,
     parse_speech_request,
@@ -124,11 +125,14 @@ async def named_voice(scheduler: Scheduler, name: str) -> tuple[str | None, str 
 
 
 async def synth_params(
-    app: web.Application, speech: SpeechRequest, gone: Callable[[], Awaitable[object]] | None = None
+    app: web.Application,
+    speech: SpeechRequest,
+    gone: Callable[[], Awaitable[object]] | None = None,
+    decoded: DecodedAudio | None = None,
 ) -> SynthParams:
     """Voice (stored name, espeak language voice) or ref_audio (path or inline) → engine parameters.
     `gone()` ends when the caller has gone: an inline ref_audio waiting for a decode slot waits no more
-    (`DecodeSlots.run`)."""
+    (`DecodeSlots.run`). `decoded`: inline audio decoded already (a batch's default), not decoded again."""
     scheduler = app[SCHEDULER_KEY]
     library = voice_library(scheduler)
     lang, ref_wav, ref_text = speech.language, None, speech.ref_text
@@ -136,6 +140,7 @@ async def synth_params(
         if not ref_text or not ref_text.strip():
             raise with_param(BadRequest("ref_text (the transcript of ref_audio) is required"), "ref_text")
         data = speech.ref_audio.data
+        wav = decoded.wav if decoded is not None and decoded.data == data else None
         try:
             ref_wav = await app[DECODE_SLOTS_KEY].run(  # bounded: a small file can be seconds of CPU
                 library.store_inline,
@@ -143,6 +148,7 @@ async def synth_params(
                 ref_text,
                 upload_limits(app),
                 scheduler.voice_user,
+                wav,
                 holding=len(data),  # (in the body budget while it waits for a slot)
                 gone=gone,
             )
@@ -162,6 +168,7 @@ async def prepare_speech(
     request: web.Request,
     body: bytes | dict[str, Any] | Any,
     gone: Callable[[], Awaitable[object]] | None = None,
+    decoded: DecodedAudio | None = None,
 ) -> tuple[SpeechRequest, AudioFormat, SpeechRun]:
     """Validate everything, then queue the job: every mistake is a 4xx before any byte is sent.
     `gone`: as `synth_params`' (a batch's items have none: `all_unless_hung_up` stops them all at
@@ -171,7 +178,7 @@ async def prepare_speech(
     del body  # (its bytes, up to --max-body-bytes, are not kept while an inline ref_audio waits to decode)
     check_model(scheduler, speech.model)
     fmt = pick_format(speech.response_format, loaded_rate(scheduler))
-    params = await synth_params(request.app, speech, gone)
+    params = await synth_params(request.app, speech, gone, decoded)
     limit = request.app[LIMITS_KEY].max_text_chars
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)

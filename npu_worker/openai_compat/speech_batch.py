@@ -27,7 +27,7 @@ from .core import engine_info
 from .errors import openai_error, openai_errors, with_param
 from .formats import encode_whole
 from .models_api import check_model
-from .request import InlineAudio, SpeechBatchBody, SpeechBody, SpeechRequest, parse_ref_audio
+from .request import DecodedAudio, InlineAudio, SpeechBatchBody, SpeechBody, SpeechRequest, parse_ref_audio
 from .speech import (
     fields_at_fault,
     forget_frames,
@@ -45,14 +45,17 @@ BATCH_MAX_ITEMS = 64  # every item's audio is held until the answer is written: 
 BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars characters
 
 
-async def batch_item(request: web.Request, index: int, items: list[Any]) -> SpeechItem:
+async def batch_item(
+    request: web.Request, index: int, items: list[Any], decoded: DecodedAudio | None = None
+) -> SpeechItem:
     """One item (taken out of `items`, so its inline `ref_audio` leaves memory once decoded): its
     audio base64-encoded, or its error (OpenAI's error object); never raises. An unexpected failure is
-    that item's `InternalError` (logged), never the batch's end with the other items left running."""
+    that item's `InternalError` (logged), never the batch's end with the other items left running.
+    `decoded`: the default inline audio, decoded once for every item that takes it."""
     try:
         if not isinstance(items[index], dict):  # a string item is not a body to read as JSON
             wire.convert(taken(items, index), SpeechBody)  # BadRequest: Expected `object`, got `str`
-        speech, fmt, run = await prepare_speech(request, taken(items, index))
+        speech, fmt, run = await prepare_speech(request, taken(items, index), decoded=decoded)
         del speech  # (its inline ref_audio, decoded: not kept while the item is spoken)
         try:
             chunks = [samples async for samples in run.audio()]
@@ -114,26 +117,31 @@ async def all_unless_hung_up(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def check_defaults(request: web.Request, speech: SpeechRequest) -> None:
+async def check_defaults(
+    request: web.Request, speech: SpeechRequest, decoded: DecodedAudio | None = None
+) -> None:
     """The reference voice and language of the defaults, checked once as a stream's configuration is:
     a default `language` the engine lacks, a `ref_audio` path it refuses or inline audio that does not
     decode is one 400 naming the field, not the same error for every item (each decoding it again)."""
-    params = await synth_params(request.app, speech, lambda: until_caller_gone(request))
+    params = await synth_params(request.app, speech, lambda: until_caller_gone(request), decoded)
     with fields_at_fault(speech, params):
         await request.app[SCHEDULER_KEY].check_params(params)
 
 
-async def check_default_audio(request: web.Request, value: str | None) -> None:
-    """The default inline `ref_audio` decoded once, for items that take it with a transcript or
-    language of their own (`check_defaults` does it where one takes all): InvalidAudio is one 400."""
+async def default_audio(request: web.Request, value: str | None) -> DecodedAudio | None:
+    """The default inline `ref_audio` decoded once, for every item that takes it, whatever transcript
+    or language it gives (each such item decoded it again, up to 64 times, when the transcripts
+    differed: a voice is stored per audio and transcript): InvalidAudio is one 400."""
     audio = parse_ref_audio(value)
-    if isinstance(audio, InlineAudio):
-        limits, data = upload_limits(request.app), audio.data
-        gone = lambda: until_caller_gone(request)  # noqa: E731
-        try:
-            await request.app[DECODE_SLOTS_KEY].run(upload_wav, data, limits, holding=len(data), gone=gone)
-        except InvalidAudio as error:
-            raise with_param(error, "ref_audio") from None
+    if not isinstance(audio, InlineAudio):
+        return None
+    limits, data = upload_limits(request.app), audio.data
+    gone = lambda: until_caller_gone(request)  # noqa: E731
+    try:
+        wav = await request.app[DECODE_SLOTS_KEY].run(upload_wav, data, limits, holding=len(data), gone=gone)
+    except InvalidAudio as error:
+        raise with_param(error, "ref_audio") from None
+    return DecodedAudio(data, wav)
 
 
 @openai_errors
@@ -158,13 +166,14 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
         pick_format(body.response_format, loaded_rate(scheduler))
     if body.voice_is_used():
         await named_voice(scheduler, body.voice_name())
+    decoded = await default_audio(request, body.ref_audio) if body.takes_default_audio() else None
     if body.speaks_as_defaults():
-        await check_defaults(request, body.defaults_request())
-    elif body.takes_default_audio():
-        await check_default_audio(request, body.ref_audio)
+        await check_defaults(request, body.defaults_request(), decoded)
     merged = body.merged_items()
     del body, items  # (each item's fields now only in `merged`, taken out as each item is parsed)
-    results = await all_unless_hung_up(request, [batch_item(request, i, merged) for i in range(len(merged))])
+    made = [batch_item(request, i, merged, decoded) for i in range(len(merged))]
+    results = await all_unless_hung_up(request, made)
+    del decoded, made
     failed = sum(result.status != "success" for result in results)
     answer = SpeechBatchResult(
         results=results, total=len(results), succeeded=len(results) - failed, failed=failed

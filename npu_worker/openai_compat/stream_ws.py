@@ -24,6 +24,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from .. import wire
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
+from ..errors import SHUTTING_DOWN_REASON
 from ..http_compat.metrics import METRICS_KEY
 from ..incidents import internal_error
 from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
@@ -346,9 +347,7 @@ class SpeechStreamSession:
         speaking = self._held > 0 or any(not utterance.task.done() for utterance in self._live)
         await self.close()
         if speaking:
-            await going_away_step(
-                self.send_error(QueueFull("the worker is shutting down; send the text again once it is back"))
-            )
+            await going_away_step(self.send_error(QueueFull(SHUTTING_DOWN_REASON)))
         await close_going_away(self.ws)
 
     async def close(self) -> None:

@@ -13,6 +13,7 @@ from aiohttp import WSCloseCode, web
 
 from ..app_keys import CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from ..config import Settings
+from ..errors import SHUTTING_DOWN_REASON
 from .burst import Burst
 from .masked_frames import MaskedFramesResponse
 from .pong_wait import AckWatch
@@ -137,7 +138,7 @@ LET_GO_SECONDS = 5.0  # ... at most, all told, while it takes some in each UNREA
 SENT_POLL_SECONDS = 0.02  # a refusing close waits for its frame to go out: how often it looks
 SEND_GRACE_HEARTBEATS = 1.5  # a frame's send may wait this many heartbeat intervals for the peer
 GOING_AWAY_SECONDS = 1.0  # at shutdown: what a socket gets to take its request's last events, then its close
-GOING_AWAY_MESSAGE = b"the worker is shutting down"
+GOING_AWAY_MESSAGE = SHUTTING_DOWN_REASON.encode()  # (the 1001 close's reason: 123 bytes at most)
 
 
 def send_grace(settings: Settings) -> float:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..audio import to_pcm16
+from ..errors import SHUTTING_DOWN_REASON
 from ..incidents import internal_error
 from ..jobs.model import AudioChunk, Job, LogEntry
 from ..jobs.subscription import Subscription
@@ -155,9 +156,7 @@ class RequestStream:
         what was made still goes out, then the `error` saying why and the `done`; a pump that has not
         ended within `wait` seconds is stopped."""
         if self._scheduler.cancel(self.job.id):  # else its `done` is on its way: it ended whole
-            self._shutdown_error = QueueFull(
-                "the worker is shutting down; send the request again once it is back"
-            )
+            self._shutdown_error = QueueFull(SHUTTING_DOWN_REASON)
         if self._task is None and not self._finished:  # parked: it reads on in a task, waited on here
             self._subscription.unpark()
             self._read_on_in_task()
