@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -57,6 +58,7 @@ class LoopHandoff:
         self._window_after: float | None = None  # the next drain opens a `later` window this long
         self._last_queued = False  # a stream's last event waits: its drain opens no window
         self._timer: asyncio.TimerHandle | None = None  # the window's, while armed (the loop's thread only)
+        self._due_at = 0.0  # when the open window is due: its first `later` call's time plus `within`
 
     def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
         with self._lock:
@@ -77,6 +79,7 @@ class LoopHandoff:
             if self._scheduled or self._timed:
                 return
             self._timed = True
+            self._due_at = time.monotonic() + within
         if threading.get_ident() == self._loop_thread:
             self._arm(within)
         else:
@@ -114,13 +117,14 @@ class LoopHandoff:
             self._timer = self.loop.call_later(within, self._timer_drain)
 
     def _arm_woken(self, within: float) -> None:
-        """A lane woke the loop to arm a window: when a stream's last event (its `done`) has joined it
-        meanwhile, nothing more is coming to wait for: it is drained now, in this turn, not in the
-        timer's (the loop woken late found the window's chunks, `ok` and `done` all queued in ≈ a
-        quarter of these wake-ups; benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 57). Not from a
+        """A lane woke the loop to arm a window: it is drained now, in this turn, not in the timer's,
+        when a stream's last event (its `done`) has joined it meanwhile (nothing more is coming to wait
+        for) or when the loop took the wake-up `within` or later after the `later` call (the window is
+        due: its timer would have held it `within` more); a loop woken late found one or the other in
+        about half of these wake-ups (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 57). Not from a
         drain's own `_arm`: a nested drain would run what came after the callbacks it has not run yet."""
         with self._lock:
-            ended = self._last_queued and self._timed
+            ended = self._timed and (self._last_queued or time.monotonic() >= self._due_at)
         if ended:
             self._drain()
         else:
@@ -195,6 +199,8 @@ class LoopHandoff:
             if self._last_queued:
                 window, self._last_queued = None, False
             self._scheduled, self._timed = False, window is not None
+            if window is not None:  # (a lane's arm that comes late finds this window's own time)
+                self._due_at = time.monotonic() + window
         stale, self._timer = self._timer, None
         if stale is not None:  # this drain ran what the window held: its timer would find nothing
             stale.cancel()
