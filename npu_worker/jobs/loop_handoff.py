@@ -120,8 +120,8 @@ class LoopHandoff:
         """A lane woke the loop to arm a window: it is drained now, in this turn, not in the timer's,
         when a stream's last event (its `done`) has joined it meanwhile (nothing more is coming to wait
         for) or when the loop took the wake-up `within` or later after the `later` call (the window is
-        due: its timer would have held it `within` more); a loop woken late found one or the other in
-        about half of these wake-ups (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 57). Not from a
+        due: its timer would have held it `within` more); one or the other in 38–52 % of these
+        wake-ups in sequential `/ws` previews (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 57). Not from a
         drain's own `_arm`: a nested drain would run what came after the callbacks it has not run yet."""
         with self._lock:
             ended = self._timed and (self._last_queued or time.monotonic() >= self._due_at)
