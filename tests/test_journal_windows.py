@@ -5,6 +5,8 @@ had their timers fire into an empty drain. Real loops, no mocks; the timers are 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from typing import Any
 
 from npu_worker.jobs.loop_handoff import LoopHandoff
@@ -72,3 +74,43 @@ async def test_a_done_that_joins_an_open_window_waits_in_it_as_before():
     assert ran == []
     await until(lambda: ran == [1, "done"], "the window")
     assert handoff.timers_fired == 1
+
+
+async def test_a_window_a_lane_woke_the_loop_to_arm_is_drained_then_when_its_done_has_joined():
+    """A lane's later chunk woke the loop to arm a window, and the stream's `done` joined it before the
+    loop took that wake-up: nothing more will come, so the arm's turn drains them, in order; the
+    window's timer (one more turn) had run them."""
+    handoff = CountedTimers(asyncio.get_running_loop())
+    ran: list[Any] = []
+    lane = threading.Thread(
+        target=lambda: (
+            handoff.later(ran.append, 1, within=seconds(5)),
+            handoff.soon(ran.append, "done", last=True),
+        )
+    )
+    lane.start()
+    lane.join()  # (the loop is held here: both are queued before it takes the arm's wake-up)
+    for _ in range(3):
+        await asyncio.sleep(0)  # the loop's next turns: the arm's wake-up runs
+    assert ran == [1, "done"]
+    assert handoff.timers_fired == 0
+    handoff.later(ran.append, 2, within=0.01)  # another stream's chunk: a window of its own
+    await until(lambda: len(ran) == 3, "the later chunk")
+    assert ran == [1, "done", 2]
+
+
+async def test_a_window_whose_time_passed_before_the_loop_took_its_arm_is_drained_in_that_turn():
+    """A lane's later chunk woke the loop to arm a window, and the loop took that wake-up only after the
+    window's time had passed (a busy loop): the chunk had waited the window's time again for the timer."""
+    handoff = CountedTimers(asyncio.get_running_loop())
+    window = 0.01
+    ran: list[Any] = []
+    lane = threading.Thread(
+        target=lambda: (handoff.later(ran.append, 1, within=window), time.sleep(window + 0.04))
+    )
+    lane.start()
+    lane.join()  # (the loop is held here past the window's time)
+    for _ in range(3):
+        await asyncio.sleep(0)  # the loop's next turns: the arm's wake-up runs
+    assert ran == [1]
+    assert handoff.timers_fired == 0

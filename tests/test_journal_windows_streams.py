@@ -91,7 +91,7 @@ class ArmHeldBack(LoopHandoff):
         self.timers_fired = 0
 
     def _wake(self, callback: Any, *arguments: Any) -> None:
-        if callback == self._arm:
+        if callback == self._arm_woken:
             self.held.set()
             self.release.wait(seconds(5))
         super()._wake(callback, *arguments)

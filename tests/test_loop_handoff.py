@@ -181,7 +181,7 @@ async def test_then_later_s_drain_opens_the_window_the_later_calls_join_without_
         while len(ran) < 4:
             await asyncio.sleep(0.001)
     assert ran == [1, 2, 3, 4]
-    assert handoff.wakes == ["_drain"]  # the urgent chunk's; no `_arm`, no wake-up for the `ok`
+    assert handoff.wakes == ["_drain"]  # the urgent chunk's; no `_arm_woken`, no wake-up for the `ok`
 
 
 async def test_a_window_nothing_joins_ends_and_the_next_later_call_opens_its_own():
@@ -194,7 +194,7 @@ async def test_a_window_nothing_joins_ends_and_the_next_later_call_opens_its_own
         while len(ran) < 2:
             await asyncio.sleep(0.001)
     assert ran == [1, 2]
-    assert handoff.wakes == ["_drain", "_arm"]
+    assert handoff.wakes == ["_drain", "_arm_woken"]
 
 
 async def test_at_once_runs_now_on_an_idle_loop_and_after_what_was_queued_before_it():

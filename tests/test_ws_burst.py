@@ -313,7 +313,7 @@ async def test_a_preview_s_later_chunks_wait_in_a_window_its_last_urgent_chunk_o
         transcript = await receive_until_done(ws)
     finally:
         await ws.close()
-    assert "_arm" not in wakes, wakes
+    assert "_arm_woken" not in wakes, wakes
     expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
     assert transcript.section_pcm(0) == expected
 

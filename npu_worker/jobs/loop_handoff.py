@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -57,6 +58,7 @@ class LoopHandoff:
         self._window_after: float | None = None  # the next drain opens a `later` window this long
         self._last_queued = False  # a stream's last event waits: its drain opens no window
         self._timer: asyncio.TimerHandle | None = None  # the window's, while armed (the loop's thread only)
+        self._due_at = 0.0  # when the open window is due: its first `later` call's time plus `within`
 
     def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
         with self._lock:
@@ -77,10 +79,11 @@ class LoopHandoff:
             if self._scheduled or self._timed:
                 return
             self._timed = True
+            self._due_at = time.monotonic() + within
         if threading.get_ident() == self._loop_thread:
             self._arm(within)
         else:
-            self._wake(self._arm, within)
+            self._wake(self._arm_woken, within)
 
     def then_later(self, callback: Callable[[Any], None], argument: Any, within: float) -> None:
         """Like a call; the drain that runs it then opens a `later` window of `within` seconds on the
@@ -112,6 +115,20 @@ class LoopHandoff:
             due = self._timed
         if due and self._timer is None:
             self._timer = self.loop.call_later(within, self._timer_drain)
+
+    def _arm_woken(self, within: float) -> None:
+        """A lane woke the loop to arm a window: it is drained now, in this turn, not in the timer's,
+        when a stream's last event (its `done`) has joined it meanwhile (nothing more is coming to wait
+        for) or when the loop took the wake-up `within` or later after the `later` call (the window is
+        due: its timer would have held it `within` more); one or the other in 38–52 % of these
+        wake-ups in sequential `/ws` previews (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 57). Not from a
+        drain's own `_arm`: a nested drain would run what came after the callbacks it has not run yet."""
+        with self._lock:
+            ended = self._timed and (self._last_queued or time.monotonic() >= self._due_at)
+        if ended:
+            self._drain()
+        else:
+            self._arm(within)
 
     def _timer_drain(self) -> None:
         self._timer = None
@@ -182,6 +199,8 @@ class LoopHandoff:
             if self._last_queued:
                 window, self._last_queued = None, False
             self._scheduled, self._timed = False, window is not None
+            if window is not None:  # (a lane's arm that comes late finds this window's own time)
+                self._due_at = time.monotonic() + window
         stale, self._timer = self._timer, None
         if stale is not None:  # this drain ran what the window held: its timer would find nothing
             stale.cancel()
