@@ -179,6 +179,16 @@ def test_a_chains_middle_term_with_a_power_or_an_operator_is_said_the_same(writt
         # korean14's own case: the line before is a statement of its own, closed
         ("if ok:\n0 <= x && x < n", "if ok:\n0 이상 x 그리고 x n 미만"),
         ("if (ok) {\n0 <= x && x < n", "if (ok) {\n0 이상 x 그리고 x n 미만"),
+        # korean15: korean14 read y 0 초과, the indent between the join and the comparison
+        ("if (x > 0 &&\n    y > 0)", "if (x가 0보다 크다 &&\n    y가 0보다 크다)"),
+        (
+            "if (x > 0 &&\n        y > 0 &&\n        z < 1) {",
+            "if (x가 0보다 크다 &&\n        y가 0보다 크다 &&\n        z가 1보다 작다) {",
+        ),
+        ("while (i < n ||\n\tj < m)", "while (i가 n보다 작다 ||\n\tj가 m보다 작다)"),
+        ("if (x > 0 and\n    y > 0):", "if (x가 0보다 크다 and\n    y가 0보다 크다):"),  # korean14: y 0 초과
+        # no keyword's "(" open: a formula's lines, as before
+        ("x > y;\n    y > z", "x y 초과;\n    y z 초과"),
     ],
 )
 def test_a_conditions_next_line_keeps_the_code_voice_while_its_bracket_is_open(

@@ -45,26 +45,6 @@ def test_a_quantified_element_before_a_copula_takes_it(written: str, said: str) 
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        # korean14: y 0 초과, the indent between the join and the comparison
-        ("if (x > 0 &&\n    y > 0)", "if (x가 0보다 크다 &&\n    y가 0보다 크다)"),
-        (
-            "if (x > 0 &&\n        y > 0 &&\n        z < 1) {",
-            "if (x가 0보다 크다 &&\n        y가 0보다 크다 &&\n        z가 1보다 작다) {",
-        ),
-        ("while (i < n ||\n\tj < m)", "while (i가 n보다 작다 ||\n\tj가 m보다 작다)"),
-        ("if (x > 0 and\n    y > 0):", "if (x가 0보다 크다 and\n    y가 0보다 크다):"),  # korean14: y 0 초과
-        # no keyword's "(" open: a formula's lines, as before
-        ("x > y;\n    y > z", "x y 초과;\n    y z 초과"),
-        ("if ok:\n0 <= x && x < n", "if ok:\n0 이상 x 그리고 x n 미만"),
-    ],
-)
-def test_a_condition_wrapped_onto_an_indented_line_keeps_the_code_voice(written: str, said: str) -> None:
-    assert spoken(written) == said
-
-
-@pytest.mark.parametrize(
-    ("written", "said"),
-    [
         ("x ∈ ℝ^{n}", "x in R n"),  # korean14: x in R^{n}, the braces to espeak
         ("x ∈ ℝ^n_+", "x in R n plus"),  # korean14: x in R to the power of n_+
         ("n ∈ ℤ⁺", "n in Z plus"),  # korean14: n in Z⁺
