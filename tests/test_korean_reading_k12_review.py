@@ -22,7 +22,7 @@ from npu_worker.engine.korean_reading import spoken
         ("ℝ을 실수 전체의 집합이라 합니다.", "실수 집합을 실수 전체의 집합이라 합니다."),
         ("정의역은 ℝ이고 치역도 ℝ입니다.", "정의역은 실수 집합이고 치역도 실수 집합입니다."),
         ("A = ∅이면", "A는 공집합이면"),
-        ("ℝ²는 평면입니다.", "ℝ²는 평면입니다."),
+        ("ℝ²는 평면입니다.", "2차원 실수 공간은 평면입니다."),  # korean15: as written (korean16's dimension)
     ],
 )
 def test_a_number_sets_particle_follows_its_name(written: str, said: str) -> None:

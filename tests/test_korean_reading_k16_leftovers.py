@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_worker.engine.korean_reading import spoken
+from npu_worker.engine.korean_reading import spoken, spoken_form
 
 
 @pytest.mark.parametrize(
@@ -30,3 +30,37 @@ def test_an_ions_charge_is_said_as_a_chemistry_lecturer_says_it(written: str, sa
     its size and sign in English words, Ca 투 플러스, Fe 쓰리 플러스, Cl 마이너스. Only a formula of element symbols;
     "A²⁺" (no element A) keeps korean15's power."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean15: as written (espeak spelled the sign's code point, "letter 211D n")
+        ("x ∈ ℝⁿ₊", "x는 n차원 양의 실수 공간의 원소"),
+        ("x ∈ ℝⁿ이면", "x가 n차원 실수 공간의 원소이면"),
+        ("ℝ³와 ℝ²", "3차원 실수 공간과 2차원 실수 공간"),  # the particle in 공간's form
+        ("f: ℝⁿ → ℝ", "f: n차원 실수 공간에서 실수 집합"),
+        ("∀x ∈ ℝⁿ, x > 0", "n차원 실수 공간의 모든 x에 대해, x 0 초과"),
+        ("ℝ^{nm}", "nm차원 실수 공간"),  # korean15: 실수 집합의 나노미터제곱
+        ("x ∈ ℝ^n", "x는 n차원 실수 공간의 원소"),  # korean15: x는 실수 집합의 원소^n
+        ("x ∈ ℝ^{10}", "x는 10차원 실수 공간의 원소"),
+        ("x ∈ ℂⁿ", "x는 n차원 복소수 공간의 원소"),
+        # a set without a dimension, and an exponent of no dimension's form: as before
+        ("x ∈ ℝ₊", "x는 양의 실수 집합의 원소"),
+        ("x ∈ ℝ^n_x", "x는 실수 집합의 원소^n_x"),
+        ("ℝᶜ", "실수 집합ᶜ"),
+    ],
+)
+def test_a_number_sets_dimension_is_said_as_a_space(written: str, said: str) -> None:
+    """A number set with a dimension, "ℝⁿ", "ℝ²", "ℝ^{nm}", is the space of that many dimensions: n차원 실수 공간, as a
+    lecturer names it (lang=en: R n, `english_reading`); its positive half, "ℝⁿ₊", n차원 양의 실수 공간. The dimension
+    is held as superscripts before a power's rule reads it (`korean_sets.dimensions_held`)."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("x ∈ ℝ^{nm}", "x in R n m"), ("x ∈ ℝ^{n}", "x in R n")],  # korean15: x in R^{nm}, the braces to espeak
+)
+def test_lang_en_a_dimension_of_two_letters_in_braces_is_said(written: str, said: str) -> None:
+    assert spoken_form(written, "en") == said

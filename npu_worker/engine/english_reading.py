@@ -55,10 +55,10 @@ _BOUND_FORMS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "
 # ... and the other set and logic signs it left unsaid, "A ∪ B", "∀x": A union B, for all x.
 _NUMBER_SETS = {"ℝ": "R", "ℕ": "N", "ℤ": "Z", "ℚ": "Q", "ℂ": "C"}
 # ... a dimension in braces and a sign's half, "ℝ^{n}", "ℝ^n_+", "ℤ⁺", "ℝ₊" (korean14: R^{n}, R to the power of n_+, Z⁺):
-# R n, R n plus, Z plus, R plus.
+# R n, R n plus, Z plus, R plus; two letters in braces, "ℝ^{nm}" (korean15: as written), R n m.
 _SIGNED_HALF = r"([⁺₊]|_\{?\+\}?(?![\w{]))?"
 NUMBER_SET = re.compile(
-    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([a-z]|\d{1,3})\}|\^([a-z]|\d{1,3})(?:(?=_\{?\+)|(?![\w^{])))?"
+    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([a-z]{1,2}|\d{1,3})\}|\^([a-z]|\d{1,3})(?:(?=_\{?\+)|(?![\w^{])))?"
     + _SIGNED_HALF
 )
 # ... and "⊃", "⊇", "⊊", "∅", which korean14 still left unsaid ("A ⊃ B": A B, "x ∉ ∅": x not in); each word spaced
@@ -101,6 +101,8 @@ def _set_word(match: re.Match[str]) -> str:
 def _number_set(match: re.Match[str]) -> str:
     letter, superscript, braced, caret, signed = match.groups()
     dimension = (superscript or "").translate(_SUPERSCRIPT) or braced or caret
+    if dimension and dimension.isalpha():
+        dimension = " ".join(dimension)  # "ℝ^{nm}" R n m (korean15: R^{nm}, as written)
     said = f"{_NUMBER_SETS[letter]} {dimension}" if dimension else _NUMBER_SETS[letter]
     return f"{said} plus" if signed else said
 
