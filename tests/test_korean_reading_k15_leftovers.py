@@ -70,7 +70,10 @@ def test_lang_en_a_number_sets_dimension_in_braces_and_its_signed_half_are_said(
         # as before
         ("The offset is -0.5 here.", "The offset is 마이너스 0 점 오 here."),
         ("The mass is 2.5 kg today.", "The mass is 2 point 5 kilograms today."),
-        ("It weighs 2.5 kg.", "It weighs 2 점 오 킬로그램."),
+        (
+            "It weighs 2.5 kg.",
+            "It weighs 2 point 5 kilograms.",
+        ),  # korean15: 2 점 오 킬로그램 (korean16's "It")
         ("The value is 0.5 here.", "The value is 0 point 5 here."),
         ("It took 1.8e+03 s in the test.", "It took 1 point 8e plus 03 s in the test."),
     ],
@@ -82,8 +85,8 @@ def test_an_english_sentences_decimal_is_english_only_standing_alone(written: st
     the Korean rules', so is its decimal); "1.8e+03", which the Korean rules do not read as a power of ten, keeps the
     point. A unit after a decimal is English in an English sentence, "2.5 kg" 2 point 5 kilograms; which sentence is
     English is `korean_code.english_sentences`' (two of its small words, or one and a longer word): "It weighs 2.5 kg."
-    has none of them ("It" is no small word of its list: an iterator's "it" in code would make a code line English), so
-    it is a Korean text's, 2 점 오 킬로그램, as before."""
+    had none of them in korean15 (2 점 오 킬로그램); korean16 counts a capitalized "It" (an iterator's "it" in code is
+    lowercase), 2 point 5 kilograms."""
     assert spoken(written) == said
 
 

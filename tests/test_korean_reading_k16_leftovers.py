@@ -64,3 +64,41 @@ def test_a_number_sets_dimension_is_said_as_a_space(written: str, said: str) -> 
 )
 def test_lang_en_a_dimension_of_two_letters_in_braces_is_said(written: str, said: str) -> None:
     assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("It weighs 2.5 kg.", "It weighs 2 point 5 kilograms."),  # korean15: It weighs 2 점 오 킬로그램.
+        ("They weigh 2.5 kg.", "They weigh 2 point 5 kilograms."),
+        # an iterator's "it" in code, and a sentence with Hangul: as before
+        ("for it in items: n = 0", "for it in items: n은 0"),
+        ("It 무게는 2.5 kg.", "It 무게는 2 점 오 킬로그램."),
+    ],
+)
+def test_a_sentence_opened_by_it_is_english(written: str, said: str) -> None:
+    """A capitalized "It" or "They" counts among English's small words: "It weighs 2.5 kg." is an English sentence (one
+    small word and a longer one, closed), its decimal and unit in English."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "for x in xs: total = 0.",
+            "for x in xs: total는 0.",
+        ),  # korean15: for x in xs: total = 0. (English "equals")
+        ("if x in items: found = 1.", "if x in items: found는 1."),  # korean15: found = 1.
+        ("for i in range(10): s = s + i.", "for i in range(10): s는 s 더하기 i."),  # korean15: s = s plus i.
+        # without the period, and a formula's or an English sentence's: as before
+        ("for x in xs: total = 0", "for x in xs: total는 0"),
+        ("total = 0.", "total는 0."),
+        ("x^2 is positive.", "x squared is positive."),
+        ("a = 1 is true.", "a = 1 is true."),
+    ],
+)
+def test_a_code_line_closed_by_a_period_reads_as_code(written: str, said: str) -> None:
+    """A line of code, a block's keyword, its ":" and a statement after it, "for x in xs: total = 0.", is no English
+    sentence for its period: it reads as without it, the formula's voice (k9, k10's "for x in xs: total = 0")."""
+    assert spoken(written) == said
