@@ -50,18 +50,18 @@ def test_a_query_strings_pairs_are_no_chain_of_equalities(written: str, said: st
             "The range is 0 점 일에서 0 점 구 here.",
         ),  # korean14: 0 point 1에서 0 point 9
         # a decimal of its own keeps korean14's English point
-        ("The lr is (0.5) here.", "The lr is (0 point 5) here."),
+        ("The lr is (0.5) here.", "The lr is (zero point five) here."),
         ("Send HTTP/1.1 to the worker.", "Send HTTP 1 point 1 to the worker."),
         (
             "It reads 256 KiB in aiohttp 3.14: over 512 KiB.",
-            "It reads 256 KiB in aiohttp 3 point 1 4: over 512 KiB.",
+            "It reads 256 KiB in aiohttp three point one four: over 512 KiB.",
         ),
         ("The ratio is 3.5:1 here.", "The ratio is 3 점 오 대 1 here."),  # korean14: 3 point 5 대 1
         (
             "It took 0.4 ms at the median: 0.3 ms here.",
-            "It took 0 point 4 milliseconds at the median: 0 point 3 milliseconds here.",
+            "It took zero point four milliseconds at the median: zero point three milliseconds here.",
         ),
-        ("The price rose 3.5 times today.", "The price rose 3 point 5 times today."),
+        ("The price rose 3.5 times today.", "The price rose three point five times today."),
     ],
 )
 def test_an_amount_a_section_or_a_bound_in_an_english_sentence_keeps_its_number_whole(

@@ -69,12 +69,12 @@ def test_lang_en_a_number_sets_dimension_in_braces_and_its_signed_half_are_said(
         ("The rate is 1.5e3 here.", "The rate is 1 점 오 곱하기 10의 3제곱 here."),
         # as before
         ("The offset is -0.5 here.", "The offset is 마이너스 0 점 오 here."),
-        ("The mass is 2.5 kg today.", "The mass is 2 point 5 kilograms today."),
+        ("The mass is 2.5 kg today.", "The mass is two point five kilograms today."),
         (
             "It weighs 2.5 kg.",
-            "It weighs 2 point 5 kilograms.",
+            "It weighs two point five kilograms.",
         ),  # korean15: 2 점 오 킬로그램 (korean16's "It")
-        ("The value is 0.5 here.", "The value is 0 point 5 here."),
+        ("The value is 0.5 here.", "The value is zero point five here."),
         ("It took 1.8e+03 s in the test.", "It took 1 point 8e plus 03 s in the test."),
     ],
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from npu_worker.engine.english_numbers import english_number
 from npu_worker.engine.korean_reading import spoken, spoken_form
 
 
@@ -69,8 +70,8 @@ def test_lang_en_a_dimension_of_two_letters_in_braces_is_said(written: str, said
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("It weighs 2.5 kg.", "It weighs 2 point 5 kilograms."),  # korean15: It weighs 2 점 오 킬로그램.
-        ("They weigh 2.5 kg.", "They weigh 2 point 5 kilograms."),
+        ("It weighs 2.5 kg.", "It weighs two point five kilograms."),  # korean15: It weighs 2 점 오 킬로그램.
+        ("They weigh 2.5 kg.", "They weigh two point five kilograms."),
         # an iterator's "it" in code, and a sentence with Hangul: as before
         ("for it in items: n = 0", "for it in items: n은 0"),
         ("It 무게는 2.5 kg.", "It 무게는 2 점 오 킬로그램."),
@@ -95,10 +96,63 @@ def test_a_sentence_opened_by_it_is_english(written: str, said: str) -> None:
         ("for x in xs: total = 0", "for x in xs: total는 0"),
         ("total = 0.", "total는 0."),
         ("x^2 is positive.", "x squared is positive."),
-        ("a = 1 is true.", "a = 1 is true."),
+        ("a = 1 is true.", "a = one is true."),
     ],
 )
 def test_a_code_line_closed_by_a_period_reads_as_code(written: str, said: str) -> None:
     """A line of code, a block's keyword, its ":" and a statement after it, "for x in xs: total = 0.", is no English
     sentence for its period: it reads as without it, the formula's voice (k9, k10's "for x in xs: total = 0")."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "The battery is 3.7V.",
+            "The battery is three point seven volts.",
+        ),  # korean15: 3 point 7 volts (삼 point 칠)
+        (
+            "The speed is 5 km/h and 3 + 4 = 7.",
+            "The speed is five kilometers per hour and three plus four = seven.",
+        ),
+        ("It ranges 10 - 20% in the test set.", "It ranges ten to twenty percent in the test set."),
+        (
+            "The value of 2^10 is 1024.",
+            "The value of two to the power of ten is 1024.",
+        ),  # a count after "is": Korean's
+        (
+            "In 2024 we grew by 1.25 here.",
+            "In 2024 we grew by one point two five here.",
+        ),  # a year alone: Korean's
+        ("Send HTTP/1.1 to the worker.", "Send HTTP 1 point 1 to the worker."),  # a name's version: as before
+        # a Korean sentence, a bound's number and a mantissa: the Korean rules', as before
+        ("배터리는 3.7V입니다.", "배터리는 3 점 칠 볼트입니다."),
+        ("The rate is 1.5e-3 here.", "The rate is 1 점 오 곱하기 10의 마이너스 3제곱 here."),
+        ("The score is x >= 90 in the test.", "The score is x 90 이상 in the test."),
+    ],
+)
+def test_an_english_sentences_numbers_in_english_forms_are_english_words(written: str, said: str) -> None:
+    """The Korean voice says digits in Korean and an English word in English (espeak-ng's ko voice: "3 point 7 volts"
+    sˈɐm pˈɔɪnt tʃhˈir vˈəʊlts, "three point seven volts" θɹˈiː pˈɔɪnt sˈɛvən vˈəʊlts): an English sentence's numbers
+    in the forms its rules made English, a decimal's "point", a number before a unit's name, beside "plus", "minus",
+    "to", "=" or in a power, are English words (`english_numbers`); a year, a count or a version elsewhere stays the
+    Korean rules' (no English rule reads it, no redesign)."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("digits", "words"),
+    [
+        ("0", "zero"),
+        ("13", "thirteen"),
+        ("21", "twenty-one"),
+        ("105", "one hundred five"),
+        ("2024", "two thousand twenty-four"),
+        ("1000001", "one million one"),
+        ("007", "007"),  # a leading zero: as written
+        ("1234567890", "1234567890"),  # over nine digits: as written
+    ],
+)
+def test_english_number_words(digits: str, words: str) -> None:
+    assert english_number(digits) == words

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from . import english_numbers as numbers
 from . import korean_charges as charges
 from . import korean_ranges as ranges
 from . import korean_units as units
@@ -203,7 +204,8 @@ def signs_in_korean_text(sentence: str) -> str:
     if "⁺" in sentence or "⁻" in sentence:  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
         sentence = charges.CHARGE.sub(charges.charge_in_english, sentence)
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
-    return _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
+    sentence = _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
+    return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
 
 
 def _range_to(match: re.Match[str]) -> str:
