@@ -83,10 +83,10 @@ def test_an_english_sentences_decimal_is_english_only_standing_alone(written: st
     or a name's "/", and not before a sign. A mantissa, "1.5e-3", is a sign's number: the Korean rules say it whole
     (1 점 오 곱하기 10의 마이너스 3제곱), as they say a decimal after a sign, "-0.5" (마이너스 0 점 오: the minus is
     the Korean rules', so is its decimal); "1.8e+03", which the Korean rules do not read as a power of ten, keeps the
-    point. A unit after a decimal is English in an English sentence, "2.5 kg" 2 point 5 kilograms; which sentence is
+    point. A unit after a decimal is English in an English sentence, "2.5 kg" two point five kilograms (korean16: its digits in words); which sentence is
     English is `korean_code.english_sentences`' (two of its small words, or one and a longer word): "It weighs 2.5 kg."
     had none of them in korean15 (2 점 오 킬로그램); korean16 counts a capitalized "It" (an iterator's "it" in code is
-    lowercase), 2 point 5 kilograms."""
+    lowercase), two point five kilograms."""
     assert spoken(written) == said
 
 

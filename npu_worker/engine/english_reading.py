@@ -151,7 +151,8 @@ def _power(match: re.Match[str]) -> str:
 
 # An English sentence inside a Korean text (`korean_reading`), "This is 3 + 4 cm.", "The speed is 5 km/h.": its signs
 # and units were read by the Korean rules, This is 3 더하기 4 센티미터., 시속 5킬로미터, Korean words in an English
-# sentence. Here in English words, before those rules run (they read no English word); its numbers are still theirs.
+# sentence. Here in English words, before those rules run (they read no English word); its numbers in these English
+# forms in English words too (`english_numbers`), others still theirs.
 _UNIT_NAMES = {
     "V": "volts", "kV": "kilovolts", "mV": "millivolts", "A": "amperes", "mA": "milliamperes", "W": "watts",
     "kW": "kilowatts", "MW": "megawatts", "Wh": "watt-hours", "kWh": "kilowatt-hours", "mAh": "milliampere-hours",

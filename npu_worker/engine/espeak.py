@@ -152,7 +152,7 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # charge unsaid); in an English sentence and lang=en, "O²⁻" O two minus (not O two, the sign unsaid); a number set's
 # dimension, "x ∈ ℝⁿ", "ℝ^{nm}", "ℝⁿ₊" x는 n차원 실수 공간의 원소, nm차원 실수 공간, n차원 양의 실수 공간 (not as written, espeak
 # spelling the sign's code point, nor 실수 집합의 나노미터제곱); lang=en "ℝ^{nm}" R n m (not R^{nm}).
-# "It weighs 2.5 kg." It weighs 2 point 5 kilograms (not 2 점 오 킬로그램, a Korean text's); "for x in xs: total = 0."
+# "It weighs 2.5 kg." It weighs two point five kilograms (not 2 점 오 킬로그램, a Korean text's); "for x in xs: total = 0."
 # total는 0. (not English, "=" espeak's "equals"); an English sentence's numbers in its English forms, "The battery is 3.7V."
 # three point seven volts (not 3 point 7, which the Korean voice said 삼 point 칠).
 AUDIO_REVISION = 22

@@ -40,7 +40,7 @@ _HANGUL = re.compile("[가-힣]")
 # Not "a" alone nor a word after a digit: a formula's letter, "a = 3, b = 2a", "a = 1 in R" (k9 left them to espeak's
 # English, "a equals 3"): a는 3, b는 2a. "is", and "for" after a word, "x + 1 for the interval" (not code's "for x in xs:").
 # ... and a sentence's "It", "They", capitalized, "It weighs 2.5 kg." (korean15: none of them, a Korean text's 2 점 오
-# 킬로그램): It weighs 2 point 5 kilograms.; an iterator's "it" in code is no small word.
+# 킬로그램): It weighs two point five kilograms.; an iterator's "it" in code is no small word.
 _ENGLISH_WORDS = re.compile(
     r"(?<![A-Za-z_.\d])(?:[Tt]he|[Aa]n|[Aa]re|[Ww]as|[Ww]ere|[Bb]e|[Oo]f|[Tt]o|[Ii]n|[Oo]n|[Aa]t|[Bb]y|[Ww]ith|[Tt]his"
     r"|[Tt]hat|[Hh]ere|[Tt]here|[Ww]here|[Ww]hich|[Ww]e|[Yy]ou|[Uu]se|[Uu]sing|[Ww]rite|[Mm]eans|[Dd]eclares?|[Ss]ets?"
