@@ -22,7 +22,6 @@ from npu_worker.engine.korean_reading import spoken
         ("ℝ을 실수 전체의 집합이라 합니다.", "실수 집합을 실수 전체의 집합이라 합니다."),
         ("정의역은 ℝ이고 치역도 ℝ입니다.", "정의역은 실수 집합이고 치역도 실수 집합입니다."),
         ("A = ∅이면", "A는 공집합이면"),
-        ("ℝ²는 평면입니다.", "2차원 실수 공간은 평면입니다."),  # korean15: as written (korean16's dimension)
     ],
 )
 def test_a_number_sets_particle_follows_its_name(written: str, said: str) -> None:
@@ -106,12 +105,12 @@ def test_a_set_read_on_leaves_the_sign(written: str, said: str) -> None:
         # ... while a difference is a minus, and a Korean sentence's range as before
         ("The answer is 3 - 1.", "The answer is three minus one."),
         ("The loss is 5 - 3 dB here.", "The loss is five minus three decibels here."),
+        ("2024 - 2025 기간", "2024에서 2025 기간"),
+        ("1 - 2 mm 간격", "1에서 2 밀리미터 간격"),
         (
             "The gap was 2024 - 2020 = 4 years.",
             "The gap was two thousand twenty-four minus two thousand twenty = four years.",
         ),
-        ("2024 - 2025 기간", "2024에서 2025 기간"),
-        ("1 - 2 mm 간격", "1에서 2 밀리미터 간격"),
     ],
 )
 def test_an_english_sentences_range_is_said_to(written: str, said: str) -> None:

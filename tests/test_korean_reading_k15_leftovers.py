@@ -98,7 +98,6 @@ def test_an_english_sentences_decimal_is_english_only_standing_alone(written: st
         ("ℤ⁺는 무한집합이다.", "양의 정수 집합은 무한집합이다."),  # korean14: 정수 집합⁺는
         # as before
         ("x ∈ ℝ", "x는 실수 집합의 원소"),
-        ("ℝⁿ", "n차원 실수 공간"),  # korean15: as written (korean16's dimension)
     ],
 )
 def test_a_number_sets_positive_half_is_said(written: str, said: str) -> None:

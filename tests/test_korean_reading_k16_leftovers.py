@@ -38,6 +38,8 @@ def test_an_ions_charge_is_said_as_a_chemistry_lecturer_says_it(written: str, sa
     [
         # korean15: as written (espeak spelled the sign's code point, "letter 211D n")
         ("x ∈ ℝⁿ₊", "x는 n차원 양의 실수 공간의 원소"),
+        ("ℝⁿ", "n차원 실수 공간"),  # k15's case
+        ("ℝ²는 평면입니다.", "2차원 실수 공간은 평면입니다."),  # k12's case, its particle in 공간's form
         ("x ∈ ℝⁿ이면", "x가 n차원 실수 공간의 원소이면"),
         ("ℝ³와 ℝ²", "3차원 실수 공간과 2차원 실수 공간"),  # the particle in 공간's form
         ("f: ℝⁿ → ℝ", "f: n차원 실수 공간에서 실수 집합"),
