@@ -82,7 +82,7 @@ def test_a_power_of_the_denominator_is_said_under_the_fraction(written: str, sai
         ),  # E는 mc의 2제곱 is …: "=" said in Korean (k11: its power in English too)
         (
             "f(x) = x + 1 for the interval",
-            "f(x) = x plus 1 for the interval",
+            "f(x) = x plus one for the interval",
         ),  # f(x)는 …; k12: "+" in English
         (
             "E = mc^2 is the equation. 그리고 x = 3입니다.",

@@ -58,7 +58,7 @@ def test_a_subject_noun_names_a_bounded_letter(written: str, said: str) -> None:
         ("E = mc^2 is the equation.", "E = m c squared is the equation."),  # E = mc의 2제곱 is the equation.
         ("E = mc² is the equation.", "E = m c squared is the equation."),  # E = mc의 2제곱 is …
         ("In this case x^2 is the square.", "In this case x squared is the square."),  # x의 2제곱
-        ("The value of 2^10 is 1024.", "The value of 2 to the power of 10 is 1024."),  # 2의 10제곱
+        ("The value of 2^10 is 1024.", "The value of two to the power of ten is 1024."),  # 2의 10제곱
         ("The area is 5 m^2 here.", "The area is 5 square meters here."),  # 5 미터^2: the power unsaid
         ("E = mc^2 입니다.", "E는 mc의 2제곱 입니다."),  # a Korean sentence's: as before
         ("x^2 = 4", "x의 2제곱은 4"),  # a formula alone: as before
@@ -114,7 +114,7 @@ def test_a_bound_by_a_numbers_product_with_a_bracket_is_said_after_it(written: s
         ("x**-1", "x의 마이너스 1제곱"),  # x -1
         ("a**b", "a의 b제곱"),  # a b
         ("x**2 + y**2 ≤ 1이면", "x의 2제곱 더하기 y의 2제곱 1 이하이면"),  # as "x^2 + y^2 ≤ 1이면"
-        ("The result is 2**10 here.", "The result is 2 to the power of 10 here."),  # an English sentence's
+        ("The result is 2**10 here.", "The result is two to the power of ten here."),  # an English sentence's
         ("**전압**과 *저항*", "전압과 저항"),  # emphasis: as before
         ("값은 **2**입니다", "값은 2입니다"),  # as before
         ("my**var", "my var"),  # a longer word: as before

@@ -119,22 +119,22 @@ def test_a_bound_by_a_bracket_goes_on_after_it(written: str, said: str) -> None:
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("This is 3 + 4 cm.", "This is 3 plus 4 centimeters."),  # This is 3 더하기 4 센티미터.
+        ("This is 3 + 4 cm.", "This is three plus four centimeters."),  # This is 3 더하기 4 센티미터.
         (
             "The speed is 5 km/h and 3 + 4 = 7.",
-            "The speed is 5 kilometers per hour and 3 plus 4 = 7.",
+            "The speed is five kilometers per hour and three plus four = seven.",
         ),  # 시속 5킬로미터 and 3 더하기 4
-        ("The loss is 5 - 3 dB here.", "The loss is 5 minus 3 decibels here."),  # 5 빼기 3 데시벨
+        ("The loss is 5 - 3 dB here.", "The loss is five minus three decibels here."),  # 5 빼기 3 데시벨
         (
             "It runs at 2 GHz with 8 GB of memory.",
-            "It runs at 2 gigahertz with 8 gigabytes of memory.",
+            "It runs at two gigahertz with eight gigabytes of memory.",
         ),  # 기가헤르츠
-        ("It is 1 m in the room.", "It is 1 meter in the room."),  # 1 미터
+        ("It is 1 m in the room.", "It is one meter in the room."),  # 1 미터
         (
             "The temperature is 25°C in the room.",
-            "The temperature is 25 degrees Celsius in the room.",
+            "The temperature is twenty-five degrees Celsius in the room.",
         ),  # 25도
-        ("The battery is at 50% now.", "The battery is at 50 percent now."),  # 50 퍼센트
+        ("The battery is at 50% now.", "The battery is at fifty percent now."),  # 50 퍼센트
         ("전압은 3 + 4V입니다.", "전압은 3 더하기 4 볼트입니다."),  # a Korean sentence: as before
         ("Add 5 kg + 3 kg.", "Add 5 킬로그램 플러스 3 킬로그램."),  # not found English (one word): as before
     ],

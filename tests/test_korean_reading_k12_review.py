@@ -22,7 +22,6 @@ from npu_worker.engine.korean_reading import spoken
         ("ℝ을 실수 전체의 집합이라 합니다.", "실수 집합을 실수 전체의 집합이라 합니다."),
         ("정의역은 ℝ이고 치역도 ℝ입니다.", "정의역은 실수 집합이고 치역도 실수 집합입니다."),
         ("A = ∅이면", "A는 공집합이면"),
-        ("ℝ²는 평면입니다.", "ℝ²는 평면입니다."),
     ],
 )
 def test_a_number_sets_particle_follows_its_name(written: str, said: str) -> None:
@@ -63,12 +62,12 @@ def test_a_quantifiers_about_is_said_once(written: str, said: str) -> None:
     ("written", "said"),
     [
         # One of a unit in an English sentence: korean12 read 1 kilometers per hour, 1 meters per second
-        ("The speed is 1 km/h today.", "The speed is 1 kilometer per hour today."),
-        ("The speed is 1 m/s today.", "The speed is 1 meter per second today."),
+        ("The speed is 1 km/h today.", "The speed is one kilometer per hour today."),
+        ("The speed is 1 m/s today.", "The speed is one meter per second today."),
         # ... while the others as korean12
-        ("The speed is 2 km/h today.", "The speed is 2 kilometers per hour today."),
-        ("The oven is at 1 °C now.", "The oven is at 1 degree Celsius now."),
-        ("The rate is 1 Hz and 1 % today.", "The rate is 1 hertz and 1 percent today."),
+        ("The speed is 2 km/h today.", "The speed is two kilometers per hour today."),
+        ("The oven is at 1 °C now.", "The oven is at one degree Celsius now."),
+        ("The rate is 1 Hz and 1 % today.", "The rate is one hertz and one percent today."),
     ],
 )
 def test_one_of_an_english_unit_is_singular(written: str, said: str) -> None:
@@ -97,18 +96,21 @@ def test_a_set_read_on_leaves_the_sign(written: str, said: str) -> None:
     ("written", "said"),
     [
         # A spaced hyphen an English sentence's range: korean12 read a minus (2024 minus 2025; before it 2024에서 2025)
-        ("In 2024 - 2025 we grew.", "In 2024 to 2025 we grew."),
+        ("In 2024 - 2025 we grew.", "In two thousand twenty-four to two thousand twenty-five we grew."),
         (
             "Use a 1 - 2 mm gap in the part.",
-            "Use a 1 to 2 millimeters gap in the part.",
+            "Use a one to two millimeters gap in the part.",
         ),  # 1 minus 2 millimeters
-        ("It ranges 10 - 20% in the test set.", "It ranges 10 to 20 percent in the test set."),
+        ("It ranges 10 - 20% in the test set.", "It ranges ten to twenty percent in the test set."),
         # ... while a difference is a minus, and a Korean sentence's range as before
-        ("The answer is 3 - 1.", "The answer is 3 minus 1."),
-        ("The loss is 5 - 3 dB here.", "The loss is 5 minus 3 decibels here."),
-        ("The gap was 2024 - 2020 = 4 years.", "The gap was 2024 minus 2020 = 4 years."),
+        ("The answer is 3 - 1.", "The answer is three minus one."),
+        ("The loss is 5 - 3 dB here.", "The loss is five minus three decibels here."),
         ("2024 - 2025 기간", "2024에서 2025 기간"),
         ("1 - 2 mm 간격", "1에서 2 밀리미터 간격"),
+        (
+            "The gap was 2024 - 2020 = 4 years.",
+            "The gap was two thousand twenty-four minus two thousand twenty = four years.",
+        ),
     ],
 )
 def test_an_english_sentences_range_is_said_to(written: str, said: str) -> None:
@@ -146,8 +148,8 @@ def test_a_quantifier_over_an_interval_says_its_bounds_first(written: str, said:
         ("Week 2 - Linear regression in the lab.", "Week 2 - Linear regression in the lab."),
         ("Lecture 5 - Sets and logic in the course.", "Lecture 5 - Sets and logic in the course."),
         # ... while a minus between a formula's terms is said, as korean12
-        ("The answer is 3 - 1.", "The answer is 3 minus 1."),
-        ("Set it to x - 1 in the code.", "Set it to x minus 1 in the code."),
+        ("The answer is 3 - 1.", "The answer is three minus one."),
+        ("Set it to x - 1 in the code.", "Set it to x minus one in the code."),
         ("Use (a + b) - c in the end.", "Use (a plus b) minus c in the end."),
     ],
 )
@@ -163,8 +165,8 @@ def test_a_titles_dash_in_an_english_sentence_is_no_minus(written: str, said: st
         ("The answer is in Appendix 2 A of the book.", "The answer is in Appendix 2 A of the book."),
         ("We use the Model 4 J in the lab.", "We use the Model 4 J in the lab."),
         # ... while glued to it, and the other units spaced, as korean12 (and the Korean rules: "2 A" a letter, "2A" 암페어)
-        ("The current is 2A in the test.", "The current is 2 amperes in the test."),
-        ("It is at 5 V in the test.", "It is at 5 volts in the test."),
+        ("The current is 2A in the test.", "The current is two amperes in the test."),
+        ("It is at 5 V in the test.", "It is at five volts in the test."),
     ],
 )
 def test_a_letter_apart_from_its_number_is_no_unit(written: str, said: str) -> None:

@@ -12,10 +12,10 @@ from npu_worker.engine.korean_reading import spoken
     ("written", "said"),
     [
         # An "h" between a formula's operators is a variable in an English sentence too (k12: 2 hours plus 1)
-        ("This is 2h + 1 in the formula.", "This is 2h plus 1 in the formula."),
+        ("This is 2h + 1 in the formula.", "This is 2h plus one in the formula."),
         ("We compute f(x + 2h) here.", "We compute f(x plus 2h) here."),
         # ... and hours elsewhere, as k12
-        ("The trip took 2h, then we rested.", "The trip took 2 hours, then we rested."),
+        ("The trip took 2h, then we rested.", "The trip took two hours, then we rested."),
         ("2h + 1은 홀수입니다.", "2h 더하기 1은 홀수입니다."),
     ],
 )

@@ -82,13 +82,13 @@ def test_english_text_says_its_set_signs(written: str, said: str) -> None:
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("The battery is 3.7V.", "The battery is 3 point 7 volts."),  # k13: 3 점 칠 volts
-        ("The value of pi is 3.14 here.", "The value of pi is 3 point 1 4 here."),  # k13: 3 점 일사
-        ("This is 0.5 + 1.25 cm.", "This is 0 point 5 plus 1 point 2 5 centimeters."),
+        ("The battery is 3.7V.", "The battery is three point seven volts."),  # k13: 3 점 칠 volts
+        ("The value of pi is 3.14 here.", "The value of pi is three point one four here."),  # k13: 3 점 일사
+        ("This is 0.5 + 1.25 cm.", "This is zero point five plus one point two five centimeters."),
         # the Korean sentence beside it keeps the Korean reading, and a dotted chain its 점, as before
         (
             "배터리는 3.7V입니다. The battery is 3.7V.",
-            "배터리는 3 점 칠 볼트입니다. The battery is 3 point 7 volts.",
+            "배터리는 3 점 칠 볼트입니다. The battery is three point seven volts.",
         ),
         ("Use version 2.10.1 in the lab.", "Use version 2 점 10 점 1 in the lab."),
     ],
@@ -105,7 +105,7 @@ def test_an_english_sentence_says_its_decimal_point_in_english(written: str, sai
             "f(x) = x^2 is continuous!",
             "f(x) = x squared is continuous!",
         ),  # k13: f(x)는 x의 2제곱 is continuous!
-        ("a = 1 is true.", "a = 1 is true."),  # k13: a는 1 is true.
+        ("a = 1 is true.", "a = one is true."),  # k13: a는 1 is true.
         ("a = 1 is true", "a는 1 is true"),  # k10's: no sentence mark, a formula's note: Korean, as before
         ("x = 3 for all x", "x는 3 for all x"),  # k10's, as before
         ("x^2 is positive", "x의 2제곱 is positive"),  # no sentence mark: Korean, as before

@@ -50,18 +50,18 @@ def test_a_query_strings_pairs_are_no_chain_of_equalities(written: str, said: st
             "The range is 0 점 일에서 0 점 구 here.",
         ),  # korean14: 0 point 1에서 0 point 9
         # a decimal of its own keeps korean14's English point
-        ("The lr is (0.5) here.", "The lr is (0 point 5) here."),
+        ("The lr is (0.5) here.", "The lr is (zero point five) here."),
         ("Send HTTP/1.1 to the worker.", "Send HTTP 1 point 1 to the worker."),
         (
             "It reads 256 KiB in aiohttp 3.14: over 512 KiB.",
-            "It reads 256 KiB in aiohttp 3 point 1 4: over 512 KiB.",
+            "It reads 256 KiB in aiohttp three point one four: over 512 KiB.",
         ),
         ("The ratio is 3.5:1 here.", "The ratio is 3 점 오 대 1 here."),  # korean14: 3 point 5 대 1
         (
             "It took 0.4 ms at the median: 0.3 ms here.",
-            "It took 0 point 4 milliseconds at the median: 0 point 3 milliseconds here.",
+            "It took zero point four milliseconds at the median: zero point three milliseconds here.",
         ),
-        ("The price rose 3.5 times today.", "The price rose 3 point 5 times today."),
+        ("The price rose 3.5 times today.", "The price rose three point five times today."),
     ],
 )
 def test_an_amount_a_section_or_a_bound_in_an_english_sentence_keeps_its_number_whole(
@@ -179,6 +179,16 @@ def test_a_chains_middle_term_with_a_power_or_an_operator_is_said_the_same(writt
         # korean14's own case: the line before is a statement of its own, closed
         ("if ok:\n0 <= x && x < n", "if ok:\n0 이상 x 그리고 x n 미만"),
         ("if (ok) {\n0 <= x && x < n", "if (ok) {\n0 이상 x 그리고 x n 미만"),
+        # korean15: korean14 read y 0 초과, the indent between the join and the comparison
+        ("if (x > 0 &&\n    y > 0)", "if (x가 0보다 크다 &&\n    y가 0보다 크다)"),
+        (
+            "if (x > 0 &&\n        y > 0 &&\n        z < 1) {",
+            "if (x가 0보다 크다 &&\n        y가 0보다 크다 &&\n        z가 1보다 작다) {",
+        ),
+        ("while (i < n ||\n\tj < m)", "while (i가 n보다 작다 ||\n\tj가 m보다 작다)"),
+        ("if (x > 0 and\n    y > 0):", "if (x가 0보다 크다 and\n    y가 0보다 크다):"),  # korean14: y 0 초과
+        # no keyword's "(" open: a formula's lines, as before
+        ("x > y;\n    y > z", "x y 초과;\n    y z 초과"),
     ],
 )
 def test_a_conditions_next_line_keeps_the_code_voice_while_its_bracket_is_open(

@@ -115,9 +115,9 @@ def test_a_hostile_text_is_read_in_bounded_time(pattern: str) -> None:
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("Use let x = 3; here.", "Use let x = 3; here."),  # Use let x에 3을 대입; here.
-        ("In JavaScript, let x = 3; declares x.", "In JavaScript, let x = 3; declares x."),  # let x는 3;
-        ("Set x = 5 first.", "Set x = 5 first."),  # Set x는 5 first.
+        ("Use let x = 3; here.", "Use let x = three; here."),  # Use let x에 3을 대입; here.
+        ("In JavaScript, let x = 3; declares x.", "In JavaScript, let x = three; declares x."),  # let x는 3;
+        ("Set x = 5 first.", "Set x = five first."),  # Set x는 5 first.
     ],
 )
 def test_an_english_sentences_code_and_equals_are_left_to_espeak(written: str, said: str) -> None:

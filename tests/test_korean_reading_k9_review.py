@@ -42,8 +42,8 @@ def test_a_length_word_elsewhere_in_the_sentence_leaves_the_absolute_value(writt
         ("a = 3, b = 2a", "a는 3, b는 2a"),  # a = 3, b = 2a: left to espeak, "a equals 3"
         ("a = 1 in R", "a는 1 in R"),  # a = 1 in R
         ("u = a to b", "u는 a to b"),  # u = a to b
-        ("Set x = 5 first.", "Set x = 5 first."),  # an English sentence: as korean9
-        ("x = 3 in a loop here.", "x = 3 in a loop here."),
+        ("Set x = 5 first.", "Set x = five first."),  # an English sentence: as korean9
+        ("x = 3 in a loop here.", "x = three in a loop here."),
     ],
 )
 def test_a_formulas_letter_a_is_no_english_article(written: str, said: str) -> None:

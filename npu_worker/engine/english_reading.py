@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from . import english_numbers as numbers
+from . import korean_charges as charges
 from . import korean_ranges as ranges
 from . import korean_units as units
 
@@ -54,10 +56,10 @@ _BOUND_FORMS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "
 # ... and the other set and logic signs it left unsaid, "A ∪ B", "∀x": A union B, for all x.
 _NUMBER_SETS = {"ℝ": "R", "ℕ": "N", "ℤ": "Z", "ℚ": "Q", "ℂ": "C"}
 # ... a dimension in braces and a sign's half, "ℝ^{n}", "ℝ^n_+", "ℤ⁺", "ℝ₊" (korean14: R^{n}, R to the power of n_+, Z⁺):
-# R n, R n plus, Z plus, R plus.
+# R n, R n plus, Z plus, R plus; two letters in braces, "ℝ^{nm}" (korean15: as written), R n m.
 _SIGNED_HALF = r"([⁺₊]|_\{?\+\}?(?![\w{]))?"
 NUMBER_SET = re.compile(
-    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([a-z]|\d{1,3})\}|\^([a-z]|\d{1,3})(?:(?=_\{?\+)|(?![\w^{])))?"
+    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([a-z]{1,2}|\d{1,3})\}|\^([a-z]|\d{1,3})(?:(?=_\{?\+)|(?![\w^{])))?"
     + _SIGNED_HALF
 )
 # ... and "⊃", "⊇", "⊊", "∅", which korean14 still left unsaid ("A ⊃ B": A B, "x ∉ ∅": x not in); each word spaced
@@ -78,6 +80,8 @@ def spoken(text: str) -> str:
     if "ᶜ" in text:
         text = COMPLEMENT.sub(" complement", text)
     text = NUMBER_SET.sub(_number_set, text)
+    if "⁺" in text or "⁻" in text:  # an ion's charge, "Ca²⁺" (korean15: unsaid): Ca two plus
+        text = charges.CHARGE.sub(charges.charge_in_english, text)
     return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
 
 
@@ -98,6 +102,8 @@ def _set_word(match: re.Match[str]) -> str:
 def _number_set(match: re.Match[str]) -> str:
     letter, superscript, braced, caret, signed = match.groups()
     dimension = (superscript or "").translate(_SUPERSCRIPT) or braced or caret
+    if dimension and dimension.isalpha():
+        dimension = " ".join(dimension)  # "ℝ^{nm}" R n m (korean15: R^{nm}, as written)
     said = f"{_NUMBER_SETS[letter]} {dimension}" if dimension else _NUMBER_SETS[letter]
     return f"{said} plus" if signed else said
 
@@ -145,7 +151,8 @@ def _power(match: re.Match[str]) -> str:
 
 # An English sentence inside a Korean text (`korean_reading`), "This is 3 + 4 cm.", "The speed is 5 km/h.": its signs
 # and units were read by the Korean rules, This is 3 더하기 4 센티미터., 시속 5킬로미터, Korean words in an English
-# sentence. Here in English words, before those rules run (they read no English word); its numbers are still theirs.
+# sentence. Here in English words, before those rules run (they read no English word); its numbers in these English
+# forms in English words too (`english_numbers`), others still theirs.
 _UNIT_NAMES = {
     "V": "volts", "kV": "kilovolts", "mV": "millivolts", "A": "amperes", "mA": "milliamperes", "W": "watts",
     "kW": "kilowatts", "MW": "megawatts", "Wh": "watt-hours", "kWh": "kilowatt-hours", "mAh": "milliampere-hours",
@@ -195,8 +202,11 @@ def signs_in_korean_text(sentence: str) -> str:
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
     sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
+    if "⁺" in sentence or "⁻" in sentence:  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
+        sentence = charges.CHARGE.sub(charges.charge_in_english, sentence)
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
-    return _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
+    sentence = _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
+    return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
 
 
 def _range_to(match: re.Match[str]) -> str:

@@ -148,7 +148,14 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # y가 0보다 크다 (not y 0 초과, an indented line's); lang=en "ℝ^n_+", "ℤ⁺" R n plus, Z plus (not R to the power of n_+, Z);
 # an English sentence's "1.5e-3" 1 점 오 곱하기 10의 마이너스 3제곱 (not 1 point 5 곱하기 …); "x ∈ ℤ⁺이면" x가 양의 정수
 # 집합의 원소이면 (not x는 정수 집합의 원소⁺이면).
-AUDIO_REVISION = 21
+# 22: stop 57's leftovers (korean16): an ion's charge, "Ca²⁺ 이온", "Na⁺" Ca 투 플러스 이온, Na 플러스 (not Ca의 2제곱⁺, the
+# charge unsaid); in an English sentence and lang=en, "O²⁻" O two minus (not O two, the sign unsaid); a number set's
+# dimension, "x ∈ ℝⁿ", "ℝ^{nm}", "ℝⁿ₊" x는 n차원 실수 공간의 원소, nm차원 실수 공간, n차원 양의 실수 공간 (not as written, espeak
+# spelling the sign's code point, nor 실수 집합의 나노미터제곱); lang=en "ℝ^{nm}" R n m (not R^{nm}).
+# "It weighs 2.5 kg." It weighs two point five kilograms (not 2 점 오 킬로그램, a Korean text's); "for x in xs: total = 0."
+# total는 0. (not English, "=" espeak's "equals"); an English sentence's numbers in its English forms, "The battery is 3.7V."
+# three point seven volts (not 3 point 7, which the Korean voice said 삼 point 칠).
+AUDIO_REVISION = 22
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

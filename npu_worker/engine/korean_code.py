@@ -39,10 +39,12 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 _HANGUL = re.compile("[가-힣]")
 # Not "a" alone nor a word after a digit: a formula's letter, "a = 3, b = 2a", "a = 1 in R" (k9 left them to espeak's
 # English, "a equals 3"): a는 3, b는 2a. "is", and "for" after a word, "x + 1 for the interval" (not code's "for x in xs:").
+# ... and a sentence's "It", "They", capitalized, "It weighs 2.5 kg." (korean15: none of them, a Korean text's 2 점 오
+# 킬로그램): It weighs two point five kilograms.; an iterator's "it" in code is no small word.
 _ENGLISH_WORDS = re.compile(
     r"(?<![A-Za-z_.\d])(?:[Tt]he|[Aa]n|[Aa]re|[Ww]as|[Ww]ere|[Bb]e|[Oo]f|[Tt]o|[Ii]n|[Oo]n|[Aa]t|[Bb]y|[Ww]ith|[Tt]his"
     r"|[Tt]hat|[Hh]ere|[Tt]here|[Ww]here|[Ww]hich|[Ww]e|[Yy]ou|[Uu]se|[Uu]sing|[Ww]rite|[Mm]eans|[Dd]eclares?|[Ss]ets?"
-    r"|[Ff]irst|[Nn]ow|is|(?<=[\w)] )for)(?![\w(.])"
+    r"|[Ff]irst|[Nn]ow|is|(?<=[\w)] )for|It|They)(?![\w(.])"
 )
 
 
@@ -67,6 +69,13 @@ _LONGER_WORD = re.compile(
 )
 
 
+# ... but not a line of code a period closes, "for x in xs: total = 0." (korean15: English, its "=" espeak's "equals",
+# while without the period it is code's, total는 0): a block's keyword, its ":" and a statement after it on the line.
+_CODE_BLOCK_LINE = re.compile(
+    r"\s*(?:for|if|elif|while|with|def|else|try|except)(?![\w])[^\n:]{0,80}:[ \t]*\S"
+)
+
+
 def _is_english(sentence: str, stop: re.Match[str] | None) -> bool:
     small = len(_ENGLISH_WORDS.findall(sentence, 0, 4000))
     closed = stop is not None and stop.group() != "\n"
@@ -74,6 +83,7 @@ def _is_english(sentence: str, stop: re.Match[str] | None) -> bool:
         small == 1
         and closed
         and any(not _ENGLISH_WORDS.fullmatch(word) for word in _LONGER_WORD.findall(sentence, 0, 4000))
+        and not _CODE_BLOCK_LINE.match(sentence)
     )
 
 

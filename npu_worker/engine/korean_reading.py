@@ -14,6 +14,7 @@ Each part has its module: `korean_numerals` (decimals, native numbers before cou
 `korean_bracket_bounds` (a bound by a bracket's product),
 `korean_absolute` (absolute values), `korean_code` (code's assignments),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
+`korean_charges` (an ion's charge),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
 (arrows, "≠", "©"), `korean_sets` (set and logic signs), their copulas' forms `korean_copulas`, their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
 minus, units before Greek letters), a web address's path held out of them, a Korean IME's full-width signs
@@ -35,6 +36,7 @@ from . import korean_absolute as absolute
 from . import korean_arrows as arrows
 from . import korean_bracket_bounds as bracket_bounds
 from . import korean_chains as chains
+from . import korean_charges as charges
 from . import korean_code as code
 from . import korean_code_comparisons as code_comparisons
 from . import korean_dates as dates
@@ -116,7 +118,7 @@ def spoken(text: str) -> str:
 _HELD_EQUALS = "\ufdd0"
 _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
 # ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
-_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ+\d]")  # what `_english_held` reads in an English sentence
+_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\d]")  # what `_english_held` reads in an English sentence
 
 
 def _english_held(text: str) -> str:
@@ -139,6 +141,7 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
 # pattern): a text without one skips the group, a search for one in place of its passes' (`_numbers_spoken`).
 _DIGIT = re.compile(r"\d")
 _BOUND_SIGN = re.compile("[<>≤≥]")  # what the bounds between variables need
+_NUMBER_SET_SIGN = re.compile("[ℝℕℤℚℂ]")
 _SET_SIGN = re.compile("[∈∉⊂⊆⊊⊄⊈⊃⊇∪∩∖∧∨∀∃ℝℕℤℚℂ∅]")  # what `korean_sets` reads
 
 
@@ -147,12 +150,16 @@ def _numbers_spoken(text: str) -> str:
         text = text.translate(_WIDE_SIGNS)
     # "x^{2}" as "x^2", before any rule reads the exponent's "-" or letter
     text = formulas.BRACED_EXPONENT.sub(template(r"^\1"), text)
+    if _NUMBER_SET_SIGN.search(text):
+        text = sets.dimensions_held(text)  # "ℝ^{nm}", "ℝⁿ₊" before a power reads the dimension
     text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
     text = text.translate(_OTHER_BOUND_SIGNS)
     if "‹" in text or "›" in text:
         text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
+    if "⁺" in text or "⁻" in text:
+        text = charges.CHARGE.sub(charges.charge, text)  # "Ca²⁺" before its "²" is a power
     written = text  # as the writer put its signs, for `chains.subject_of_statement`
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"

@@ -16,7 +16,9 @@ from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
-_ONE = rf"(?:[A-Za-z](?![A-Za-z])|[ℝℕℤℚℂ][⁺₊]?)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
+# A number set's dimension, held as superscripts by `dimensions_held` ("ℝ^{nm}": ℝⁿᵐ).
+_DIMENSION = "[⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ]{1,3}"
+_ONE = rf"(?:[A-Za-z](?![A-Za-z])|[ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
 _NUMBER_SETS = {
     "ℝ": "실수 집합",
     "ℕ": "자연수 집합",
@@ -28,7 +30,19 @@ _NUMBER_SETS = {
 # "ℝⁿ", "ℝ^2" (spaces), "∅10" (a diameter): left. The particle after it in its name's form, "ℝ로", "∅는" (k12 read
 # 실수 집합로, 공집합는: the particle written for the sign).
 # ... its positive half, "ℤ⁺", "ℝ₊" (korean14: 정수 집합⁺, the sign to espeak): 양의 정수 집합, 양의 실수 집합.
-_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ][⁺₊]?(?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
+# ... and a space of its dimension, "ℝⁿ", "ℝ²", "ℝ^{nm}", "x ∈ ℝ^n", "ℝⁿ₊" (korean15: as written, espeak spelled the
+# sign's code point, "letter 211D n"; 실수 집합의 나노미터제곱, x는 실수 집합의 원소^n): n차원 실수 공간, 2차원 실수 공간,
+# nm차원 실수 공간, x는 n차원 실수 공간의 원소, n차원 양의 실수 공간, as a lecturer names it. Held before the powers read
+# its exponent (`dimensions_held`): a letter or two (not "c", a complement's), up to three digits, in braces or not,
+# and a positive half after it, "ℝ^n_+"; "ℝ^{n+1}", "ℝ^{m×n}", "ℝ^n_x" left as before.
+DIMENSION = re.compile(
+    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([abd-z]{1,2}|\d{1,3})\}|\^([abd-z]|\d{1,3}))"
+    r"([⁺₊]|_\{?\+\}?)?(?![A-Za-z\d_^{⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ⁺₊])"
+)
+_HELD_DIMENSION = str.maketrans("0123456789abdeghjklmnoprstuvwxyz¹²³", "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ¹²³")
+_SAID_DIMENSION = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ", "0123456789abdeghjklmnoprstuvwxyz")
+_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?(?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
+_SET_AT_END = re.compile(f"[ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?$")
 _OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
 # "A ∪ B", "A∩B", "(A ∪ B)ᶜ", "p ∧ q": between two sets, propositions or brackets.
 _OPERATION = re.compile(r"(?<=[\w)′'ᶜ]) ?([∪∩∖∧∨]) ?(?=[\w(¬])")
@@ -121,10 +135,29 @@ def _on_a_code_line(match: re.Match[str]) -> bool:
     )
 
 
+def dimensions_held(text: str) -> str:
+    """`text` with a number set's dimension as superscripts, "ℝ^{nm}" ℝⁿᵐ, "ℝ^n_+" ℝⁿ₊: no power's rule reads them."""
+    return DIMENSION.sub(_dimension_held, text)
+
+
+def _dimension_held(match: re.Match[str]) -> str:
+    letter, superscript, braced, caret, half = match.groups()
+    return letter + (superscript or braced or caret).translate(_HELD_DIMENSION) + ("₊" if half else "")
+
+
 def _number_set(match: re.Match[str]) -> str:
-    name = ("양의 " if len(match.group(1)) > 1 else "") + _NUMBER_SETS[match.group(1)[0]]
+    name = _set_name(match.group(1))
     particle = match.group(2)
     return name + particle_after(name, particle) if particle else name
+
+
+def _set_name(written: str) -> str:
+    """ "ℝ" 실수 집합, "ℝ₊" 양의 실수 집합, "ℝⁿ" n차원 실수 공간, "ℝⁿ₊" n차원 양의 실수 공간."""
+    positive = "양의 " if written[-1] in "⁺₊" else ""
+    dimension = written[1:].rstrip("⁺₊").translate(_SAID_DIMENSION)
+    if not dimension:
+        return positive + _NUMBER_SETS[written[0]]
+    return f"{dimension}차원 {positive}{_NUMBER_SETS[written[0]].removesuffix('집합')}공간"
 
 
 def negations_spoken(text: str) -> str:
@@ -244,4 +277,5 @@ def _final(before: str) -> str | None:
     digit = _SUBSCRIPT_DIGIT.search(before)
     if digit:
         return final_sound(ENGLISH_DIGITS[ord(digit.group()) - ord("₀")])
-    return final_sound(_NUMBER_SETS.get(before[-1:], before))  # "ℝ" 실수 집합
+    number_set = _SET_AT_END.search(before)
+    return final_sound(_set_name(number_set.group()) if number_set else before)  # "ℝ" 실수 집합

@@ -75,7 +75,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 24: stop 55's leftovers (korean12): set and logic signs said, "x ∈ A" x는 A의 원소, and the rest the espeak engine's
 # revision 20 lists.
 # 25: stop 56's leftovers (korean14): the espeak engine's revision 21 lists them.
-AUDIO_REVISION = 25
+# 26: stop 57's leftovers (korean16): an ion's charge, "Ca²⁺" Ca 투 플러스, and the rest the espeak engine's revision 22
+# lists.
+AUDIO_REVISION = 26
 
 
 def audio_settings(

@@ -1,0 +1,77 @@
+"""An English sentence's numbers in a Korean text in English words (`english_reading.signs_in_korean_text`).
+
+The Korean voice says digits in Korean and English words in English: "The battery is 3.7V." was read 3 point 7 volts,
+which it said 삼 point 칠 volts, two languages in one number. The forms the English rules have made English, a
+decimal's "point", a number before a unit's name, the terms of "plus", "minus", "to": three point seven volts, five
+kilometers per hour, three plus four. Other numbers, a year alone, a count, a version, a time, stay the Korean rules'
+(no English rule reads them; "In 2024 we grew." 2024 as the Korean voice says it).
+"""
+
+from __future__ import annotations
+
+import re
+
+_DIGIT_NAMES = "zero one two three four five six seven eight nine".split()
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_GROUPS = ((1_000_000, "million"), (1_000, "thousand"))
+
+# A decimal said with "point", "3 point 1 4"; a number before the name of a unit, or beside "plus", "minus", "to",
+# "=" (not a bound's "<=", ">="), a power's "10 to the power of 3", "5 squared": each a number of its own, not glued to
+# a letter, a "/", a "." or a ",".
+_UNIT_WORDS = (
+    r"(?:volt|kilovolt|millivolt|ampere|milliampere|watt|kilowatt|megawatt|watt-hour|kilowatt-hour|milliampere-hour"
+    r"|hertz|kilohertz|megahertz|gigahertz|kilometer|meter|centimeter|millimeter|nanometer|kilogram|gram|milligram"
+    r"|liter|milliliter|millisecond|minute|hour|kilobyte|megabyte|gigabyte|terabyte|decibel|ohm|kilohm|pascal"
+    r"|kilopascal|joule|kilojoule|degree|percent)"
+)
+SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d{1,9}) point ((?:\d ){0,14}\d)(?![\w.,])")
+_NUMBER_ALONE = r"(\d{1,9})(?![\w.,:/%°])"
+SAID_INTEGER = re.compile(
+    rf"(?<![\w./,:$€£¥₩§#-]){_NUMBER_ALONE}(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed))"
+    rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )){_NUMBER_ALONE}"
+)
+
+
+def numbers_said(sentence: str) -> str:
+    """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
+    sentence = SAID_DECIMAL.sub(_decimal, sentence)
+    return SAID_INTEGER.sub(lambda m: english_number(m.group(1) or m.group(2)), sentence)
+
+
+def _decimal(match: re.Match[str]) -> str:
+    whole, fraction = match.groups()
+    said = english_number(whole)
+    if said == whole:
+        return match.group()
+    return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}"
+
+
+def english_number(digits: str) -> str:
+    """A whole number of up to nine digits, "125", in English words, one hundred twenty-five; a longer one, or one with
+    a leading zero ("007"), as written."""
+    if not digits.isdigit() or len(digits) > 9 or (len(digits) > 1 and digits[0] == "0"):
+        return digits
+    number = int(digits)
+    if number == 0:
+        return "zero"
+    words = []
+    for size, name in _GROUPS:
+        if number >= size:
+            words += [_below_thousand(number // size), name]
+            number %= size
+    if number:
+        words.append(_below_thousand(number))
+    return " ".join(words)
+
+
+def _below_thousand(number: int) -> str:
+    hundreds, rest = divmod(number, 100)
+    words = [f"{_DIGIT_NAMES[hundreds]} hundred"] if hundreds else []
+    if rest >= 20:
+        words.append(_TENS[rest // 10] + (f"-{_DIGIT_NAMES[rest % 10]}" if rest % 10 else ""))
+    elif rest >= 10:
+        words.append(_TEENS[rest - 10])
+    elif rest:
+        words.append(_DIGIT_NAMES[rest])
+    return " ".join(words)

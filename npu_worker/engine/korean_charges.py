@@ -1,0 +1,54 @@
+"""An ion's charge, "Ca²⁺", "Fe³⁺", "Cl⁻", "SO₄²⁻", said as a Korean chemistry lecturer says it (`korean_reading`).
+
+The superscript digit after a chemical symbol is the charge's size, not a power: "Ca²⁺" was Ca의 2제곱⁺ (a square, the
+sign to espeak, unsaid), "Na⁺" Na⁺. A lecturer says the size and the sign in English words, Ca 투 플러스, Na 플러스,
+O 투 마이너스, as for "Fe³⁺" 철 쓰리 플러스. Only a formula of element symbols is an ion: a power "x²", "A²", a set's half
+"ℤ⁺" and a variable's "x⁺" are left to their rules. An English sentence's, "The Ca²⁺ ion is small.", in English words
+(Ca two plus: Ca 투 플러스 would be Korean words in it), `english_reading`'s.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_formulas import PARTICLE, particle_after
+from .korean_words import ENGLISH_DIGITS
+
+_ELEMENTS = frozenset(
+    "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr Rb Sr Y Zr"
+    " Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir"
+    " Pt Au Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm Bk Cf Es Fm Md No Lr".split()
+)
+# A formula of up to four symbols, each with its subscript count ("SO₄", "NH₄", "HCO₃"), then the charge: a size of
+# one superscript digit (none for one) and its sign, no letter, digit or superscript glued after it; a particle after it
+# in the form 플러스 and 마이너스 take ("Ca²⁺은": 플러스는).
+CHARGE = re.compile(
+    r"(?<![A-Za-z\d₀-₉])((?:[A-Z][a-z]?[₀-₉]{0,2}){1,4})([¹²³⁴⁵⁶⁷]?)([⁺⁻])"
+    rf"(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])(?:{PARTICLE})?"
+)
+_SYMBOL = re.compile(r"[A-Z][a-z]?")
+_SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
+_ENGLISH_SIZES = ["", "one", "two", "three", "four", "five", "six", "seven"]
+
+
+def _is_ion(formula: str) -> bool:
+    return all(symbol in _ELEMENTS for symbol in _SYMBOL.findall(formula))
+
+
+def charge(match: re.Match[str]) -> str:
+    """ "Ca²⁺" as Ca 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
+    formula, size, sign, particle = match.groups()
+    if not _is_ion(formula):
+        return match.group()
+    said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
+    word = "플러스" if sign == "⁺" else "마이너스"
+    return f"{formula} {said}{word}{particle_after(word, particle) if particle else ''}"
+
+
+def charge_in_english(match: re.Match[str]) -> str:
+    """ "Ca²⁺" as Ca two plus, in an English sentence; a particle, none there, as written."""
+    formula, size, sign, particle = match.groups()
+    if not _is_ion(formula) or particle:
+        return match.group()
+    said = f"{_ENGLISH_SIZES[int(size.translate(_SIZES))]} " if size else ""
+    return f"{formula} {said}{'plus' if sign == '⁺' else 'minus'}"
