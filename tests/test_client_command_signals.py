@@ -124,6 +124,44 @@ def test_a_stop_as_synth_returns_keeps_its_status(tmp_path, base, signame):
     assert wav.exists()
 
 
+STOPS = [("SIGTERM", "terminated"), ("SIGHUP", "hung up"), ("SIGINT", "interrupted")]
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_a_stop_as_synth_prints_its_finished_result_keeps_the_works_status(tmp_path, base, signame, word):
+    """The wav made: it said `terminated` (`hung up`, `interrupted`) and 143 (129, 130), as if the work
+    had not been done, where a supervisor's stop then leaves the work's status and says what was made."""
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_CALLING, "print_result", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    whole_or_absent(wav)
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS[:2])
+def test_a_stop_as_batch_prints_its_finished_result_keeps_the_works_status(tmp_path, base, signame, word):
+    lecture = tmp_path / "short.json"
+    lecture.write_text(json.dumps({"lang": "ko", "sections": [{"text": "가."}, {"text": "나."}]}))
+    out = tmp_path / "out"
+    done = client(
+        SIGNALLED_CALLING,
+        "print_result",
+        signame,
+        "batch",
+        str(lecture),
+        "--out-dir",
+        str(out),
+        "--base",
+        base,
+    )
+    said = f"npu-worker batch: {word} as it printed its result; the work was done: 2/2 sections ok, their wavs in {out}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
+
+
 @pytest.mark.allow_blocking
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_stop_as_serve_returns_its_refusal_keeps_its_status(tmp_path, signame):
