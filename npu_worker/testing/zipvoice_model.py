@@ -49,7 +49,7 @@ import onnx
 
 from npu_worker.audio import wav_bytes
 from npu_worker.files import write_atomic
-from npu_worker.leftovers import PART_SUFFIX
+from npu_worker.leftovers import PART_SUFFIX, remove_all_parts
 from npu_worker.other_writers import shared_with_others
 from npu_worker.testing import _vocos
 from npu_worker.testing import _zipvoice_nets as nets
@@ -331,6 +331,7 @@ def build_model_dir(
     shared = shared_with_others(out)  # after: someone may have made it first, in a shared folder
     if shared is not None:  # a local user could plant links at the names written below
         raise PermissionError(f"{out}: {shared}; use a folder only this user can change")
+    remove_all_parts(out)  # those a build killed mid-write (`kill -9`) left: ours, the folder checked
     write_whole(out / SYNTHETIC_STAMP, json.dumps({"finished": False}).encode() + b"\n")
     tokens = token_list()
     write_tokens(out / "tokens.txt", tokens)
