@@ -23,14 +23,15 @@ def console_script(hook: str, sighup: str = "SIG_DFL", end: str = "sys.exit(main
 
 
 # SIGNAL sent by the process to itself the moment it imports MODULE.
-SIGNALLED_IMPORTING = console_script("""
+IMPORTING_HOOK = """
 module, signame, sent = sys.argv.pop(1), sys.argv.pop(1), []
 def hook(event, args):
     if event == "import" and args[0] == module and not sent:
         sent.append(True)
         os.kill(os.getpid(), getattr(signal, signame))
 sys.addaudithook(hook)
-""")
+"""
+SIGNALLED_IMPORTING = console_script(IMPORTING_HOOK)
 
 # SIGNAL sent by the process to itself the moment FUNCTION is first called (for a command's handler:
 # once the command line's own handlers are put back).
