@@ -9,7 +9,8 @@ its job, if one was queued) or its result could not be written to stdout (a full
 stderr, with where the wavs are; a stderr that fails only stops the progress lines), 130 interrupted (Ctrl-C): `batch`
 cancels its job first (the sections done keep their wavs; waiting while the worker says `Loading`), `synth` hangs up, which stops its synthesis;
 143 terminated (SIGTERM), 129 hung up (SIGHUP, unless ignored: `nohup`), each as for Ctrl-C (`cli.main`
-raises them in the command as `StartTerminated`).
+raises them in the command as `StartTerminated`); a stop while a finished job's result is printed leaves
+the work's status, with a line saying so (`print_finished`).
 """
 
 from __future__ import annotations
@@ -196,17 +197,28 @@ def run_synth(args: argparse.Namespace) -> int:
         return EXIT_SECTIONS_FAILED
     figures = (number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
     duration, elapsed, rtf = figures
+    line = (
+        f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
+        f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
+    )
+    made = f"the wav is {body.get('wav_path')}"
+    return EXIT_OK if print_finished("synth", printable(line), made) else EXIT_REQUEST_FAILED
+
+
+def print_finished(command: str, result: str, made: str) -> bool:
+    """A finished job's `result` on stdout; False, said with what was `made`, if it cannot be written.
+    A stop meanwhile is said with what was made, and the work's exit status stands: it was 143 (129,
+    130) and `terminated`, as if the work on disk had not been done."""
     try:
-        print_result(
-            printable(
-                f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
-                f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
-            )
-        )
+        print_result(result)
     except OSError as exc:
-        say(f"npu-worker synth: {unwritten(exc)}; the wav is {body.get('wav_path')}")
-        return EXIT_REQUEST_FAILED
-    return EXIT_OK
+        say(f"npu-worker {command}: {unwritten(exc)}; {made}")
+        return False
+    except KeyboardInterrupt as stop:
+        say(
+            f"npu-worker {command}: {stopped_as(stop)[0]} as it printed its result; the work was done: {made}"
+        )
+    return True
 
 
 def answer_cut(output: str) -> str:
@@ -369,15 +381,13 @@ def run_batch(args: argparse.Namespace) -> int:
             word, status = stopped_as(stop)
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return status
-    try:
-        if args.json:
-            print_result(printable_json(result))
-        else:
-            print_result(printable(summary(result, time.monotonic() - started, out_dir)))
-    except OSError as exc:  # the wavs are made; the caller has no result to read
-        total = result["total"] if isinstance(result.get("total"), int) else len(sections)
-        made = f"{result['ok_count']}/{total} sections ok, their wavs in {out_dir}"
-        say(f"npu-worker batch: {unwritten(exc)}; {made}")
+    total = result["total"] if isinstance(result.get("total"), int) else len(sections)
+    made = f"{result.get('ok_count')}/{total} sections ok, their wavs in {out_dir}"
+    if args.json:
+        text = printable_json(result)
+    else:
+        text = printable(summary(result, time.monotonic() - started, out_dir))
+    if not print_finished("batch", text, made):  # the wavs are made; the caller has no result to read
         return EXIT_REQUEST_FAILED
     if (result.get("done") or {}).get("cancelled"):
         say(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 import wave
 from collections.abc import Iterator
@@ -18,58 +17,17 @@ from pathlib import Path
 import pytest
 
 from tests.serve_process import ServeProcess
+from tests.signal_scripts import (
+    ROOT,
+    SIGNALLED_CALLING,
+    SIGNALLED_CALLING_UNDER_NOHUP,
+    SIGNALLED_RENAMING,
+    SIGNALLED_RETURNING,
+    run_script,
+)
 from tests.timing import seconds
 
-ROOT = Path(__file__).resolve().parents[1]
 TEXT = "가나다라마바사 아자차카타파하. " * 20  # a synthesis that lasts while the signal comes
-
-# SIGNAL sent by the process to itself the moment FUNCTION is first called; ignored first with
-# `ignore` (as under nohup), else its default (as from a terminal, also when CI runs under nohup).
-SIGNALLED_CALLING = """
-import os, signal, sys
-function, signame, hup = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
-signal.signal(signal.SIGHUP, signal.SIG_IGN if hup == "ignore" else signal.SIG_DFL)
-def hook(frame, event, arg):
-    if event == "call" and frame.f_code.co_name == function:
-        sys.setprofile(None)
-        os.kill(os.getpid(), getattr(signal, signame))
-sys.setprofile(hook)
-from npu_worker.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
-
-# SIGNAL sent once FUNCTION has returned (the command's handler: its work over), at the first line run
-# in the frame it returned to or the first call made, whichever comes first.
-SIGNALLED_RETURNING = """
-import os, signal, sys
-signal.signal(signal.SIGHUP, signal.SIG_DFL)
-function, signame, sent = sys.argv.pop(1), sys.argv.pop(1), []
-def send(*ignored):
-    if not sent:
-        sent.append(True)
-        sys.settrace(None)
-        sys.setprofile(None)
-        os.kill(os.getpid(), getattr(signal, signame))
-def after(frame, event, arg):
-    if event == "line":
-        send()
-    return after
-def called(frame, event, arg):
-    if event in ("call", "c_call"):
-        send()
-def hook(frame, event, arg):
-    if event == "call" and frame.f_code.co_name == function:
-        return returning
-def returning(frame, event, arg):
-    if event == "return":
-        sys.settrace(lambda *untraced: None)  # (on, for the frame returned to alone)
-        frame.f_back.f_trace = after
-        sys.setprofile(called)
-    return returning
-sys.settrace(hook)
-from npu_worker.cli import main
-sys.exit(main())  # as the console script: the process ends with the command
-"""
 
 
 @pytest.fixture(scope="module")
@@ -87,14 +45,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def client(script: str, *words: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("NPU_WORKER_TOKEN", None)
-    return subprocess.run(
-        [sys.executable, "-c", script, *words],
-        capture_output=True,
-        text=True,
-        timeout=seconds(60),
-        cwd=ROOT,
-        env=env,
-    )
+    return run_script(script, *words, timeout=seconds(60), env=env)
 
 
 def whole_or_absent(wav: Path) -> None:
@@ -112,9 +63,7 @@ def whole_or_absent(wav: Path) -> None:
 )
 def test_synth_stopped_while_the_worker_synthesises_is_one_line(tmp_path, base, signame, word, status):
     wav = tmp_path / "a.wav"
-    done = client(
-        SIGNALLED_CALLING, "getresponse", signame, "default", "synth", TEXT, "-o", str(wav), "--base", base
-    )
+    done = client(SIGNALLED_CALLING, "getresponse", signame, "synth", TEXT, "-o", str(wav), "--base", base)
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (status, [f"npu-worker synth: {word}"])
     whole_or_absent(wav)
 
@@ -123,7 +72,7 @@ def test_synth_stopped_while_the_worker_synthesises_is_one_line(tmp_path, base, 
 def test_synth_under_nohup_hears_no_sighup(tmp_path, base):
     wav = tmp_path / "a.wav"
     done = client(
-        SIGNALLED_CALLING, "getresponse", "SIGHUP", "ignore", "synth", "가.", "-o", str(wav), "--base", base
+        SIGNALLED_CALLING_UNDER_NOHUP, "getresponse", "SIGHUP", "synth", "가.", "-o", str(wav), "--base", base
     )
     assert done.returncode == 0, done.stderr
     whole_or_absent(wav)
@@ -143,7 +92,7 @@ def lecture(tmp_path: Path) -> Path:
 def test_batch_stopped_while_it_reads_its_lecture_is_one_line(tmp_path, signame, word, status):
     """Before its own handler: it ended at -15 (-1) with no word. No worker is needed: nothing is sent."""
     done = client(
-        SIGNALLED_CALLING, "load_lecture", signame, "default", "batch", str(lecture(tmp_path)),
+        SIGNALLED_CALLING, "load_lecture", signame, "batch", str(lecture(tmp_path)),
         "--out-dir", str(tmp_path / "out"), "--base", "http://127.0.0.1:9",
     )  # fmt: skip
     assert (done.returncode, done.stderr) == (status, f"npu-worker batch: {word}\n")
@@ -154,7 +103,7 @@ def test_batch_stopped_while_it_reads_its_lecture_is_one_line(tmp_path, signame,
 def test_batch_hung_up_while_it_sends_says_what_became_of_its_job(tmp_path, base):
     """A SIGHUP (a closed terminal) ended it at once, -1, with no word of its job."""
     done = client(
-        SIGNALLED_CALLING, "getresponse", "SIGHUP", "default", "batch", str(lecture(tmp_path)),
+        SIGNALLED_CALLING, "getresponse", "SIGHUP", "batch", str(lecture(tmp_path)),
         "--out-dir", str(tmp_path / "out"), "--base", base,
     )  # fmt: skip
     assert done.returncode == 129, done.stderr
@@ -175,6 +124,44 @@ def test_a_stop_as_synth_returns_keeps_its_status(tmp_path, base, signame):
     assert wav.exists()
 
 
+STOPS = [("SIGTERM", "terminated"), ("SIGHUP", "hung up"), ("SIGINT", "interrupted")]
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_a_stop_as_synth_prints_its_finished_result_keeps_the_works_status(tmp_path, base, signame, word):
+    """The wav made: it said `terminated` (`hung up`, `interrupted`) and 143 (129, 130), as if the work
+    had not been done, where a supervisor's stop then leaves the work's status and says what was made."""
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_CALLING, "print_result", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    whole_or_absent(wav)
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS[:2])
+def test_a_stop_as_batch_prints_its_finished_result_keeps_the_works_status(tmp_path, base, signame, word):
+    lecture = tmp_path / "short.json"
+    lecture.write_text(json.dumps({"lang": "ko", "sections": [{"text": "가."}, {"text": "나."}]}))
+    out = tmp_path / "out"
+    done = client(
+        SIGNALLED_CALLING,
+        "print_result",
+        signame,
+        "batch",
+        str(lecture),
+        "--out-dir",
+        str(out),
+        "--base",
+        base,
+    )
+    said = f"npu-worker batch: {word} as it printed its result; the work was done: 2/2 sections ok, their wavs in {out}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
+
+
 @pytest.mark.allow_blocking
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_stop_as_serve_returns_its_refusal_keeps_its_status(tmp_path, signame):
@@ -188,21 +175,6 @@ def test_a_stop_as_serve_returns_its_refusal_keeps_its_status(tmp_path, signame)
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"npu-worker serve: cannot use the state directory {not_a_folder}")
     assert "Traceback" not in done.stderr
-
-
-# SIGNAL sent the moment the process first renames a file (`os.replace`: a report written aside).
-SIGNALLED_RENAMING = """
-import os, signal, sys
-signal.signal(signal.SIGHUP, signal.SIG_DFL)
-signame = sys.argv.pop(1)
-def hook(frame, event, arg):
-    if event == "c_call" and getattr(arg, "__module__", None) == "posix" and arg.__name__ == "replace":
-        sys.setprofile(None)
-        os.kill(os.getpid(), getattr(signal, signame))
-sys.setprofile(hook)
-from npu_worker.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 
 @pytest.mark.allow_blocking

@@ -7,39 +7,26 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
-# SIGNAL sent by the process to itself the moment it imports MODULE; the rest is the console script.
-SIGNALLED_IMPORTING = """
-import os, signal, sys
-signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
-module, signame, sent = sys.argv.pop(1), sys.argv.pop(1), []
-def hook(event, args):
-    if event == "import" and args[0] == module and not sent:
-        sent.append(True)
-        os.kill(os.getpid(), getattr(signal, signame))
-sys.addaudithook(hook)
-from npu_worker.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+from tests.signal_scripts import (
+    ROOT,
+    SIGNALLED_CALLING,
+    SIGNALLED_CALLING_THEN_RETURNING,
+    SIGNALLED_IMPORTING,
+    run_script,
+)
 
 
 @pytest.mark.parametrize(
     ("signame", "word", "status"), [("SIGTERM", "terminated", 143), ("SIGHUP", "hung up", 129)]
 )
 def test_a_signal_while_prepare_reads_its_command_line_is_one_line(tmp_path, signame, word, status):
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNALLED_IMPORTING, "npu_worker.cli_prepare", signame, "prepare"]
-        + ["--model-dir", str(tmp_path), "--out", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = run_script(
+        SIGNALLED_IMPORTING, "npu_worker.cli_prepare", signame, "prepare",
+        "--model-dir", str(tmp_path), "--out", str(tmp_path / "out"),
+    )  # fmt: skip
     assert (done.returncode, done.stderr) == (
         status,
         f"npu-worker prepare: {word} before it began: nothing was done\n",
@@ -48,34 +35,14 @@ def test_a_signal_while_prepare_reads_its_command_line_is_one_line(tmp_path, sig
 
 
 def test_a_sigterm_while_synth_reads_its_command_line_is_one_line(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNALLED_IMPORTING, "npu_worker.cli_client", "SIGTERM", "synth", "가."]
-        + ["-o", str(tmp_path / "a.wav"), "--base", "http://127.0.0.1:9"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = run_script(
+        SIGNALLED_IMPORTING, "npu_worker.cli_client", "SIGTERM", "synth", "가.",
+        "-o", str(tmp_path / "a.wav"), "--base", "http://127.0.0.1:9",
+    )  # fmt: skip
     assert (done.returncode, done.stderr) == (
         143,
         "npu-worker synth: terminated before it began: nothing was done\n",
     )
-
-
-# SIGNAL sent by the process to itself the moment FUNCTION is called (the command's handler, once the
-# command line's own handlers are put back); the rest is the console script.
-SIGNALLED_CALLING = """
-import os, signal, sys
-signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
-function, signame = sys.argv.pop(1), sys.argv.pop(1)
-def hook(frame, event, arg):
-    if event == "call" and frame.f_code.co_name == function:
-        sys.setprofile(None)
-        os.kill(os.getpid(), getattr(signal, signame))
-sys.setprofile(hook)
-from npu_worker.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 
 @pytest.mark.parametrize(
@@ -85,13 +52,8 @@ def test_a_signal_as_prepare_begins_is_its_line(tmp_path, signame, word, status)
     """Between the command line's handlers and prepare's own it met the default action: the process
     ended at once with no word (-15, -1). The kernel holds it until prepare's handlers take it."""
     out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNALLED_CALLING, "run_prepare", signame, "prepare"]
-        + ["--model-dir", str(tmp_path), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
+    done = run_script(
+        SIGNALLED_CALLING, "run_prepare", signame, "prepare", "--model-dir", str(tmp_path), "--out", str(out)
     )
     assert (done.returncode, done.stderr) == (
         status,
@@ -101,13 +63,8 @@ def test_a_signal_as_prepare_begins_is_its_line(tmp_path, signame, word, status)
 
 
 def test_a_sigterm_as_serve_begins_is_its_line(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNALLED_CALLING, "serve", "SIGTERM", "serve"]
-        + ["--port", "0", "--state-dir", str(tmp_path / "state")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
+    done = run_script(
+        SIGNALLED_CALLING, "serve", "SIGTERM", "serve", "--port", "0", "--state-dir", str(tmp_path / "state")
     )
     assert (done.returncode, done.stderr) == (
         143,
@@ -137,23 +94,6 @@ def test_a_sighup_whose_line_cannot_be_written_still_exits_129(tmp_path, script,
     assert child.wait(timeout=60) == 129
 
 
-# FIRST sent by the process to itself the moment FUNCTION is called, THEN once it has returned (its own
-# handling over, the command line's still on: a closed terminal's SIGHUP, then a supervisor's SIGTERM).
-SIGNALLED_CALLING_THEN_RETURNING = """
-import os, signal, sys
-signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
-function, first, then = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
-def hook(frame, event, arg):
-    if frame.f_code.co_name == function and event in ("call", "return"):
-        if event == "return":
-            sys.setprofile(None)
-        os.kill(os.getpid(), getattr(signal, first if event == "call" else then))
-sys.setprofile(hook)
-from npu_worker.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
-
-
 @pytest.mark.parametrize(
     ("function", "command", "line"),
     [
@@ -176,11 +116,5 @@ def test_a_stop_after_the_commands_own_keeps_its_status(tmp_path, function, comm
     words = [word.format(out=out, state=state) for word in command]
     if function == "run_prepare":
         words += ["--model-dir", str(tmp_path)]
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNALLED_CALLING_THEN_RETURNING, function, "SIGHUP", "SIGTERM", *words],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = run_script(SIGNALLED_CALLING_THEN_RETURNING, function, "SIGHUP", "SIGTERM", *words)
     assert (done.returncode, done.stderr) == (129, line.format(out=out) + "\n")

@@ -4,19 +4,14 @@ traceback, -2) after a finished drain, where the first signal's drain exits 0.""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.signal_scripts import console_script, run_script, serve_words
 
 # SIGNAL sent by `serve` to itself as it binds its socket (the drain), then again once `server.run`
 # has returned (the loop closed, the state dir and the early espeak child not yet let go).
-SIGNALLED_AFTER_THE_DRAIN = """
-import os, signal, sys
-signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
+SIGNALLED_AFTER_THE_DRAIN = console_script(
+    """
 signame = sys.argv.pop(1)
 def after_run(frame, event, arg):
     if event == "return" and frame.f_code.co_name == "run" and frame.f_code.co_filename.endswith("server.py"):
@@ -27,20 +22,13 @@ def at_bind(event, args):
         sys.setprofile(after_run)
         os.kill(os.getpid(), getattr(signal, signame))
 sys.addaudithook(at_bind)
-from npu_worker.cli import main
-print("exit", main(sys.argv[1:]))
-"""
+""",
+    end='print("exit", main(sys.argv[1:]))',
+)
 
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_signal_after_the_drain_is_the_same_stop(tmp_path, signame):
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNALLED_AFTER_THE_DRAIN, signame, "serve", "--port", "0"]
-        + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = run_script(SIGNALLED_AFTER_THE_DRAIN, signame, *serve_words(tmp_path))
     assert (done.returncode, done.stdout.strip()) == (0, "exit 0"), done.stderr
     assert f"{signame}: shutting down" in done.stderr and "npu-worker stopped" in done.stderr

@@ -4,11 +4,10 @@ and exit 130, as while the command line is read, never a KeyboardInterrupt trace
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 
 import pytest
 
+from tests.signal_scripts import run_script, serve_words
 from tests.zipvoice.test_prepare_interrupts import INTERRUPTED_IMPORTING
 
 
@@ -24,12 +23,10 @@ def test_ctrl_c_before_serve_listens_is_one_line(tmp_path, module, started_by):
     """`script`: started as `npu-worker serve &` by a non-interactive shell, SIGINT ignored from the
     start: a `kill -INT` before it listened did nothing, and the worker ran on."""
     script = started_by == "script"
-    done = subprocess.run(
-        [sys.executable, "-c", INTERRUPTED_IMPORTING, module, "serve", "--port", "0"]
-        + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = run_script(
+        INTERRUPTED_IMPORTING,
+        module,
+        *serve_words(tmp_path),
         preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if script else None,
     )
     said = [line for line in done.stderr.splitlines() if line.startswith("npu-worker serve:")]

@@ -4,43 +4,27 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.signal_scripts import IMPORTING_HOOK, console_script, run_script, serve_words
 
 # `serve` with SIGNAL sent to itself the moment it imports MODULE (an audit hook); then the exit status
 # and the worker's own children still running (not zombies) when `main` has returned.
-SIGNALLED_IMPORTING = """
-import os, signal, sys
-signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
-module, signame, sent = sys.argv.pop(1), sys.argv.pop(1), []
-def hook(event, args):
-    if event == "import" and args[0] == module and not sent:
-        sent.append(True)
-        os.kill(os.getpid(), getattr(signal, signame))
-sys.addaudithook(hook)
-from npu_worker.cli import main
-code = main(sys.argv[1:])
+SIGNALLED_IMPORTING = console_script(
+    IMPORTING_HOOK,
+    end="""code = main(sys.argv[1:])
 from tests.test_espeak_child_restart import children, running
-print("exit", code, "children running", sorted(pid for pid in children() if running(pid)))
-"""
+print("exit", code, "children running", sorted(pid for pid in children() if running(pid)))""",
+)
 
 
 def serve_signalled_importing(
     tmp_path: Path, module: str, signame: str, script: str = SIGNALLED_IMPORTING
 ) -> subprocess.CompletedProcess[str]:
     """`serve` run by `script` (SIGNALLED_IMPORTING, or a variant of it) with MODULE and SIGNAL."""
-    return subprocess.run(
-        [sys.executable, "-c", script, module, signame, "serve", "--port", "0"]
-        + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    return run_script(script, module, signame, *serve_words(tmp_path))
 
 
 def test_ctrl_c_after_the_early_child_started_ends_it(tmp_path):
@@ -72,14 +56,7 @@ def test_a_signal_while_serve_binds_its_socket_is_a_drain(tmp_path, signame):
     KeyboardInterrupt traceback (exit 1), a SIGTERM ended it at once (-15). The engine then loads
     during the drain: the preview lanes it opened after the runner's join had read its threads were
     never waited for, their espeak children still running when `serve` returned (2 of 4 runs)."""
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNALLED_BINDING, "bind", signame, "serve", "--port", "0"]
-        + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path), "--preview-lanes", "3"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = run_script(SIGNALLED_BINDING, "bind", signame, *serve_words(tmp_path), "--preview-lanes", "3")
     assert done.stdout.strip() == "exit 0 children running []", done.stderr
     assert f"{signame}: shutting down" in done.stderr and "npu-worker stopped" in done.stderr
     assert "Traceback" not in done.stderr

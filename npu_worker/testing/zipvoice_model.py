@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,8 @@ import numpy as np
 import onnx
 
 from npu_worker.audio import wav_bytes
+from npu_worker.files import write_atomic
+from npu_worker.leftovers import PART_SUFFIX, remove_all_parts
 from npu_worker.other_writers import shared_with_others
 from npu_worker.testing import _vocos
 from npu_worker.testing import _zipvoice_nets as nets
@@ -60,7 +63,8 @@ REFERENCE_WAV = "reference_ko.wav"
 QNN_SIMULATOR_OPTIONS = {"backend_type": "htp", "enable_htp_fp16_precision": "1", "soc_model": "57"}
 """QNN provider options for the x86 HTP simulator (fp16 precision; a SoC model so that fp16 is accepted)."""
 SYNTHETIC_STAMP = "synthetic.json"
-"""Written last by `build_model_dir`: size, variant and builder fingerprint (no real model has it)."""
+"""Written first as unfinished by `build_model_dir` (a stopped build's folder is still its own to
+build again), last with size, variant and builder fingerprint (no real model has it)."""
 
 PUNCTUATION = "_ !'(),-.:;?\"¡¿«»“”…—"
 KOREAN_ESPEAK = "ɐɕəɛɡɪɫɯɾʃʌʑŋˈˌː"
@@ -140,8 +144,14 @@ def token_list() -> list[str]:
     return list(seen)
 
 
+def write_whole(path: Path, data: bytes) -> None:
+    """`data` written aside and renamed onto `path`: a stop mid-write (make-test-model's SIGTERM) left
+    a truncated `.onnx` under its final name, which an engine then read as a broken model."""
+    write_atomic(path, data, durable=False, mode=0o644)
+
+
 def write_tokens(path: Path, tokens: list[str]) -> None:
-    path.write_text("".join(f"{token}\t{index}\n" for index, token in enumerate(tokens)), encoding="utf-8")
+    write_whole(path, "".join(f"{token}\t{index}\n" for index, token in enumerate(tokens)).encode())
 
 
 def model_config(size: ModelSize) -> dict:
@@ -278,10 +288,13 @@ def _quantize(source: Path, target: Path) -> None:
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)  # quantize_dynamic warns about pre-processing on every call
+    aside = target.with_name(f".{target.name}{PART_SUFFIX}")  # renamed whole, as `write_whole`
     try:
-        quantize_dynamic(source, target, op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
+        quantize_dynamic(source, aside, op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
+        os.replace(aside, target)
     finally:
         root.setLevel(level)
+        aside.unlink(missing_ok=True)
 
 
 def build_model_dir(
@@ -318,21 +331,23 @@ def build_model_dir(
     shared = shared_with_others(out)  # after: someone may have made it first, in a shared folder
     if shared is not None:  # a local user could plant links at the names written below
         raise PermissionError(f"{out}: {shared}; use a folder only this user can change")
+    remove_all_parts(out)  # those a build killed mid-write (`kill -9`) left: ours, the folder checked
+    write_whole(out / SYNTHETIC_STAMP, json.dumps({"finished": False}).encode() + b"\n")
     tokens = token_list()
     write_tokens(out / "tokens.txt", tokens)
-    (out / "model.json").write_text(json.dumps(model_config(spec), indent=2) + "\n", encoding="utf-8")
+    write_whole(out / "model.json", (json.dumps(model_config(spec), indent=2) + "\n").encode())
     models = {
         names["encoder"]: build_text_encoder(spec, tokens, use_pinyin, seed),
         names["decoder"]: build_fm_decoder(spec, tokens, distill, seed, fixed_shapes),
     }
     for stem, model in models.items():
         fp32 = out / f"{stem}.onnx"
-        onnx.save(model, str(fp32))
+        write_whole(fp32, model.SerializeToString())
         if "int8" in precisions:
             _quantize(fp32, out / f"{stem}{names['int8']}.onnx")
         if "fp32" not in precisions:
             fp32.unlink()
-    onnx.save(build_vocoder(spec, seed), str(out / "vocos_24khz.onnx"))
+    write_whole(out / "vocos_24khz.onnx", build_vocoder(spec, seed).SerializeToString())
     write_reference_voice(out)
     stamp = {
         "size": size,
@@ -340,12 +355,12 @@ def build_model_dir(
         "precisions": list(precisions),
         "builder": builder_fingerprint(),
     }
-    (out / SYNTHETIC_STAMP).write_text(json.dumps(stamp) + "\n", encoding="utf-8")
+    write_whole(out / SYNTHETIC_STAMP, (json.dumps(stamp) + "\n").encode())
     return out
 
 
 def write_reference_voice(out: Path) -> None:
     """The reference voice every built directory holds (reference_ko.wav and its transcript), alone: for
     a model directory made otherwise (an export) that needs the same voice without building a model."""
-    (out / REFERENCE_WAV).write_bytes(wav_bytes(voice.reference_speech(), voice.SAMPLE_RATE))
-    (out / REFERENCE_WAV).with_suffix(".txt").write_text(REFERENCE_TEXT + "\n", encoding="utf-8")
+    write_whole(out / REFERENCE_WAV, wav_bytes(voice.reference_speech(), voice.SAMPLE_RATE))
+    write_whole((out / REFERENCE_WAV).with_suffix(".txt"), (REFERENCE_TEXT + "\n").encode())

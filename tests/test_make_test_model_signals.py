@@ -1,0 +1,59 @@
+"""`npu-worker make-test-model` stopped by a SIGTERM as it writes a model file: it said `terminated`
+(143) but left that `.onnx` truncated under its final name (an engine then failed on it as a broken
+model), and the folder, with no stamp yet, was refused on the rerun as one that `holds other files`.
+Each file is now written aside and renamed whole, and the rerun completes the folder."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.leftovers import PART_SUFFIX
+from tests.signal_scripts import console_script, run_script
+
+onnxruntime = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+
+# SIGNAL sent by the process to itself as it writes the COUNT-th `.onnx` it opened under FOLDER (the
+# file made, its bytes not yet in).
+SIGNALLED_WRITING_ONNX = console_script("""
+folder, count, signame, opened = sys.argv.pop(1), int(sys.argv.pop(1)), sys.argv.pop(1), []
+def writing(frame, event, arg):
+    if event == "c_call" and getattr(arg, "__name__", None) == "write":
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+def hook(event, args):
+    if event == "open" and isinstance(args[0], str) and args[0].startswith(folder) and ".onnx" in args[0]:
+        if args[2] & (os.O_WRONLY | os.O_RDWR) and len(opened) < count:
+            opened.append(args[0])
+            if len(opened) == count:
+                sys.setprofile(writing)
+sys.addaudithook(hook)
+""")
+
+
+@pytest.mark.parametrize("count", [1, 3])  # the first model's float file; the second's
+def test_a_sigterm_as_it_writes_a_model_leaves_no_truncated_file_and_reruns(tmp_path, count):
+    out = tmp_path / "model"
+    done = run_script(SIGNALLED_WRITING_ONNX, str(out), str(count), "SIGTERM", "make-test-model", str(out))
+    assert (done.returncode, done.stderr) == (143, "npu-worker make-test-model: terminated\n")
+    for model in out.glob("*.onnx"):  # each one there is whole: a session opens it
+        onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
+
+    again = run_script(console_script(""), "make-test-model", str(out))
+    assert again.returncode == 0, again.stderr
+    for model in out.glob("*.onnx"):
+        onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+
+
+def test_a_kill_9_as_it_writes_a_model_leaves_a_part_file_the_rerun_removes(tmp_path):
+    """No unwinding: the file being written stays aside (`.NAME.TOKEN.part`), never under its name;
+    the rerun removed none of them, each a copy of a model file."""
+    out = tmp_path / "model"
+    done = run_script(SIGNALLED_WRITING_ONNX, str(out), "1", "SIGKILL", "make-test-model", str(out))
+    assert done.returncode == -9, done.stderr
+    assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] != []
+    assert not (out / "text_encoder.onnx").exists()
+    again = run_script(console_script(""), "make-test-model", str(out))
+    assert again.returncode == 0, again.stderr
+    assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
