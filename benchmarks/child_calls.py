@@ -9,6 +9,12 @@ functions with the most calls in the child beyond the engine alone. Counts, not 
 moves every timing, and a call the child makes is one it makes on any VM.
 
     PYTHONPATH=<checkout> python benchmarks/child_calls.py --previews 200 [--top 30] [--out FILE]
+
+`--cpu` instead: a real espeak child (`EspeakProcessEngine`, as `serve` runs one) and the engine alone
+in this process, the same sentences, each's CPU a preview from `/proc` (clock ticks), its minor page
+faults and context switches, `--gap-ms` of quiet after each preview (spaced as arrivals are).
+
+    PYTHONPATH=<checkout> python benchmarks/child_calls.py --cpu --previews 200 [--gap-ms 50]
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import os
 import pstats
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -86,14 +93,58 @@ def engine_calls(texts: list[str]) -> Counter[str]:
     return _calls(profile)
 
 
+def proc_counts(pid: int) -> dict[str, float]:
+    """A process's CPU (ms, from clock ticks), minor page faults and context switches so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    status = dict(
+        line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line
+    )
+    tick = 1000 / os.sysconf("SC_CLK_TCK")
+    return {
+        "cpu_ms": (int(fields[11]) + int(fields[12])) * tick,
+        "system_ms": int(fields[12]) * tick,
+        "minor_faults": int(fields[7]),
+        "voluntary_switches": int(status["voluntary_ctxt_switches"]),
+        "involuntary_switches": int(status["nonvoluntary_ctxt_switches"]),
+    }
+
+
+def cpu_a_preview(texts: list[str], gap_ms: float, child: bool) -> dict[str, float]:
+    """`proc_counts` a preview of the espeak child (`child`) or of this process running the engine alone."""
+    from npu_worker.engine.espeak import EspeakEngine
+    from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
+
+    engine = EspeakProcessEngine() if child else EspeakEngine()
+    engine.load()
+    pid = engine.child.pid if isinstance(engine, EspeakProcessEngine) else os.getpid()
+    for text in texts[:30]:  # warm
+        engine.stream_into(SynthesisRequest(text, "ko", 1.0), lambda _chunk: True)
+    before = proc_counts(pid)
+    for text in texts:
+        engine.stream_into(SynthesisRequest(text, "ko", 1.0), lambda _chunk: True)
+        time.sleep(gap_ms / 1000)
+    after = proc_counts(pid)
+    engine.close()
+    return {key: round((after[key] - before[key]) / len(texts), 3) for key in before}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--previews", type=int, default=200)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--out", help="write the counts a preview here (JSON)")
+    parser.add_argument("--cpu", action="store_true", help="a real child's CPU against the engine alone's")
+    parser.add_argument("--gap-ms", type=float, default=0.0, help="with --cpu: quiet after each preview")
     args = parser.parse_args()
     sentences = preview_texts()
     texts = [sentences[i % len(sentences)] for i in range(args.previews)]
+    if args.cpu:
+        report = {
+            "child": cpu_a_preview(texts, args.gap_ms, child=True),
+            "engine_alone": cpu_a_preview(texts, args.gap_ms, child=False),
+        }
+        print(json.dumps(report))
+        return
     engine_calls(texts[:30])  # warm: the reader's patterns, the voices
     child = child_calls(texts)
     engine = engine_calls(texts)
