@@ -22,6 +22,16 @@ ONSET_CONSECUTIVE = 2
 # The run kernel of the default rule, made once: `np.ones` was four Python calls a preview's onset search.
 _RUN_OF_ONSET = np.ones(ONSET_CONSECUTIVE, dtype=np.int32)
 _RUN_OF_ONSET.flags.writeable = False
+# The C functions behind `np.einsum` (no `optimize`: it calls `c_einsum` with the same operands) and
+# `np.convolve` (`correlate` of the longer array with the shorter reversed; mode 0 is "valid"): their
+# wrappers' dispatch was 15 Python calls a preview's onset search (benchmarks/SERVER_OVERHEAD.md, stop 57).
+try:
+    from numpy._core.multiarray import c_einsum as _c_einsum  # type: ignore[attr-defined]
+    from numpy._core.multiarray import correlate as _correlate  # type: ignore[attr-defined]
+except ImportError:  # numpy 1.26
+    from numpy.core.multiarray import c_einsum as _c_einsum  # type: ignore[attr-defined,no-redef]
+    from numpy.core.multiarray import correlate as _correlate  # type: ignore[attr-defined,no-redef]
+_RUN_OF_ONSET_REVERSED = _RUN_OF_ONSET[::-1]
 
 
 def to_pcm16(samples: np.ndarray) -> np.ndarray:
@@ -125,8 +135,10 @@ def audible_onset(
         hops = window_levels_db(samples, sample_rate, ONSET_HOP_MS, ONSET_HOP_MS) >= threshold_db
     if windows.size < consecutive:
         return None
-    ones = _RUN_OF_ONSET if consecutive == ONSET_CONSECUTIVE else np.ones(consecutive, dtype=np.int32)
-    run = np.convolve(windows.astype(np.int32), ones, mode="valid")
+    if consecutive == ONSET_CONSECUTIVE:  # (windows.size >= 2: the longer, as `np.convolve` orders them)
+        run = _correlate(windows.astype(np.int32), _RUN_OF_ONSET_REVERSED, 0)  # type: ignore[call-overload]
+    else:
+        run = np.convolve(windows.astype(np.int32), np.ones(consecutive, dtype=np.int32), mode="valid")
     # window k spans hops k and k+1, so `consecutive` windows from k span hops k .. k+consecutive
     starts = (run == consecutive).nonzero()[0]  # (`np.flatnonzero` of a 1-D array, ≈ 10 calls less)
     starts = starts[starts + consecutive < hops.size]
@@ -157,7 +169,7 @@ def _loud_windows_and_hops(
         return np.zeros(0, dtype=bool), np.zeros(count, dtype=bool)
     blocks = x[: count * hop].reshape(count, hop)
     sums = np.add.reduce(blocks, 1)  # (`blocks.sum(axis=1)` without its two Python calls)
-    squares = np.einsum("ij,ij->i", blocks, blocks)
+    squares = _c_einsum("ij,ij->i", blocks, blocks)  # (`np.einsum`'s, without its dispatch)
     loud = 10.0 ** (threshold_db / 10.0)  # the level as a power (above -200 dB: the floor's never counts)
     hops = squares / hop - (sums / hop) ** 2 >= loud
     pairs, pair_squares = sums[:-1] + sums[1:], squares[:-1] + squares[1:]

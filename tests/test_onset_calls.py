@@ -45,7 +45,8 @@ def test_the_onset_search_calls_no_wrapper_of_numpy_it_can_do_without() -> None:
     signal = silence_then_tone(0.1, 0.4)
     expected = audio.audible_onset(signal, RATE)  # (the rate's hop worked out once, here)
     called = calls_of(lambda: audio.audible_onset(signal, RATE))
-    for wrapper in ("flatnonzero", "_flatnonzero_dispatcher", "ones", "_sum", "nonzero", "ravel", "c:round"):
+    wrappers = ("flatnonzero", "_flatnonzero_dispatcher", "ones", "_sum", "nonzero", "ravel", "c:round")
+    for wrapper in wrappers + ("einsum", "_einsum_dispatcher", "convolve", "_convolve_dispatcher", "c:len"):
         assert wrapper not in called, (wrapper, called)
     assert called.count("_loud_windows_and_hops") == 1 and expected is not None
     assert abs(expected - int(0.1 * RATE)) <= 240
@@ -123,3 +124,21 @@ def test_every_kind_of_chunk_gives_the_onset_and_trim_of_its_float32_copy() -> N
                 reference.onset_in_output,
             ), (rate, kind)
     assert found == 4 * len(kinds)  # (each found its onset: the rule ran past the silence)
+
+
+def test_the_onset_searchs_c_calls_give_what_numpys_wrappers_gave() -> None:
+    """`c_einsum` and `correlate` (stop 57) are the calls `np.einsum` and `np.convolve` make: the same
+    sums of squares bit for bit (noise and silence around the threshold), the same runs."""
+    rng = np.random.default_rng(57)
+    for level in (0.0, 1e-4, 5.6e-3, 0.3):
+        blocks = (level * rng.standard_normal((40, 240))).astype(np.float64)
+        assert (
+            audio._c_einsum("ij,ij->i", blocks, blocks).tobytes()
+            == np.einsum("ij,ij->i", blocks, blocks).tobytes()
+        )
+    for size in (2, 3, 17, 400):
+        windows = rng.random(size) > 0.4
+        run = audio._correlate(windows.astype(np.int32), audio._RUN_OF_ONSET_REVERSED, 0)
+        assert np.array_equal(
+            run, np.convolve(windows.astype(np.int32), np.ones(2, dtype=np.int32), mode="valid")
+        )

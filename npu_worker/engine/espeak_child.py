@@ -42,6 +42,7 @@ HEADER = struct.Struct("<cI")
 REQUEST_ID = struct.Struct("<I")  # a `STOP`'s payload: the request it stops
 REQUEST, STOP, PHONEMIZE = b"Q", b"S", b"P"  # parent → child
 READY, AUDIO, END, FAILED, PHONEMES = b"R", b"A", b"E", b"F", b"H"  # child → parent
+END_HEADER = HEADER.pack(END, 0)
 MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not audio
 # A request's audio past its first frame waits up to this long to share one write with the frames made
 # meanwhile (espeak makes 0.6 s of audio in ≈ 1.5 ms): each write was a wake-up of the reading engine
@@ -72,25 +73,41 @@ class UnreadFrame(Exception):
 
 
 Payload = bytes | memoryview
+Buffer = bytes | memoryview | np.ndarray  # what `writev` takes (an ndarray's bytes with no view made)
 
 
 def write_frame(fd: int, kind: bytes, payload: Payload = b"") -> None:
-    """One frame, written whole (a blocking pipe may take it in pieces)."""
-    write_frames(fd, [(kind, payload)])
+    write_frames(fd, [(kind, payload)])  # (whole: a blocking pipe may take it in pieces)
 
 
 def write_frames(fd: int, frames: list[tuple[bytes, Payload]]) -> None:
     """Frames in order, in one `writev` where the pipe takes them whole."""
-    parts: list[memoryview] = []
+    parts: list[Buffer] = []
+    size = 0
     for kind, payload in frames:
-        parts += (memoryview(HEADER.pack(kind, len(payload))), memoryview(payload))
-    while parts:
-        written = os.writev(fd, parts[:IOV_PARTS])
-        while parts and written >= len(parts[0]):
-            written -= len(parts[0])
-            parts.pop(0)
-        if parts and written:
-            parts[0] = parts[0][written:]
+        length = len(payload)
+        parts += (HEADER.pack(kind, length), payload)
+        size += HEADER.size + length
+    write_parts(fd, parts, size)
+
+
+def write_parts(fd: int, parts: list[Buffer], size: int) -> None:
+    """Headers and payloads (an ndarray's bytes as they are), `size` bytes in all: one `writev` where
+    the pipe takes them whole; a short write (or a wrong `size`) goes on from what it wrote. Views cut
+    and popped were ≈ 95 calls a preview (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 57)."""
+    written = os.writev(fd, parts) if len(parts) <= IOV_PARTS else 0  # type: ignore[arg-type]  # (an ndarray is a buffer; numpy's stubs don't say)
+    if written == size:
+        return
+    rest = [memoryview(part).cast("B") for part in parts]  # type: ignore[arg-type]
+    while True:
+        while rest and written >= len(rest[0]):
+            written -= len(rest[0])
+            rest.pop(0)
+        if not rest:
+            return
+        if written:
+            rest[0] = rest[0][written:]
+        written = os.writev(fd, rest[:IOV_PARTS])
 
 
 def read_frame(stream: IO[bytes]) -> tuple[bytes, bytearray]:
@@ -272,8 +289,8 @@ class _Child:
         self.decoder = msgspec.json.Decoder(Request)
         self.stop_payload: bytes | None = None  # the request being made's: only a `STOP` naming it stops it
         self.sent_first = False  # the request's first audio frame has gone
-        self.held: list[tuple[bytes, Payload]] = []  # its later frames, not yet written
-        self.held_bytes = 0
+        self.held: list[Buffer] = []  # its later frames (header, payload, ...), not yet written
+        self.held_bytes = 0  # their payloads' bytes (the headers' not counted)
         self.held_since = 0.0
         self.looked_at = 0.0  # the last look for a stop
 
@@ -318,7 +335,7 @@ class _Child:
         except Exception as error:  # noqa: BLE001 - the request's failure, not the child's
             self._fail(error)
             return
-        self.held.append((END, b""))
+        self.held += (END_HEADER, b"")
         self._write_held()
 
     def _send(self, chunk: np.ndarray) -> bool:
@@ -327,40 +344,37 @@ class _Child:
         there is found at the next look, within `STOP_LOOK_SECONDS`); the later ones held up to `HOLD_SECONDS`,
         then written together (the stop looked for once a write, and while holding at most every
         `STOP_LOOK_SECONDS`, not once a chunk)."""
-        audio = np.ascontiguousarray(chunk, dtype=np.float32).data.cast("B")  # no copy
-        now = time.monotonic()
-        if not self.held:
+        audio = np.ascontiguousarray(chunk, dtype=np.float32)  # no copy: written as it is
+        size, now, held = audio.nbytes, time.monotonic(), self.held
+        if not held:
             self.held_since = now
-        self.held.append((AUDIO, audio))
-        self.held_bytes += len(audio)
+        held += (HEADER.pack(AUDIO, size), audio)
+        self.held_bytes += size
         if self.sent_first and self.held_bytes < PIPE_BYTES // 2 and now - self.held_since < HOLD_SECONDS:
-            if now - self.looked_at < STOP_LOOK_SECONDS or not self._look_for_stop(now):
+            if now - self.looked_at < STOP_LOOK_SECONDS or not self._stop_asked(now):
                 return True
             return self._drop_held()
-        if self.sent_first and self._look_for_stop(now):
+        if self.sent_first and self._stop_asked(now):
             return self._drop_held()
         self.sent_first, self.looked_at = True, now
         self._write_held()
         return True
 
-    def _look_for_stop(self, now: float) -> bool:
-        self.looked_at = now
-        return self._stop_asked()
-
     def _drop_held(self) -> bool:
-        """The request stopped: its held audio is not written (the parent reads up to the END and
-        drops audio); False stops the engine."""
+        """The request stopped: its held audio unwritten (the parent drops audio up to END); False."""
         self.held, self.held_bytes = [], 0
         return False
 
     def _write_held(self) -> None:
-        write_frames(self.out_fd, self.held)
+        held = self.held  # (in one write: the payloads' bytes and a header a frame)
+        write_parts(self.out_fd, held, self.held_bytes + HEADER.size * (len(held) // 2))
         self.held, self.held_bytes = [], 0
 
-    def _stop_asked(self) -> bool:
-        """A `STOP` for this request waits on stdin (or stdin closed: stop, then exit). Every frame
-        waiting is read: a `STOP` for an earlier request (the parent's canceller sent it as that one
-        ended) is dropped, and the one for this request may be behind it."""
+    def _stop_asked(self, now: float) -> bool:
+        """A `STOP` for this request waits on stdin (or stdin closed: stop, then exit), looked for at
+        `now`. Every frame waiting is read: a `STOP` for an earlier request (the parent's canceller sent
+        it as that one ended) is dropped, and the one for this request may be behind it."""
+        self.looked_at = now
         while select.select([self.requests], [], [], 0)[0]:
             try:
                 kind, payload = read_frame(self.requests)
@@ -376,7 +390,9 @@ class _Child:
             failure = Failure(error.name, error.message)
         else:
             failure = Failure(type(error).__name__, str(error))
-        self.held.append((FAILED, msgspec.json.encode(failure)))  # after the audio made before it
+        payload = msgspec.json.encode(failure)  # after the audio made before it
+        self.held += (HEADER.pack(FAILED, len(payload)), payload)
+        self.held_bytes += len(payload)
         self._write_held()
 
 
