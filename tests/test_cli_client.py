@@ -383,3 +383,17 @@ async def test_a_lecture_that_is_no_json_says_a_lecture_json_is_expected(tmp_pat
     assert err.endswith(
         'a lecture JSON, {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list is expected\n'
     )
+
+
+async def test_a_lecture_past_the_size_bound_is_one_line_and_exit_two(tmp_path, capsys):
+    """`batch /dev/zero` read until the kernel killed it for its memory; a file one byte past the bound
+    (sparse: no disk) is refused having read no more than the bound and one byte."""
+    from npu_worker.lecture_file import MAX_LECTURE_BYTES
+
+    lecture = tmp_path / "disk.img"
+    with lecture.open("wb") as sparse:
+        sparse.truncate(MAX_LECTURE_BYTES + 1)
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"npu-worker batch: cannot read {lecture}: more than 64 MiB: "), err
+    assert err.endswith("or a list is expected\n") and err.count("\n") == 1, err
