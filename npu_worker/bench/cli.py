@@ -58,17 +58,18 @@ DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
 MAX_TEXTS_BYTES = 16 * 1024 * 1024  # the 39-slide lecture is 7 KB
 
 
-def read_texts_file(path: Path) -> str:
+def read_texts_file(path: Path, flag: str = "--texts", what: str = "a texts file") -> str:
     """The file's text, BOM or not; ValueError for more than MAX_TEXTS_BYTES (`--texts /dev/zero` read
     until memory ran out), for what is no UTF-8, or for a file that cannot be read (a missing one was
-    `[Errno 2] No such file or directory: '...'`, naming no flag)."""
+    `[Errno 2] No such file or directory: '...'`, naming no flag). `flag` and `what` name the file the
+    caller gave: a missing `--engine-baseline` was refused as `cannot read --texts PATH`."""
     try:
         with path.open("rb") as source:
             raw = source.read(MAX_TEXTS_BYTES + 1)
     except OSError as exc:
-        raise ValueError(f"cannot read --texts {path}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
     if len(raw) > MAX_TEXTS_BYTES:
-        raise ValueError(f"{path}: more than {MAX_TEXTS_BYTES // 2**20} MiB: not a texts file")
+        raise ValueError(f"{path}: more than {MAX_TEXTS_BYTES // 2**20} MiB: not {what}")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -117,7 +118,7 @@ def read_baseline(path: Path, texts: tuple[str, ...]) -> dict[str, Any]:
     """An engine baseline (benchmarks/load/engine_first_chunk.py) of these very texts; ValueError before
     the run otherwise (a JSON that was no baseline was a traceback after the whole run, and one of other
     texts subtracted another text's time from each request, without a word)."""
-    baseline = json_of(path, read_texts_file(path))
+    baseline = json_of(path, read_texts_file(path, "--engine-baseline", "an engine baseline"))
     keys = ("per_text_first_audible_ms", "per_text_whole_ms")
     if not isinstance(baseline, dict) or not all(isinstance(baseline.get(key), list) for key in keys):
         raise ValueError(f"{path}: not an engine baseline (no {' and '.join(keys)} lists)")
