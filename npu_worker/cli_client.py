@@ -330,7 +330,10 @@ def run_batch(args: argparse.Namespace) -> int:
         return EXIT_REQUEST_FAILED
     try:
         sections, lecture_lang = load_lecture(args.lecture)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:  # its words alone: str() named the path a second time, after its errno
+        say(f"npu-worker batch: cannot read {args.lecture}: {exc.strerror or exc}")
+        return EXIT_REQUEST_FAILED
+    except ValueError as exc:
         say(f"npu-worker batch: cannot read {args.lecture}: {exc}")
         return EXIT_REQUEST_FAILED
     # Absolute but not resolved: the worker resolves it, refusing a link another user planted on the

@@ -397,3 +397,13 @@ async def test_a_lecture_past_the_size_bound_is_one_line_and_exit_two(tmp_path, 
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(f"npu-worker batch: cannot read {lecture}: more than 64 MiB: "), err
     assert err.endswith("or a list is expected\n") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("name", ["missing.json", "."])
+async def test_a_lecture_that_cannot_be_opened_is_named_once(tmp_path, capsys, name):
+    """`cannot read X: [Errno 2] No such file or directory: 'X'` named the file twice, in Python's words."""
+    lecture = tmp_path / name
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    why = "No such file or directory" if name != "." else "Is a directory"
+    assert code == 2 and err == f"npu-worker batch: cannot read {lecture}: {why}\n", err
