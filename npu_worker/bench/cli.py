@@ -30,6 +30,7 @@ from npu_worker.bench.load import (
     run_load,
 )
 from npu_worker.bench.measure import figure
+from npu_worker.bench.mode_flags import flag_of_the_other_mode, mode_defaults
 from npu_worker.bench.report import (
     PLOT_HINT,
     load_average,
@@ -224,7 +225,7 @@ def add_bench_command(subparsers: Any) -> None:
         help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
         " made if missing; default: temp)",
     )
-    p.set_defaults(handler=run_bench_command)
+    p.set_defaults(handler=run_bench_command, mode_defaults=mode_defaults(p))
 
 
 def _rates(text: str) -> tuple[float, ...]:
@@ -356,6 +357,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
         tell(f"npu-worker bench: warning: {warning}")
     if (readable := token_file_warning(args.token_file)) is not None:
         tell(f"npu-worker bench: warning: {readable}")
+    if (ignored := flag_of_the_other_mode(args)) is not None:
+        tell(f"npu-worker bench: {ignored}")
+        return 2
     if args.mode == "fragments":
         return run_fragments_command(args, command)
     try:
