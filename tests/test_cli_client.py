@@ -407,3 +407,20 @@ async def test_a_lecture_that_cannot_be_opened_is_named_once(tmp_path, capsys, n
     err = capsys.readouterr().err
     why = "No such file or directory" if name != "." else "Is a directory"
     assert code == 2 and err == f"npu-worker batch: cannot read {lecture}: {why}\n", err
+
+
+@pytest.mark.parametrize("command", ["synth", "batch"])
+async def test_a_home_of_no_user_is_one_line_and_exit_two(tmp_path, capsys, command):
+    """`-o ~nosuchuser/x.wav` (or `--out-dir`) was pathlib's RuntimeError, a traceback."""
+    where = "~npu-worker-no-such-user/out"
+    if command == "synth":
+        argv, flag = ["synth", "hello", "-o", f"{where}/x.wav"], "--output"
+    else:
+        argv, flag = (
+            ["batch", str(write_lecture(tmp_path / "l.json", ["a"])), "--out-dir", where],
+            "--out-dir",
+        )
+    code = await run_cli([*argv, "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    said = f"npu-worker {command}: {flag} {argv[-1]}: ~npu-worker-no-such-user names no home folder here\n"
+    assert code == 2 and err == said, err
