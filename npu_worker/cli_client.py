@@ -163,7 +163,9 @@ def _local_path(text: str, flag: str, command: str = "synth") -> Path | None:
     try:
         return Path(text).expanduser().absolute()
     except RuntimeError:
-        say(f"npu-worker {command}: {flag} {text}: {text.split('/')[0]} names no home folder here")
+        say(
+            f"npu-worker {command}: {flag} {text}: no home directory for {text.split('/')[0]} on this machine"
+        )
         return None
 
 

@@ -422,5 +422,5 @@ async def test_a_home_of_no_user_is_one_line_and_exit_two(tmp_path, capsys, comm
         )
     code = await run_cli([*argv, "--base", "http://127.0.0.1:9"])
     err = capsys.readouterr().err
-    said = f"npu-worker {command}: {flag} {argv[-1]}: ~npu-worker-no-such-user names no home folder here\n"
+    said = f"npu-worker {command}: {flag} {argv[-1]}: no home directory for ~npu-worker-no-such-user on this machine\n"
     assert code == 2 and err == said, err
