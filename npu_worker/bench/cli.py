@@ -106,6 +106,8 @@ def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
         text = item.get("text") if isinstance(item, dict) else item
         if not isinstance(text, str):
             raise ValueError(f"{path}: item {position} is neither a text nor a section with a string 'text'")
+        if not text.strip():  # sent, each was EmptyText; fragments mode measured nothing and exited 0
+            raise ValueError(f"{path}: item {position} is blank: every text must have something to speak")
         texts.append(text)
     return tuple(texts), lang
 
