@@ -39,7 +39,7 @@ from npu_worker.bench.report import (
     summarize_runs,
     write_report,
 )
-from npu_worker.bench.report_files import someone_elses, write_file
+from npu_worker.bench.report_files import output_prefix, someone_elses, write_file
 from npu_worker.bench.wav_folder import wav_dir_problem
 from npu_worker.cli_progress import printable_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
@@ -212,7 +212,10 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds")
     p.add_argument("--seed", type=int, default=1, help="seed of arrivals and text choice")
     p.add_argument(
-        "--out", type=Path, default=None, help="output prefix (default benchmarks/load/<backend>-<time>)"
+        "--out",
+        type=output_prefix,
+        default=None,
+        help="output prefix (default benchmarks/load/<backend>-<time>)",
     )
     p.add_argument(
         "--engine-baseline", type=Path, default=None, help="JSON of the engine's in-process first-chunk times"
