@@ -158,12 +158,26 @@ def _bad_numbers(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _local_path(text: str, flag: str, command: str = "synth") -> Path | None:
+    """`text` with `~` expanded, made absolute; None (the refusal said) for a `~user` no account has,
+    or a `~` with no home: pathlib's RuntimeError was a traceback."""
+    try:
+        return Path(text).expanduser().absolute()
+    except RuntimeError:
+        say(
+            f"npu-worker {command}: {flag} {text}: no home directory for {text.split('/')[0]} on this machine"
+        )
+        return None
+
+
 def run_synth(args: argparse.Namespace) -> int:
     hear_ctrl_c()
     if problem := _take_token("synth", args) or _bad_numbers(args):
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
-    output = str(Path(args.output).expanduser().absolute())  # links resolved by the worker: see `batch`
+    if (output_path := _local_path(args.output, "--output")) is None:
+        return EXIT_REQUEST_FAILED
+    output = str(output_path)  # absolute, links resolved by the worker: see `batch`
     bar = ProgressBar({0: args.text}, sys.stderr)  # it says each wait for a loading worker
     try:
         body = synth(
@@ -342,12 +356,16 @@ def run_batch(args: argparse.Namespace) -> int:
         return EXIT_REQUEST_FAILED
     try:
         sections, lecture_lang = load_lecture(args.lecture)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:  # its words alone: str() named the path a second time, after its errno
+        say(f"npu-worker batch: cannot read {args.lecture}: {exc.strerror or exc}")
+        return EXIT_REQUEST_FAILED
+    except ValueError as exc:
         say(f"npu-worker batch: cannot read {args.lecture}: {exc}")
         return EXIT_REQUEST_FAILED
     # Absolute but not resolved: the worker resolves it, refusing a link another user planted on the
     # way (planted_links.py); resolved here, such a link's target reached the worker as a plain path.
-    out_dir = Path(args.out_dir).expanduser().absolute()
+    if (out_dir := _local_path(args.out_dir, "--out-dir", "batch")) is None:
+        return EXIT_REQUEST_FAILED
     for section in sections:
         section["output_path"] = str(out_dir / f"s{section['idx']:02d}.wav")
     bar = ProgressBar({s["idx"]: s["text"] for s in sections}, sys.stderr)

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 LECTURE_SHAPE = 'a lecture JSON, {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list'
+# The 39-slide lecture is 7 KB; 1 000 sections of 2 000 characters (serve's default bounds) in \u escapes
+# are 12 MB. A larger file is no lecture a worker takes (its body bound is 8 MiB by default).
+MAX_LECTURE_BYTES = 64 * 1024 * 1024
 
 
 def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
@@ -40,8 +43,18 @@ def read_json(path: str | Path) -> Any:
     it); ValueError (not json's RecursionError) for one nested too deeply to read, and one that says a
     lecture JSON is expected for a file that is none (a plain text gave the parser's words alone)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        return json.loads(read_bounded(path).decode("utf-8-sig"))
     except RecursionError:
         raise ValueError("the JSON is nested too deeply to read") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"not JSON ({exc}): {LECTURE_SHAPE} is expected") from None
+
+
+def read_bounded(path: str | Path) -> bytes:
+    """The file's bytes, ValueError past MAX_LECTURE_BYTES: `batch /dev/zero` (or a mistyped path to a
+    disk image) read until the kernel killed the command for its memory, with no word said."""
+    with open(path, "rb") as source:
+        raw = source.read(MAX_LECTURE_BYTES + 1)
+    if len(raw) > MAX_LECTURE_BYTES:
+        raise ValueError(f"more than {MAX_LECTURE_BYTES // 2**20} MiB: {LECTURE_SHAPE} is expected")
+    return raw

@@ -383,3 +383,44 @@ async def test_a_lecture_that_is_no_json_says_a_lecture_json_is_expected(tmp_pat
     assert err.endswith(
         'a lecture JSON, {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list is expected\n'
     )
+
+
+async def test_a_lecture_past_the_size_bound_is_one_line_and_exit_two(tmp_path, capsys):
+    """`batch /dev/zero` read until the kernel killed it for its memory; a file one byte past the bound
+    (sparse: no disk) is refused having read no more than the bound and one byte."""
+    from npu_worker.lecture_file import MAX_LECTURE_BYTES
+
+    lecture = tmp_path / "disk.img"
+    with lecture.open("wb") as sparse:
+        sparse.truncate(MAX_LECTURE_BYTES + 1)
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"npu-worker batch: cannot read {lecture}: more than 64 MiB: "), err
+    assert err.endswith("or a list is expected\n") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("name", ["missing.json", "."])
+async def test_a_lecture_that_cannot_be_opened_is_named_once(tmp_path, capsys, name):
+    """`cannot read X: [Errno 2] No such file or directory: 'X'` named the file twice, in Python's words."""
+    lecture = tmp_path / name
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    why = "No such file or directory" if name != "." else "Is a directory"
+    assert code == 2 and err == f"npu-worker batch: cannot read {lecture}: {why}\n", err
+
+
+@pytest.mark.parametrize("command", ["synth", "batch"])
+async def test_a_home_of_no_user_is_one_line_and_exit_two(tmp_path, capsys, command):
+    """`-o ~nosuchuser/x.wav` (or `--out-dir`) was pathlib's RuntimeError, a traceback."""
+    where = "~npu-worker-no-such-user/out"
+    if command == "synth":
+        argv, flag = ["synth", "hello", "-o", f"{where}/x.wav"], "--output"
+    else:
+        argv, flag = (
+            ["batch", str(write_lecture(tmp_path / "l.json", ["a"])), "--out-dir", where],
+            "--out-dir",
+        )
+    code = await run_cli([*argv, "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    said = f"npu-worker {command}: {flag} {argv[-1]}: no home directory for ~npu-worker-no-such-user on this machine\n"
+    assert code == 2 and err == said, err

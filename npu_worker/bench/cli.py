@@ -30,6 +30,7 @@ from npu_worker.bench.load import (
     run_load,
 )
 from npu_worker.bench.measure import figure
+from npu_worker.bench.mode_flags import flag_of_the_other_mode, mode_defaults
 from npu_worker.bench.report import (
     PLOT_HINT,
     load_average,
@@ -38,7 +39,7 @@ from npu_worker.bench.report import (
     summarize_runs,
     write_report,
 )
-from npu_worker.bench.report_files import someone_elses, write_file
+from npu_worker.bench.report_files import output_prefix, someone_elses, write_file
 from npu_worker.bench.wav_folder import wav_dir_problem
 from npu_worker.cli_progress import printable_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
@@ -58,17 +59,18 @@ DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
 MAX_TEXTS_BYTES = 16 * 1024 * 1024  # the 39-slide lecture is 7 KB
 
 
-def read_texts_file(path: Path) -> str:
+def read_texts_file(path: Path, flag: str = "--texts", what: str = "a texts file") -> str:
     """The file's text, BOM or not; ValueError for more than MAX_TEXTS_BYTES (`--texts /dev/zero` read
     until memory ran out), for what is no UTF-8, or for a file that cannot be read (a missing one was
-    `[Errno 2] No such file or directory: '...'`, naming no flag)."""
+    `[Errno 2] No such file or directory: '...'`, naming no flag). `flag` and `what` name the file the
+    caller gave: a missing `--engine-baseline` was refused as `cannot read --texts PATH`."""
     try:
         with path.open("rb") as source:
             raw = source.read(MAX_TEXTS_BYTES + 1)
     except OSError as exc:
-        raise ValueError(f"cannot read --texts {path}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
     if len(raw) > MAX_TEXTS_BYTES:
-        raise ValueError(f"{path}: more than {MAX_TEXTS_BYTES // 2**20} MiB: not a texts file")
+        raise ValueError(f"{path}: more than {MAX_TEXTS_BYTES // 2**20} MiB: not {what}")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -104,6 +106,8 @@ def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
         text = item.get("text") if isinstance(item, dict) else item
         if not isinstance(text, str):
             raise ValueError(f"{path}: item {position} is neither a text nor a section with a string 'text'")
+        if not text.strip():  # sent, each was EmptyText; fragments mode measured nothing and exited 0
+            raise ValueError(f"{path}: item {position} is blank: every text must have something to speak")
         texts.append(text)
     return tuple(texts), lang
 
@@ -117,7 +121,7 @@ def read_baseline(path: Path, texts: tuple[str, ...]) -> dict[str, Any]:
     """An engine baseline (benchmarks/load/engine_first_chunk.py) of these very texts; ValueError before
     the run otherwise (a JSON that was no baseline was a traceback after the whole run, and one of other
     texts subtracted another text's time from each request, without a word)."""
-    baseline = json_of(path, read_texts_file(path))
+    baseline = json_of(path, read_texts_file(path, "--engine-baseline", "an engine baseline"))
     keys = ("per_text_first_audible_ms", "per_text_whole_ms")
     if not isinstance(baseline, dict) or not all(isinstance(baseline.get(key), list) for key in keys):
         raise ValueError(f"{path}: not an engine baseline (no {' and '.join(keys)} lists)")
@@ -208,7 +212,10 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds")
     p.add_argument("--seed", type=int, default=1, help="seed of arrivals and text choice")
     p.add_argument(
-        "--out", type=Path, default=None, help="output prefix (default benchmarks/load/<backend>-<time>)"
+        "--out",
+        type=output_prefix,
+        default=None,
+        help="output prefix (default benchmarks/load/<backend>-<time>)",
     )
     p.add_argument(
         "--engine-baseline", type=Path, default=None, help="JSON of the engine's in-process first-chunk times"
@@ -223,7 +230,7 @@ def add_bench_command(subparsers: Any) -> None:
         help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
         " made if missing; default: temp)",
     )
-    p.set_defaults(handler=run_bench_command)
+    p.set_defaults(handler=run_bench_command, mode_defaults=mode_defaults(p))
 
 
 def _rates(text: str) -> tuple[float, ...]:
@@ -355,6 +362,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
         tell(f"npu-worker bench: warning: {warning}")
     if (readable := token_file_warning(args.token_file)) is not None:
         tell(f"npu-worker bench: warning: {readable}")
+    if (ignored := flag_of_the_other_mode(args)) is not None:
+        tell(f"npu-worker bench: {ignored}")
+        return 2
     if args.mode == "fragments":
         return run_fragments_command(args, command)
     try:

@@ -7,6 +7,7 @@ name: a link there is replaced, not followed."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import errno
 import os
@@ -49,3 +50,14 @@ def check_ours(prefix: Path, suffixes: tuple[str, ...]) -> None:
     for suffix in suffixes:
         if someone_elses(path := Path(f"{prefix}{suffix}")):
             raise PermissionError(errno.EACCES, "belongs to another user: not written over", str(path))
+
+
+def output_prefix(text: str) -> Path:
+    """`--out PREFIX` as a Path; argparse's refusal, in these words, for a folder, `DIR/`, `.` or `..`: the
+    reports went beside it, `--out runs/` writing `runs.json`, and `--out .` the hidden `..json`."""
+    last = text.rstrip("/").rsplit("/", 1)[-1]
+    if text.endswith("/") or last in ("", ".", ".."):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a folder: --out takes a prefix of files, as DIR/run for DIR/run.json"
+        )
+    return Path(text)

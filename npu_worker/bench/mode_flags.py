@@ -1,0 +1,36 @@
+"""The `bench` flags that one `--mode` reads and the other does not, and the refusal of such a flag given
+to the mode that would ignore it: `--mode fragments --engine-baseline B` ran without subtracting the
+engine's times, `--transports http` still measured the WebSocket route and `--wav-dir` was never looked
+at, and `--fragment-chars 0` was taken by the load mode, all without a word."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+# attribute -> flag; a value other than the parser's default was given on the command line. The load's
+# pace (`--rps`, `--duration`, `--seed`) passes in fragments mode, which sends one text at a time: scripts
+# give both modes those to keep a run short, and the report says how the texts were sent.
+LOAD_ONLY = {"transports": "--transports", "engine_baseline": "--engine-baseline", "wav_dir": "--wav-dir"}
+FRAGMENTS_ONLY = {"fragment_chars": "--fragment-chars", "fragment_interval_ms": "--fragment-interval-ms"}
+
+
+def mode_defaults(parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """The parser's defaults of the flags of one mode only, kept in the parsed arguments."""
+    return {name: parser.get_default(name) for name in (*LOAD_ONLY, *FRAGMENTS_ONLY)}
+
+
+def _given(value: Any, default: Any) -> bool:
+    if isinstance(value, float) and math.isnan(value):
+        return True  # nan equals nothing, the default neither
+    return bool(value != default)
+
+
+def flag_of_the_other_mode(args: argparse.Namespace) -> str | None:
+    """The refusal of the first flag given that `args.mode` does not read, or None."""
+    ignored, other = (LOAD_ONLY, "load") if args.mode == "fragments" else (FRAGMENTS_ONLY, "fragments")
+    for name, flag in ignored.items():
+        if _given(getattr(args, name), args.mode_defaults[name]):
+            return f"{flag} applies to --mode {other} only; --mode {args.mode} does not read it"
+    return None

@@ -1,0 +1,26 @@
+"""`bench --out` names a prefix of files; a folder given there (`runs/`, `.`, `..`) is refused before the
+run: the reports went beside it (`--out runs/` wrote runs.json, runs.md and runs.png next to the folder,
+`--out .` the hidden `..json` in the caller's folder)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from npu_worker.bench.cli import main as bench_main
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+@pytest.mark.parametrize("out", ["runs/", ".", "..", "runs/.."])
+async def test_a_folder_as_out_is_refused_before_the_run(tmp_path, capsys, monkeypatch, mode, out):
+    (tmp_path / "runs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    argv = ["bench", "--mode", mode, "--base", "http://127.0.0.1:9", "--out", out]
+    with pytest.raises(SystemExit) as refused:
+        await asyncio.to_thread(bench_main, argv)
+    err = capsys.readouterr().err
+    assert refused.value.code == 2, err
+    said = f"npu-worker bench: error: argument --out: {out!r} is a folder: --out takes a prefix of files"
+    assert err.splitlines()[-1].startswith(said), err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["runs"], "a refused run wrote a report"
