@@ -289,7 +289,10 @@ class VoiceLibrary:
         wav is left untouched, since its mtime is part of the prompt cache's key), so callers sending new
         audio every time cannot fill the disk. `wav`: `data` already decoded (`upload_wav`), as a speech
         batch's default audio is once for all its items, whatever transcript each gives."""
-        digest = hashlib.sha256(data + b"\0" + ref_text.strip().encode("utf-8")).hexdigest()[:20]
+        # (the audio's length first: `data + b"\0" + text` named `(wav + b"\0가", "나")` and `(wav, "가\0나")`
+        # alike, so one caller's audio and transcript answered for another's)
+        key = len(data).to_bytes(8, "big") + data + ref_text.strip().encode("utf-8", "surrogatepass")
+        digest = hashlib.sha256(key).hexdigest()[:20]
         name = INLINE_PREFIX + digest
         transcript = self.inline_dir / f"{name}.txt"
         if self.find(name) is not None:

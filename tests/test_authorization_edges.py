@@ -78,3 +78,16 @@ async def test_a_wrong_token_anywhere_is_refused_beside_a_right_one(served, targ
     assert status_lines(answer) == [status], answer
     if status == b"401":
         assert refusal_of(answer)[1] == "Unauthorized"
+
+
+@pytest.mark.parametrize(
+    ("token", "target"),
+    [(None, b"/jobs?token=a&token=b"), (TOKEN.decode(), b"/health?token=a&token=b")],
+)
+async def test_token_twice_where_no_token_is_asked_for_is_not_read(served, token, target):
+    """`?token=` twice was a 400 where no token is read (no `--token`, or /health with one), where two
+    `Authorization` headers passed: the same credential given the same way is now answered alike."""
+    listener = await served(token=token)
+    request = b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    answer = await raw_exchange(listener.port, request, seconds(5))
+    assert status_lines(answer) == [b"200"], answer

@@ -56,3 +56,20 @@ def test_a_rerender_in_a_folder_others_could_replace_is_refused_as_benchs_run_is
     assert done.stderr.count("\n") == 1 and "give a folder of your own" in done.stderr, done.stderr
     assert not (runs / "run.md").exists()
     assert rerender(runs / "run.json")[0] == runs / "run.md"  # its own folder again: rewritten
+
+
+def test_a_json_that_is_no_run_is_refused_in_one_line(tmp_path):
+    """A JSON file of another shape (`[]`, `{}`, a run with fields missing) was a traceback (a
+    KeyError or AttributeError out of `markdown`); it is one line, exit status 2, and no file made."""
+    names = []
+    for name, text in [("list", "[]"), ("empty", "{}"), ("partial", '{"command": "bench"}')]:
+        (tmp_path / f"{name}.json").write_text(text)
+        names.append(str(tmp_path / f"{name}.json"))
+    command = [sys.executable, "-m", "npu_worker.bench.report", *names]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done
+    lines = done.stderr.splitlines()
+    assert [line.split(": ")[0] for line in lines] == [f"cannot rerender {name}" for name in names], lines
+    assert all("not a bench run's report" in line for line in lines), lines
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.json", "list.json", "partial.json"]

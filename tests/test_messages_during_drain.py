@@ -68,3 +68,35 @@ async def test_a_ws_request_sent_during_the_drain_is_refused_in_words(settings):
                 pass
             await socket.close()
     assert worker.engine.calls == ["가" * 5]
+
+
+async def test_a_sentence_sent_during_the_drain_is_refused_and_never_spoken(settings):
+    """A second speech stream, open before the SIGTERM, sends a whole sentence once the drain began:
+    it must be told QueueFull, and the engine must never take it (the drain is for work already in)."""
+    async with gated_worker(settings) as worker, aiohttp.ClientSession() as http:
+        config = {"type": "session.config", "voice": "default", "model": "tts-1"}
+        busy = await http.ws_connect(worker.url("/v1/audio/speech/stream"), autoclose=False)
+        late = await http.ws_connect(worker.url("/v1/audio/speech/stream"), autoclose=False)
+        for ws in (busy, late):
+            await ws.send_json(config)
+            assert (await text_answer(ws))["type"] == "session.configured"
+        await busy.send_json({"type": "input.text", "text": "첫 번째 문장입니다. "})
+        await until(lambda: worker.engine.calls, "the engine to take sentence 0")
+        scheduler = worker.listener.runner.app[SCHEDULER_KEY]
+        worker.closing = asyncio.create_task(worker.listener.close())
+        await until(lambda: scheduler.draining, "the drain to begin")
+        await late.send_json({"type": "input.text", "text": "두 번째 문장입니다. "})
+        await late.send_json({"type": "input.done"})
+        said = []  # (the sentence's refusal carries its sentence_index: read every text message)
+        while not said or said[-1]["type"] != "session.done":
+            said.append(await late.receive_json(timeout=seconds(10)))
+        assert [(m["type"], m.get("code"), m.get("message")) for m in said] == [
+            ("error", "QueueFull", SHUTTING_DOWN),
+            ("session.done", None, None),
+        ], said
+        worker.gate.open()
+        for ws in (busy, late):
+            while (await ws.receive(timeout=seconds(10))).type != aiohttp.WSMsgType.CLOSE:
+                pass
+            await ws.close()
+    assert worker.engine.calls == ["첫 번째 문장입니다."], worker.engine.calls

@@ -309,3 +309,17 @@ def test_a_link_planted_at_the_inline_folder_while_it_is_pruned_empties_nothing_
 
     library.store_inline(tone_wav(seconds_long=1.5), "second", limits, user=plant_once)
     assert planted and sorted(os.listdir(elsewhere)) == [f"{kept}.txt", f"{kept}.wav"]
+
+
+def test_inline_voices_of_different_audio_and_transcript_are_different_voices(tmp_path):
+    """The name hashed `data + b"\\0" + transcript`: a wav with `\\0가` after it and the transcript `나`
+    was the same voice as that wav with `가\\0나`, so the second caller got the first's audio and
+    transcript (a voice cache one caller could fill for another)."""
+    library = VoiceLibrary(tmp_path / "voices")
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    wav = tone_wav(seconds_long=1.0)
+    first = library.store_inline(wav + b"\0" + "가".encode(), "나", limits)
+    second = library.store_inline(wav, "가\0나", limits)
+    assert first != second
+    voice = library.find(second)
+    assert voice is not None and voice.text == "가\0나"

@@ -276,7 +276,11 @@ def rerender(json_path: Path) -> list[Path]:
     paths = [Path(f"{prefix}.md"), Path(f"{prefix}.png")]
     check_ours(prefix, (".md", ".png"))
     report = json.loads(json_path.read_text(encoding="utf-8"))
-    write_file(paths[0], markdown(report).encode("utf-8"))
+    try:  # (made before any file is written: a JSON of another shape leaves the folder as it was)
+        text = markdown(report)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise ValueError(f"not a bench run's report ({type(exc).__name__}: {exc})") from None
+    write_file(paths[0], text.encode("utf-8"))
     if not can_plot():
         print(PLOT_HINT)
         return paths[:1]

@@ -52,7 +52,9 @@ def error_response(error: BaseException, status: int | None = None) -> web.Respo
 def check_request_access(request: web.Request) -> None:
     """The browser-origin and Host rules, then the form of the credentials (`Authorization` or
     `?token=` given twice: 400), then the token, for this request (WorkerError when refused). A refused
-    origin is told 403 whatever it sent: its credentials' form is not its business to learn."""
+    origin is told 403 whatever it sent: its credentials' form is not its business to learn. Where no
+    token is asked for (none set, /health, /ready) neither credential is read, so neither is refused
+    for being given twice (`?token=` twice was a 400 there, two `Authorization` headers were not)."""
     if request.match_info.route.name in PUBLIC_ROUTE_NAMES:
         return
     settings = request.app[SETTINGS_KEY]
@@ -64,11 +66,13 @@ def check_request_access(request: web.Request) -> None:
         loopback=loopback_bind(settings.host),
         token_configured=bool(settings.token),
     )
+    if not settings.token or open_path:  # no token read here: neither form of it is (given twice too)
+        return
     given = request.headers.getall("Authorization", [])
-    if len(given) > 1 and settings.token and not open_path:  # (the first was taken, as `?token=` twice was)
+    if len(given) > 1:  # (the first was taken, as `?token=` twice was)
         raise BadRequest(f"the Authorization header is given {len(given)} times; give it once")
     query_token = query_value(request, "token")
-    check_token(None if open_path else settings.token, request.headers.get("Authorization"), query_token)
+    check_token(settings.token, request.headers.get("Authorization"), query_token)
 
 
 async def expect_continue(request: web.Request) -> web.StreamResponse | None:

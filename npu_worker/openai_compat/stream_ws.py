@@ -255,6 +255,10 @@ class SpeechStreamSession:
                 return False
         except WorkerError as error:
             await self.send_error(error)
+        except ConnectionError:  # the peer is gone, or was dropped for taking nothing: not a bug of ours
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await self.ws.close()
+            return False
         except Exception as exc:  # noqa: BLE001 - a bug: said (its incident id), then 1011 as before
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await self.send_error(internal_error(log, exc, "on the speech stream socket"))
