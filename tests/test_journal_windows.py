@@ -114,3 +114,31 @@ async def test_a_window_whose_time_passed_before_the_loop_took_its_arm_is_draine
         await asyncio.sleep(0)  # the loop's next turns: the arm's wake-up runs
     assert ran == [1]
     assert handoff.timers_fired == 0
+
+
+async def test_a_window_a_lane_woke_the_loop_to_arm_late_keeps_its_first_later_call_s_time():
+    """`later`'s bound: its chunk runs "at the latest `within` after the first such call". A lane's arm
+    that the loop took part of the window's time late armed the timer for the whole `within` from that
+    turn: the chunk waited past the bound by as long as the loop took to wake. (Not a speed assertion:
+    the timer's due time on the loop's own clock, `time.monotonic`, against the call's.)"""
+    handoff = CountedTimers(asyncio.get_running_loop())
+    assert asyncio.get_running_loop().time.__func__ is asyncio.BaseEventLoop.time  # (monotonic's clock)
+    window, held = 1.0, 0.2  # (the loop has 0.8 s left to take the arm: a loaded VM may stall it)
+    ran: list[Any] = []
+    returned: list[float] = []
+    lane = threading.Thread(
+        target=lambda: (
+            handoff.later(ran.append, 1, within=window),
+            returned.append(time.monotonic()),
+            time.sleep(held),
+        )
+    )
+    lane.start()
+    lane.join()  # (the loop is held here for `held` of the window's time)
+    for _ in range(3):
+        await asyncio.sleep(0)  # the loop's next turns: the arm's wake-up runs
+    timer = handoff._timer
+    assert ran == [] and timer is not None
+    assert timer.when() < returned[0] + window + held / 2, (timer.when() - returned[0], window)
+    await until(lambda: ran == [1], "the window")
+    assert handoff.timers_fired == 1

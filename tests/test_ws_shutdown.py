@@ -136,6 +136,12 @@ async def five_sentences_at_shutdown(settings: Any) -> dict[int, list[dict[str, 
         text = " ".join(f"{n} 번째 문장입니다." for n in ("첫", "두", "세", "네", "다섯")) + " "
         await ws.send_json({"type": "input.text", "text": text})
         await until(lambda: worker.engine.calls, "the engine to take sentence 0")
+        # (sentences 1-3 are submitted one after another: the engine can take sentence 0 before the
+        # last of them is queued, and one submitted once the drain began is refused alone, by the docs)
+        scheduler = worker.listener.runner.app[SCHEDULER_KEY]
+        await until(
+            lambda: scheduler.queue_size() == 4, "sentences 0 to 3 to be admitted"
+        )  # (0 counts till it ends)
         await worker.shut_down()
         events: list[dict[str, Any]] = []
         await until_closed(ws, events)

@@ -83,7 +83,7 @@ class LoopHandoff:
         if threading.get_ident() == self._loop_thread:
             self._arm(within)
         else:
-            self._wake(self._arm_woken, within)
+            self._wake(self._arm_woken)
 
     def then_later(self, callback: Callable[[Any], None], argument: Any, within: float) -> None:
         """Like a call; the drain that runs it then opens a `later` window of `within` seconds on the
@@ -116,19 +116,22 @@ class LoopHandoff:
         if due and self._timer is None:
             self._timer = self.loop.call_later(within, self._timer_drain)
 
-    def _arm_woken(self, within: float) -> None:
+    def _arm_woken(self) -> None:
         """A lane woke the loop to arm a window: it is drained now, in this turn, not in the timer's,
         when a stream's last event (its `done`) has joined it meanwhile (nothing more is coming to wait
         for) or when the loop took the wake-up `within` or later after the `later` call (the window is
         due: its timer would have held it `within` more); one or the other in 38–52 % of these
         wake-ups in sequential `/ws` previews (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 57). Not from a
-        drain's own `_arm`: a nested drain would run what came after the callbacks it has not run yet."""
+        drain's own `_arm`: a nested drain would run what came after the callbacks it has not run yet.
+        Else its timer gets what is left of the window's time: armed for the whole `within` from this
+        turn, it held the chunks past `later`'s bound by as long as the loop took to wake."""
         with self._lock:
-            ended = self._timed and (self._last_queued or time.monotonic() >= self._due_at)
+            left = self._due_at - time.monotonic()
+            ended = self._timed and (self._last_queued or left <= 0)
         if ended:
             self._drain()
         else:
-            self._arm(within)
+            self._arm(left)
 
     def _timer_drain(self) -> None:
         self._timer = None
