@@ -16,15 +16,17 @@ from collections import Counter
 from collections.abc import Sequence
 
 # The longest files, most CPU first: `/usr/bin/time python -m pytest -n 0 FILE` on the 2-core VM (user +
-# sys s, load 13-26, pytest's own start included): 81, 74, 49, 37, 31; the slow reader's file 7.6 s of CPU,
+# sys s, load 13-26, pytest's own start included): 81, 74, 37, 31 and test_server_e2e.py's 30 (49 before
+# its tests shared one worker; 43.8 → 30.1 at load 9-11); the slow reader's file 7.6 s of CPU,
 # but 175 s of wall there (its reader waited 2 ms for each of ≈ 12 700 pieces; ≈ 3 200 pieces of 2 048
-# bytes since: 51 s → 19-25 s of wall at load 5-8), which by count came near the end. A renamed file fails tests/test_suite_order.py.
+# bytes since: 51 s → 19-25 s of wall at load 5-8), which by count came near the end. A renamed file
+# fails tests/test_suite_order.py.
 LONGEST_FIRST = (
     "tests/zipvoice/test_qnn_real_structure.py",
     "tests/zipvoice/test_buckets.py",
-    "tests/zipvoice/test_server_e2e.py",
     "tests/test_cluster.py",
     "tests/zipvoice/test_bucket_engine.py",
+    "tests/zipvoice/test_server_e2e.py",
     "tests/test_ws_slow_reader_pong.py",
 )
 

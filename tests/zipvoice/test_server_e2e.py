@@ -1,4 +1,11 @@
-"""ZipVoice (tiny synthetic model) end to end through the worker: the server builds the engine itself."""
+"""ZipVoice (tiny synthetic model) end to end through the worker: the server builds the engine itself.
+
+The tests that need the default worker (its voice, CPU, dynamic shapes) share one, `default_worker`,
+started once for the module on the module's event loop: each of them loaded a ZipVoice worker of its
+own before (a load specialises decoders: seconds of CPU, a minute of wall under CI's load). Nothing
+they do changes what the next one sees: every request names its own output, and the espeak crash
+test checks that the worker speaks on. Tests that need another worker (no voice, bucket 63) start it.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +13,25 @@ import asyncio
 import dataclasses
 import json
 import wave
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
+import pytest
+import pytest_asyncio
+from aiohttp.test_utils import TestClient
+from blockbuster import blockbuster_ctx
 
+from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio_decode import read_wav
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
+from tests.conftest import ServedAsInProduction, wait_until_loaded
 from tests.timing import seconds
 from tests.zipvoice.conftest import engine_config, engine_settings
+
+on_the_module_loop = pytest.mark.asyncio(loop_scope="module")  # where `default_worker` serves
 
 
 def wav_samples(path: str) -> np.ndarray:
@@ -44,12 +60,33 @@ async def start(worker, model_dir: Path, tmp_path: Path, engine: object = None, 
     return await worker(engine=engine, **overrides)
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def default_worker(
+    tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[TestClient]:
+    """The worker `start(worker, tiny_model_dir, tmp_path)` gave each test, once for the module: its
+    outputs may go anywhere under the session's temp root (so each test's own `tmp_path`)."""
+    state = tmp_path_factory.mktemp("e2e-state")
+    outputs = (str(tmp_path_factory.getbasetemp()), str(tiny_model_dir))
+    settings = engine_settings(
+        tiny_model_dir, state, output_roots=outputs, heartbeat_interval=10.0, cache_max_bytes=0
+    )
+    with blockbuster_ctx("npu_worker"):  # the start is guarded as the `worker` fixture's is
+        app = await asyncio.to_thread(build_app, settings, None)
+        client = TestClient(ServedAsInProduction(app))
+        await client.start_server()
+        await wait_until_loaded(client)
+    yield client
+    await client.close()
+
+
+@on_the_module_loop
 async def test_synth_wav_length_follows_the_frame_count_and_health_has_no_decoder_calls(
-    worker, tiny_model_dir, tmp_path
+    default_worker, tmp_path
 ):
     """Also /health: every call of a dynamic-shape decoder runs on `device`, nothing to count apart (a
     test of its own loaded a worker of its own for it)."""
-    client = await start(worker, tiny_model_dir, tmp_path)
+    client = default_worker
     assert "decoder_calls" not in await (await client.get("/health")).json()
     engine = client.app[SCHEDULER_KEY].engine
     response = await client.post(
@@ -67,8 +104,9 @@ async def test_synth_wav_length_follows_the_frame_count_and_health_has_no_decode
     assert abs(body["duration_sec"] - frames / 24000) < 0.002
 
 
-async def test_batch_wavs_match_the_engine_output_and_frame_counts(worker, tiny_model_dir, tmp_path):
-    client = await start(worker, tiny_model_dir, tmp_path)
+@on_the_module_loop
+async def test_batch_wavs_match_the_engine_output_and_frame_counts(default_worker, tmp_path):
+    client = default_worker
     sections = [
         {"idx": i, "text": t, "output_path": str(tmp_path / f"s{i}.wav")}
         for i, t in enumerate(["안녕하세요.", "배터리는 화학 에너지를 전기 에너지로 바꾸는 장치입니다."])
@@ -83,8 +121,9 @@ async def test_batch_wavs_match_the_engine_output_and_frame_counts(worker, tiny_
     assert len(wav_samples(oks[1]["wav_path"])) > len(wav_samples(oks[0]["wav_path"]))
 
 
-async def test_same_seed_gives_the_same_samples_and_another_seed_does_not(worker, tiny_model_dir, tmp_path):
-    client = await start(worker, tiny_model_dir, tmp_path)
+@on_the_module_loop
+async def test_same_seed_gives_the_same_samples_and_another_seed_does_not(default_worker, tmp_path):
+    client = default_worker
     paths = {}
     for name, seed in (("a", 7), ("b", 7), ("c", 8)):
         paths[name] = str(tmp_path / f"{name}.wav")
@@ -95,10 +134,11 @@ async def test_same_seed_gives_the_same_samples_and_another_seed_does_not(worker
     assert a.size != c.size or not np.array_equal(a, c)
 
 
-async def test_a_text_with_nothing_to_say_on_synth_is_a_200_fail_not_a_400(worker, tiny_model_dir, tmp_path):
+@on_the_module_loop
+async def test_a_text_with_nothing_to_say_on_synth_is_a_200_fail_not_a_400(default_worker, tmp_path):
     """Only the engine knows that "..." has nothing speakable: found while synthesising, it is the
     synthesis failure PROTOCOL §1 answers with 200 and `status: "fail"` (docs/protocol.md said 400)."""
-    client = await start(worker, tiny_model_dir, tmp_path)
+    client = default_worker
     response = await client.post("/synth", json={"text": "...", "output_path": str(tmp_path / "a.wav")})
     body = await response.json()
     assert response.status == 200 and body["status"] == "fail"
@@ -134,13 +174,14 @@ async def test_without_a_default_voice_a_request_without_ref_wav_is_a_400_and_on
     assert body["status"] == "ok", body
 
 
+@on_the_module_loop
 async def test_a_text_that_crashes_espeak_fails_its_section_and_the_worker_speaks_on(
-    worker, tiny_model_dir, tmp_path
+    default_worker, tmp_path
 ):
     """espeak-ng 1.52's parser overflows its stack on "s'" * 100 (and "A." * 200 in English) and aborts
     the process it runs in: the tokenizer's phonemes came from the worker's own process, so one
     request's 200 characters ended the worker. They come from a child process now."""
-    client = await start(worker, tiny_model_dir, tmp_path)
+    client = default_worker
     for text, lang in (("s'" * 100, "ko"), ("A." * 200, "en")):
         out = str(tmp_path / "crash.wav")
         response = await client.post("/synth", json={"text": text, "lang": lang, "output_path": out})
