@@ -21,10 +21,12 @@ _ELEMENTS = frozenset(
 )
 # A formula of up to four symbols, each with its subscript count ("SO₄", "NH₄", "HCO₃"), then the charge: a size of
 # one superscript digit (none for one) and its sign, no letter, digit or superscript glued after it; a particle after it
-# in the form 플러스 and 마이너스 take ("Ca²⁺은": 플러스는).
+# in the form 플러스 and 마이너스 take ("Ca²⁺은": 플러스는). A superscript letter after the sign is a power's, "B⁻ⁿ",
+# "B⁻ᵀ" (korean16: B 마이너스ⁿ, the exponent's letter left over): as before.
+_SUPERSCRIPT_LETTER = "ⁱⁿ\u02b0-\u02b8\u1d2c-\u1d6a\u1d9b-\u1dbf⁽⁼"
 CHARGE = re.compile(
     r"(?<![A-Za-z\d₀-₉])((?:[A-Z][a-z]?[₀-₉]{0,2}){1,4})([¹²³⁴⁵⁶⁷]?)([⁺⁻])"
-    rf"(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])(?:{PARTICLE})?"
+    rf"(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
 )
 _SYMBOL = re.compile(r"[A-Z][a-z]?")
 _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")

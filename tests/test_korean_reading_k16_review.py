@@ -1,0 +1,52 @@
+"""Review of korean16: what its charges and an English sentence's numbers read wrongly, each against what korean16
+read (the comment beside each case)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.english_reading import spoken as english_spoken
+from npu_worker.engine.korean_reading import spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "The temperature is −5 degrees.",
+            "The temperature is minus five degrees.",
+        ),  # korean16: −five (sign unsaid)
+        (
+            "The temperature is -5 degrees.",
+            "The temperature is minus five degrees.",
+        ),  # korean16: 마이너스 5 degrees
+        ("The value is 3 - 4 volts.", "The value is three minus four volts."),  # a spaced minus as before
+        # a hyphen between digits, a date, a letter's: the Korean rules' as before
+        ("The dates are 2024-01-05 here.", "The dates are 2024년 1월 5일 here."),
+        ("The value is x-5 volts.", "The value is x-5 volts."),
+    ],
+)
+def test_a_sign_before_an_english_number_is_said_minus(written: str, said: str) -> None:
+    """An English sentence's number before a unit is said in English: its sign glued before it too, not a Korean
+    마이너스 before English words, nor a "−" left before a word (the Korean rules read it only before a digit)."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("B⁻ⁿ 은 역행렬의 거듭제곱이다.", "B⁻ⁿ 은 역행렬의 거듭제곱이다."),  # korean16: B 마이너스ⁿ
+        ("B⁻ᵀ 는 전치 역행렬이다.", "B⁻ᵀ 는 전치 역행렬이다."),  # korean16: B 마이너스ᵀ
+        ("K⁺ⁿ 이다.", "K⁺ⁿ 이다."),  # korean16: K 플러스ⁿ
+        ("Na⁺의 농도", "Na 플러스의 농도"),  # an ion still
+    ],
+)
+def test_a_superscript_letter_after_the_sign_is_a_powers_not_a_charge(written: str, said: str) -> None:
+    """ "B⁻ⁿ", "B⁻ᵀ" are a matrix's powers (B is boron's symbol too): its sign and letter stay together, as before
+    korean16, not a charge with the exponent's letter left over."""
+    assert spoken(written) == said
+
+
+def test_a_superscript_letter_after_the_sign_in_english() -> None:
+    assert english_spoken("Let B⁻ⁿ be the matrix.") == "Let B⁻ⁿ be the matrix."  # korean16: B minusⁿ
+    assert english_spoken("The O²⁻ ion.") == "The O two minus ion."
