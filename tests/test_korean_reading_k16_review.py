@@ -38,6 +38,7 @@ def test_a_sign_before_an_english_number_is_said_minus(written: str, said: str) 
         ("B⁻ⁿ 은 역행렬의 거듭제곱이다.", "B⁻ⁿ 은 역행렬의 거듭제곱이다."),  # korean16: B 마이너스ⁿ
         ("B⁻ᵀ 는 전치 역행렬이다.", "B⁻ᵀ 는 전치 역행렬이다."),  # korean16: B 마이너스ᵀ
         ("K⁺ⁿ 이다.", "K⁺ⁿ 이다."),  # korean16: K 플러스ⁿ
+        ("B⁻ˣ 이다.", "B⁻ˣ 이다."),  # korean16: B 마이너스ˣ (ˣ a modifier letter, U+02E3)
         ("Na⁺의 농도", "Na 플러스의 농도"),  # an ion still
     ],
 )
@@ -50,3 +51,26 @@ def test_a_superscript_letter_after_the_sign_is_a_powers_not_a_charge(written: s
 def test_a_superscript_letter_after_the_sign_in_english() -> None:
     assert english_spoken("Let B⁻ⁿ be the matrix.") == "Let B⁻ⁿ be the matrix."  # korean16: B minusⁿ
     assert english_spoken("The O²⁻ ion.") == "The O two minus ion."
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "전자 e⁻는 음전하를 띤다.",
+            "전자 e 마이너스는 음전하를 띤다.",
+        ),  # korean16: e⁻ (espeak: e, the sign unsaid)
+        ("Cu²⁺ + 2e⁻ → Cu", "Cu 투 플러스 플러스 2 e 마이너스에서 Cu"),  # korean16: 2e⁻
+        ("The e⁻ moves to the anode.", "The e minus moves to the anode."),  # korean16: e⁻
+        # a power of e as before
+        ("e⁻ˣ 는 감소한다.", "e⁻ˣ 는 감소한다."),
+        ("e⁻¹ 이다.", "e의 마이너스 1제곱 이다."),
+    ],
+)
+def test_an_electron_is_said_as_its_charge(written: str, said: str) -> None:
+    """A half-reaction's electron, "e⁻", "2e⁻", is said as a lecturer says it, e 마이너스, not an e alone."""
+    assert spoken(written) == said
+
+
+def test_an_electron_in_english() -> None:
+    assert english_spoken("Cu²⁺ + 2e⁻ → Cu") == "Cu two plus + 2 e minus → Cu"  # korean16: 2e⁻
