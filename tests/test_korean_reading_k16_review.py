@@ -74,3 +74,22 @@ def test_an_electron_is_said_as_its_charge(written: str, said: str) -> None:
 
 def test_an_electron_in_english() -> None:
     assert english_spoken("Cu²⁺ + 2e⁻ → Cu") == "Cu two plus + 2 e minus → Cu"  # korean16: 2e⁻
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("total = 0", "total은 0"),  # korean16: total는 (토탈 ends closed)
+        ("for x in xs: total = 0.", "for x in xs: total은 0."),
+        ("name = 3", "name은 3"),  # korean16: name는 (네임)
+        ("a=1&token=s3cret-value", "a는 1&token은 s3cret-value"),  # korean16: token는 (토큰)
+        # an open last syllable, a unit's abbreviation, a letter alone: as before
+        ("count = 5", "count는 5"),  # 카운트
+        ("5 km는 멀다.", "5 킬로미터는 멀다."),
+        ("x = 3", "x는 3"),
+    ],
+)
+def test_the_particle_after_an_english_word_follows_its_spoken_last_sound(written: str, said: str) -> None:
+    """Korean picks 은/는 by the last sound said: an English word ending in -l, -m, -n, -ng, -le, -me, -ne is said
+    closed as Korean borrows it (토탈, 네임, 토큰), so 은, as a lecturer says; not 는, as for an open vowel."""
+    assert spoken(written) == said
