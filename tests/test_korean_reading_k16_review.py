@@ -93,3 +93,22 @@ def test_the_particle_after_an_english_word_follows_its_spoken_last_sound(writte
     """Korean picks 은/는 by the last sound said: an English word ending in -l, -m, -n, -ng, -le, -me, -ne is said
     closed as Korean borrows it (토탈, 네임, 토큰), so 은, as a lecturer says; not 는, as for an open vowel."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean16: 1 point 8e plus 03 volts (the mantissa's sign a sum's, the Korean voice's 03)
+        ("The value is 1.8e+03 volts.", "The value is 1 점 팔 곱하기 10의 3제곱 volts."),
+        ("The value is 2e+5 here.", "The value is 2 곱하기 10의 5제곱 here."),  # korean16: 2e plus 5
+        ("값은 1.8e+03이다.", "값은 1 점 팔 곱하기 10의 3제곱이다."),  # korean16: 10의 03제곱
+        ("값은 1e-03이다.", "값은 1 곱하기 10의 마이너스 3제곱이다."),  # korean16: 마이너스 03제곱
+        # a sum after a letter e: as before
+        ("This is 2e+x here.", "This is 2e plus x here."),
+        ("This is a+b here.", "This is a plus b here."),
+    ],
+)
+def test_an_exponents_plus_sign_and_leading_zero(written: str, said: str) -> None:
+    """ "1.8e+03", as a program prints it, is 1.8 times ten to the third: one number the Korean rules read whole, as
+    they read "1.5e-3" (korean14), its exponent's leading zero unsaid."""
+    assert spoken(written) == said
