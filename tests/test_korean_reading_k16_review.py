@@ -112,3 +112,27 @@ def test_an_exponents_plus_sign_and_leading_zero(written: str, said: str) -> Non
     """ "1.8e+03", as a program prints it, is 1.8 times ten to the third: one number the Korean rules read whole, as
     they read "1.5e-3" (korean14), its exponent's leading zero unsaid."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ∈ ℝ^{n+1}", "x는 n 플러스 1차원 실수 공간의 원소"),  # korean16: x ∈ 실수 집합의 n 플러스 1제곱
+        (
+            "ℝ^{n+1}은 공간이다.",
+            "n 플러스 1차원 실수 공간은 공간이다.",
+        ),  # korean16: 실수 집합의 n 플러스 1제곱은
+        (
+            "x ∈ ℝ^{n-1}이면",
+            "x가 n 마이너스 1차원 실수 공간의 원소이면",
+        ),  # korean16: 실수 집합의 n 마이너스 1제곱
+        ("ℝ^{n+1}₊", "n 플러스 1차원 양의 실수 공간"),  # korean16: 실수 집합의 n 플러스 1제곱₊
+        # a dimension of one letter or two, a positive half: as korean16
+        ("x ∈ ℝⁿ₊", "x는 n차원 양의 실수 공간의 원소"),
+        ("x ∈ ℝ^{nm}", "x는 nm차원 실수 공간의 원소"),
+        ("ℤ⁺는", "양의 정수 집합은"),
+    ],
+)
+def test_a_number_sets_dimension_one_more_or_less(written: str, said: str) -> None:
+    """ "ℝ^{n+1}" is the space one dimension above ℝⁿ, n 플러스 1차원 실수 공간, not a power of the set."""
+    assert spoken(written) == said
