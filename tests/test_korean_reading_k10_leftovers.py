@@ -89,7 +89,7 @@ def test_a_power_of_the_denominator_is_said_under_the_fraction(written: str, sai
             "E = m c squared is the equation. 그리고 x는 3입니다.",
         ),
         ("E = mc^2는 유명하다.", "E는 mc의 2제곱은 유명하다."),  # a Korean sentence: as before
-        ("for x in xs: total = 0", "for x in xs: total는 0"),  # code's "for": as before
+        ("for x in xs: total = 0", "for x in xs: total은 0"),  # code's "for": as before
         ("x = 3 for all x", "x는 3 for all x"),  # one small word: as before
         ("a = 1 is true", "a는 1 is true"),
     ],

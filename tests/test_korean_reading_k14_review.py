@@ -14,11 +14,11 @@ from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer
     [
         # korean14: async이고 0, a chain of equalities across a query's "&"
         ("/synth_batch?async=1&async=0", "/synth_batch?async는 1&async는 0"),
-        ("a=1&token=s3cret-value", "a는 1&token는 s3cret-value"),  # korean14: token이고
+        ("a=1&token=s3cret-value", "a는 1&token은 s3cret-value"),  # korean14: token이고
         # korean14: document.title이고 'owned', the chain's term taken through a quote
         (
             "<img src=x onerror=\"document.title='owned'\">",
-            "<img src는 x onerror는 \"document.title는 'owned'\">",
+            "<img src는 x onerror는 \"document.title은 'owned'\">",
         ),
         # a chain of terms still says its next link the same
         ("따라서 f(1) = 2 = g(1)이다.", "따라서 f(1)은 2이고 g(1)이다."),

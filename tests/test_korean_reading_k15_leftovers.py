@@ -75,15 +75,16 @@ def test_lang_en_a_number_sets_dimension_in_braces_and_its_signed_half_are_said(
             "It weighs two point five kilograms.",
         ),  # korean15: 2 점 오 킬로그램 (korean16's "It")
         ("The value is 0.5 here.", "The value is zero point five here."),
-        ("It took 1.8e+03 s in the test.", "It took 1 point 8e plus 03 s in the test."),
+        # rvk16: 1 점 팔 곱하기 10의 3제곱 (was 1 point 8e plus 03, the mantissa's "+" a sum's)
+        ("It took 1.8e+03 s in the test.", "It took 1 점 팔 곱하기 10의 3제곱 s in the test."),
     ],
 )
 def test_an_english_sentences_decimal_is_english_only_standing_alone(written: str, said: str) -> None:
     """The boundary, rvk14's rule kept: English "point" only for a decimal of its own, after a space, a bracket, a quote
     or a name's "/", and not before a sign. A mantissa, "1.5e-3", is a sign's number: the Korean rules say it whole
     (1 점 오 곱하기 10의 마이너스 3제곱), as they say a decimal after a sign, "-0.5" (마이너스 0 점 오: the minus is
-    the Korean rules', so is its decimal); "1.8e+03", which the Korean rules do not read as a power of ten, keeps the
-    point. A unit after a decimal is English in an English sentence, "2.5 kg" two point five kilograms (korean16: its digits in words); which sentence is
+    the Korean rules', so is its decimal); "1.8e+03" too (rvk16: its "+" is no sum's, its
+    exponent 3). A unit after a decimal is English in an English sentence, "2.5 kg" two point five kilograms (korean16: its digits in words); which sentence is
     English is `korean_code.english_sentences`' (two of its small words, or one and a longer word): "It weighs 2.5 kg."
     had none of them in korean15 (2 점 오 킬로그램); korean16 counts a capitalized "It" (an iterator's "it" in code is
     lowercase), two point five kilograms."""

@@ -90,13 +90,13 @@ def test_a_sentence_opened_by_it_is_english(written: str, said: str) -> None:
     [
         (
             "for x in xs: total = 0.",
-            "for x in xs: total는 0.",
+            "for x in xs: total은 0.",
         ),  # korean15: for x in xs: total = 0. (English "equals")
         ("if x in items: found = 1.", "if x in items: found는 1."),  # korean15: found = 1.
         ("for i in range(10): s = s + i.", "for i in range(10): s는 s 더하기 i."),  # korean15: s = s plus i.
         # without the period, and a formula's or an English sentence's: as before
-        ("for x in xs: total = 0", "for x in xs: total는 0"),
-        ("total = 0.", "total는 0."),
+        ("for x in xs: total = 0", "for x in xs: total은 0"),
+        ("total = 0.", "total은 0."),
         ("x^2 is positive.", "x squared is positive."),
         ("a = 1 is true.", "a = one is true."),
     ],

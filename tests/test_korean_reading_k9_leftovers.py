@@ -130,7 +130,7 @@ def test_an_english_sentences_code_and_equals_are_left_to_espeak(written: str, s
         ("let x = 3;", "let x에 3을 대입;"),  # a line of code alone: code's voice, as before
         ("let x = 3, y = 4;", "let x에 3을 대입, y에 4를 대입;"),
         ("JavaScript에서는 let x = 3;처럼 씁니다", "JavaScript에서는 let x에 3을 대입;처럼 씁니다"),
-        ("for x in xs: total = 0", "for x in xs: total는 0"),  # code's "in": one small word
+        ("for x in xs: total = 0", "for x in xs: total은 0"),  # code's "in": one small word
         (
             "x = 3. Use the value in a loop.",
             "x는 3. Use the value in a loop.",

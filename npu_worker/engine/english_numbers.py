@@ -27,8 +27,11 @@ _UNIT_WORDS = (
 )
 SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d{1,9}) point ((?:\d ){0,14}\d)(?![\w.,])")
 _NUMBER_ALONE = r"(\d{1,9})(?![\w.,:/%°])"
+# ... and its sign, glued before it, "-5 degrees", "−5 degrees" (korean16: 마이너스 5 degrees, a Korean word, and −five, a
+# sign the Korean rules no longer read before a word): minus five degrees.
 SAID_INTEGER = re.compile(
-    rf"(?<![\w./,:$€£¥₩§#-]){_NUMBER_ALONE}(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed))"
+    rf"(?:(?<![\w./,:$€£¥₩§#)])([-−])|(?<![\w./,:$€£¥₩§#\-−])){_NUMBER_ALONE}"
+    rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed))"
     rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )){_NUMBER_ALONE}"
 )
 
@@ -36,7 +39,13 @@ SAID_INTEGER = re.compile(
 def numbers_said(sentence: str) -> str:
     """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
     sentence = SAID_DECIMAL.sub(_decimal, sentence)
-    return SAID_INTEGER.sub(lambda m: english_number(m.group(1) or m.group(2)), sentence)
+    return SAID_INTEGER.sub(_integer, sentence)
+
+
+def _integer(match: re.Match[str]) -> str:
+    sign, before_a_word, after_a_word = match.groups()
+    said = english_number(before_a_word or after_a_word)
+    return f"minus {said}" if sign else said
 
 
 def _decimal(match: re.Match[str]) -> str:

@@ -172,7 +172,7 @@ _UNIT_AFTER_NUMBER = re.compile(
 # A spaced minus only between a formula's terms, a number, a letter alone or a bracket: a title's dash, "Part 1 -
 # Introduction", "Week 2 - Linear regression", is no minus (k12: Part 1 minus Introduction).
 _PLUS_MINUS = re.compile(
-    r"(?<=[\w)]) ?\+ ?(?=[\w(])"
+    r"(?<=[\w)]) \+ ?(?=[\w(])|(?<=[\w)])(?!(?<=\d[eE])\+\d)\+ ?(?=[\w(])"
     r"|(?:(?<=[\d)])|(?<=(?<![A-Za-z])[A-Za-z])) [-−] (?=\d|[A-Za-z](?![A-Za-z])|\()"
 )
 
@@ -185,10 +185,10 @@ _PLUS_MINUS = re.compile(
 # 5 point 0, 1배 point 5): a decimal of its own only, after a space, a bracket, a quote or a name's "/", "(0.5)", "HTTP/1.1",
 # not before one of those signs.
 # ... nor a mantissa, "1.5e-3" (korean14: 1 point 5 곱하기 10의 마이너스 3제곱, two voices in one number): the Korean
-# rules' whole, 1 점 오 곱하기 10의 마이너스 3제곱, as a sign's decimal ("-0.5": 마이너스 0 점 오); "1.8e+03", which they
-# do not read, keeps its point.
+# rules' whole, 1 점 오 곱하기 10의 마이너스 3제곱, as a sign's decimal ("-0.5": 마이너스 0 점 오); and "1.8e+03" (korean16:
+# 1 point 8e plus 03), its "+" no sum's: 1 점 팔 곱하기 10의 3제곱.
 _DECIMAL = re.compile(
-    r"(?:(?<![^\s(\['\"‘“`])|(?<=[A-Za-z]/))(?<![$€£¥₩§<>≤≥≠~/×±] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠~/×±]|[-:]\d|[eE][-−]?\d)"
+    r"(?:(?<![^\s(\['\"‘“`])|(?<=[A-Za-z]/))(?<![$€£¥₩§<>≤≥≠~/×±] )(\d{1,15})\.(\d{1,15})(?!\d|\.\d| ?[$€£¥₩<>≤≥≠~/×±]|[-:]\d|[eE][-−+]?\d)"
 )
 
 

@@ -154,7 +154,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # spelling the sign's code point, nor 실수 집합의 나노미터제곱); lang=en "ℝ^{nm}" R n m (not R^{nm}).
 # "It weighs 2.5 kg." It weighs two point five kilograms (not 2 점 오 킬로그램, a Korean text's); "for x in xs: total = 0."
 # total는 0. (not English, "=" espeak's "equals"); an English sentence's numbers in its English forms, "The battery is 3.7V."
-# three point seven volts (not 3 point 7, which the Korean voice said 삼 point 칠).
+# three point seven volts (not 3 point 7, which the Korean voice said 삼 point 칠). Its review (rvk16): "-5 degrees" minus five
+# degrees, "2e⁻" 2 e 마이너스, "total = 0" total은 0, "1.8e+03" 1 점 팔 곱하기 10의 3제곱, "B⁻ⁿ" a power as before.
 AUDIO_REVISION = 22
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

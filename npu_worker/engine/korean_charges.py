@@ -21,10 +21,14 @@ _ELEMENTS = frozenset(
 )
 # A formula of up to four symbols, each with its subscript count ("SO₄", "NH₄", "HCO₃"), then the charge: a size of
 # one superscript digit (none for one) and its sign, no letter, digit or superscript glued after it; a particle after it
-# in the form 플러스 and 마이너스 take ("Ca²⁺은": 플러스는).
+# in the form 플러스 and 마이너스 take ("Ca²⁺은": 플러스는). A superscript letter after the sign is a power's, "B⁻ⁿ",
+# "B⁻ᵀ" (korean16: B 마이너스ⁿ, the exponent's letter left over): as before.
+_SUPERSCRIPT_LETTER = "ⁱⁿ\u02b0-\u02e4\u1d2c-\u1d6a\u1d9b-\u1dbf⁽⁼"
+# ... and an electron's, "e⁻", "2e⁻" (korean16: left to espeak, which said e alone), e 마이너스, 2 e 마이너스; "e⁻ˣ", "e⁻¹"
+# a power as before.
 CHARGE = re.compile(
-    r"(?<![A-Za-z\d₀-₉])((?:[A-Z][a-z]?[₀-₉]{0,2}){1,4})([¹²³⁴⁵⁶⁷]?)([⁺⁻])"
-    rf"(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])(?:{PARTICLE})?"
+    r"(?:(?<![A-Za-z\d₀-₉])|(?<=(?<![\w.])\d)(?=e[⁺⁻]))((?:[A-Z][a-z]?[₀-₉]{0,2}){1,4}|e(?=[⁺⁻]))([¹²³⁴⁵⁶⁷]?)([⁺⁻])"
+    rf"(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
 )
 _SYMBOL = re.compile(r"[A-Z][a-z]?")
 _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
@@ -42,7 +46,7 @@ def charge(match: re.Match[str]) -> str:
         return match.group()
     said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
     word = "플러스" if sign == "⁺" else "마이너스"
-    return f"{formula} {said}{word}{particle_after(word, particle) if particle else ''}"
+    return f"{_apart(match)}{formula} {said}{word}{particle_after(word, particle) if particle else ''}"
 
 
 def charge_in_english(match: re.Match[str]) -> str:
@@ -51,4 +55,9 @@ def charge_in_english(match: re.Match[str]) -> str:
     if not _is_ion(formula) or particle:
         return match.group()
     said = f"{_ENGLISH_SIZES[int(size.translate(_SIZES))]} " if size else ""
-    return f"{formula} {said}{'plus' if sign == '⁺' else 'minus'}"
+    return f"{_apart(match)}{formula} {said}{'plus' if sign == '⁺' else 'minus'}"
+
+
+def _apart(match: re.Match[str]) -> str:
+    """A space between an electron and its count, "2e⁻": 2 e 마이너스, not a number glued to a letter."""
+    return " " if match.start() and match.string[match.start() - 1].isdigit() else ""

@@ -170,6 +170,12 @@ TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 # and a norm's double bars, "||v|| = 1" (korean14: ||v|| 는 1).
 EQUALS = re.compile(r"(?:(?<=[A-Z]\|) |(?<=\w\|\|) |(?<![=!<>+\-*/%&|^]) ?)=(?![=>]) ?")
 _TRAILING_DIGITS = re.compile(r"[0-9]+$")
+# An English word said with a closed last syllable, as Korean borrows it: "-l", "-le" ㄹ (토탈, 타이틀), "-m", "-n", "-ng",
+# "-me", "-ne" (네임, 라인, 토큰). Three letters or more with a vowel and a lowercase end (not "km", nor an acronym
+# spelled letter by letter); other endings ("count" 카운트, "list" 리스트) stay open, as before.
+_ENGLISH_WORD_AT_END = re.compile(
+    r"(?<![A-Za-z])(?=[A-Za-z]{3})(?=[A-Za-z]*[aeiouy])[A-Za-z]*[a-z](?:(l|le)|m|n|ng|me|ne)$"
+)
 _RIEUL = 8  # ㄹ's index among a Hangul syllable's finals
 # "24/7" is around the clock, 이십사 칠 (not 7분의 24).
 AROUND_THE_CLOCK = re.compile(r"(?<![\d/.])24/7(?![\d/]|\.\d)")
@@ -364,6 +370,9 @@ def final_sound(before: str) -> str | None:
         return "" if zeros == 12 < len(number) else "ㄴ"  # 영, 십, 백, 천, 만, 억 closed; 조 open
     if last.isascii() and last.isalpha() and not before[-2:-1].isalpha():
         return "ㄹ" if last.upper() in "LR" else "ㄴ" if last.upper() in "MN" else ""  # 엘 알, 엠 엔; 에이 …
+    word = _ENGLISH_WORD_AT_END.search(before[-40:])
+    if word:  # "total", "token", "name", "title" (korean16: total는): 토탈은, 토큰은, 네임은, 타이틀은
+        return "ㄹ" if word.group(1) else "ㄴ"
     return ""
 
 

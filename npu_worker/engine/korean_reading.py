@@ -259,8 +259,8 @@ def _numerals_and_dates(text: str) -> str:
     text = bracket_bounds.BRACKET_BOUND.sub(ranges.bound, text)  # "x ≥ 2(x - 1)" before BOUND
     text = ranges.BOUND.sub(ranges.bound, text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
-    text = formulas.SCIENTIFIC.sub(
-        lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
+    text = formulas.SCIENTIFIC.sub(  # "1.8e+03": 10의 3제곱 (korean16: 03제곱, a zero said)
+        lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3).lstrip('0') or '0'}제곱", text
     )
     text = numerals.ENGLISH_COMPOUND_ORDINAL.sub(numerals.english_ordinal, text)
     text = numerals.ORDINAL.sub(template(r"\1번째"), text)

@@ -17,7 +17,7 @@ from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
 # A number set's dimension, held as superscripts by `dimensions_held` ("ℝ^{nm}": ℝⁿᵐ).
-_DIMENSION = "[⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ]{1,3}"
+_DIMENSION = "(?:[ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ][⁺⁻][¹²³⁴⁵⁶⁷⁸⁹]|[⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ]{1,3})"
 _ONE = rf"(?:[A-Za-z](?![A-Za-z])|[ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
 _NUMBER_SETS = {
     "ℝ": "실수 집합",
@@ -34,13 +34,19 @@ _NUMBER_SETS = {
 # sign's code point, "letter 211D n"; 실수 집합의 나노미터제곱, x는 실수 집합의 원소^n): n차원 실수 공간, 2차원 실수 공간,
 # nm차원 실수 공간, x는 n차원 실수 공간의 원소, n차원 양의 실수 공간, as a lecturer names it. Held before the powers read
 # its exponent (`dimensions_held`): a letter or two (not "c", a complement's), up to three digits, in braces or not,
-# and a positive half after it, "ℝ^n_+"; "ℝ^{n+1}", "ℝ^{m×n}", "ℝ^n_x" left as before.
+# and a positive half after it, "ℝ^n_+"; a letter one more or less, "ℝ^{n+1}" (korean16: 실수 집합의 n 플러스 1제곱),
+# n 플러스 1차원 실수 공간; "ℝ^{m×n}", "ℝ^n_x" left as before.
 DIMENSION = re.compile(
-    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([abd-z]{1,2}|\d{1,3})\}|\^([abd-z]|\d{1,3}))"
+    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([abd-z]{1,2}|\d{1,3}|[abd-z][+-][1-9])\}|\^([abd-z]|\d{1,3}))"
     r"([⁺₊]|_\{?\+\}?)?(?![A-Za-z\d_^{⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ⁺₊])"
 )
-_HELD_DIMENSION = str.maketrans("0123456789abdeghjklmnoprstuvwxyz¹²³", "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ¹²³")
-_SAID_DIMENSION = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ", "0123456789abdeghjklmnoprstuvwxyz")
+_HELD_DIMENSION = str.maketrans(
+    "0123456789abdeghjklmnoprstuvwxyz¹²³+-", "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ¹²³⁺⁻"
+)
+_SAID_DIMENSION: dict[int, str] = {
+    ord(held): said
+    for held, said in zip("⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ", "0123456789abdeghjklmnoprstuvwxyz", strict=True)
+} | {ord("⁺"): " 플러스 ", ord("⁻"): " 마이너스 "}  # "ℝ^{n+1}" (held ℝⁿ⁺¹): n 플러스 1차원
 _NUMBER_SET = re.compile(f"([ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?(?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
 _SET_AT_END = re.compile(f"[ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?$")
 _OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
@@ -154,7 +160,7 @@ def _number_set(match: re.Match[str]) -> str:
 def _set_name(written: str) -> str:
     """ "ℝ" 실수 집합, "ℝ₊" 양의 실수 집합, "ℝⁿ" n차원 실수 공간, "ℝⁿ₊" n차원 양의 실수 공간."""
     positive = "양의 " if written[-1] in "⁺₊" else ""
-    dimension = written[1:].rstrip("⁺₊").translate(_SAID_DIMENSION)
+    dimension = (written[1:-1] if positive else written[1:]).translate(_SAID_DIMENSION)
     if not dimension:
         return positive + _NUMBER_SETS[written[0]]
     return f"{dimension}차원 {positive}{_NUMBER_SETS[written[0]].removesuffix('집합')}공간"
