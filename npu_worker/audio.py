@@ -28,9 +28,17 @@ _RUN_OF_ONSET.flags.writeable = False
 try:
     from numpy._core.multiarray import c_einsum as _c_einsum  # type: ignore[attr-defined]
     from numpy._core.multiarray import correlate as _correlate  # type: ignore[attr-defined]
-except ImportError:  # numpy 1.26
-    from numpy.core.multiarray import c_einsum as _c_einsum  # type: ignore[attr-defined,no-redef]
-    from numpy.core.multiarray import correlate as _correlate  # type: ignore[attr-defined,no-redef]
+except ImportError:
+    try:  # numpy 1.26
+        from numpy.core.multiarray import c_einsum as _c_einsum  # type: ignore[attr-defined,no-redef]
+        from numpy.core.multiarray import correlate as _correlate  # type: ignore[attr-defined,no-redef]
+    except ImportError:  # a numpy that moved them (private, and `numpy>=1.26` has no bound): the wrappers
+        _c_einsum = np.einsum  # (the same sums; an import error here stopped the whole worker's start)
+
+        def _correlate(a: np.ndarray, v: np.ndarray, mode: int) -> np.ndarray:  # type: ignore[no-redef]  # (mode 0: "valid")
+            return np.convolve(a, v[::-1], mode="valid")
+
+
 _RUN_OF_ONSET_REVERSED = _RUN_OF_ONSET[::-1]
 
 

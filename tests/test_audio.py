@@ -130,7 +130,7 @@ def test_an_upload_with_nan_samples_is_refused_as_such_not_as_silent():
         decode_upload(buffer.getvalue(), UploadLimits(max_bytes=1 << 20, max_seconds=30.0))
 
 
-def sliding_window_onset(samples: np.ndarray, rate: int) -> int | None:
+def sliding_window_onset(samples: np.ndarray, rate: int, k: int = audio.ONSET_CONSECUTIVE) -> int | None:
     """The onset rule as written with `window_levels_db`'s sliding windows (the reference)."""
     hop = round(rate * audio.ONSET_HOP_MS / 1000)
     windows = audio.window_levels_db(samples, rate) >= audio.ONSET_THRESHOLD_DB
@@ -138,7 +138,6 @@ def sliding_window_onset(samples: np.ndarray, rate: int) -> int | None:
         audio.window_levels_db(samples, rate, audio.ONSET_HOP_MS, audio.ONSET_HOP_MS)
         >= audio.ONSET_THRESHOLD_DB
     )
-    k = audio.ONSET_CONSECUTIVE
     for start in range(windows.size - k + 1):
         if windows[start : start + k].all() and start + k < hops.size and hops[start] and hops[start + k]:
             return start * hop
@@ -161,6 +160,24 @@ def test_the_onset_from_hop_sums_is_the_sliding_windows_onset():
         if case % 3 == 0:
             signal += np.float32(rng.uniform(-0.5, 0.5))
         assert audio.audible_onset(signal, rate) == sliding_window_onset(signal, rate), case
+
+
+def test_a_rule_of_another_run_length_finds_the_sliding_windows_onset_too():
+    """`consecutive` other than the default two windows takes its own path (`np.convolve` with a
+    kernel made for it; the default's goes to numpy's C `correlate`): the reference's onset for runs
+    of one, three and five windows, at 24 kHz and at a rate whose windows are not two hops."""
+    rng = np.random.default_rng(57)
+    loud = 10 ** (audio.ONSET_THRESHOLD_DB / 20)
+    found = 0
+    for case in range(240):
+        rate, k = (24000, 44100)[case % 2], (1, 3, 5)[case % 3]
+        size = int(rng.integers(0, 9000))
+        levels = loud * rng.choice([0.0, 0.5, 1.1, 2.0, 30.0], size=max(1, size // 300 + 1))
+        signal = (rng.standard_normal(size) * np.repeat(levels, 300)[:size]).astype(np.float32)
+        onset = audio.audible_onset(signal, rate, consecutive=k)
+        assert onset == sliding_window_onset(signal, rate, k), (case, rate, k)
+        found += onset is not None
+    assert found > 40  # (the runs were found, not only ruled out)
 
 
 def test_the_onset_at_24_khz_needs_no_sliding_windows(monkeypatch):

@@ -5,7 +5,9 @@ preview in the child); the same bytes on the pipe, a short write's rest included
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import sys
 import threading
 from typing import Any
@@ -17,6 +19,7 @@ from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.engine.espeak_child import (
     AUDIO,
     END,
+    END_HEADER,
     HEADER,
     IOV_PARTS,
     REQUEST,
@@ -127,3 +130,56 @@ def _pipe_of(data: bytes) -> Any:
     read_end, write_end = os.pipe()
     threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)), daemon=True).start()
     return os.fdopen(read_end, "rb", buffering=0)
+
+
+def _written_through_a_signal(parts: list[Any], size: int) -> bytes:
+    """`write_parts` into a real pipe of one page with no reader yet: the kernel takes 4096 bytes, and a
+    signal then ends the blocked `writev` short (Linux returns what it wrote); the handler starts the
+    reader, so what follows is the resumed rest. The interval timer keeps firing (a signal before the
+    next `writev` blocks is retried, PEP 475), so a later `writev` may be cut short again, anywhere."""
+    from npu_worker.engine.espeak_child import write_parts
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    got, reading = bytearray(), threading.Event()
+
+    def drain() -> None:
+        reading.wait()
+        while data := os.read(read_end, 1 << 16):
+            got.extend(data)
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    before = signal.signal(signal.SIGALRM, lambda *_: reading.set())
+    signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+    try:
+        write_parts(write_end, parts, size)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+        reading.set()
+        os.close(write_end)
+    thread.join(10)
+    os.close(read_end)
+    return bytes(got)
+
+
+def test_a_write_cut_short_by_a_signal_goes_on_from_inside_a_header_an_array_or_a_parts_end() -> None:
+    """The pipe's 4096th byte falls inside the second header, inside an array, at an array's end and
+    at a header's end: the stream on the pipe is the parts' bytes in order each time (a short write was
+    only a wrong `size` in the test above: a blocking pipe takes a whole `writev` unless a signal cuts it)."""
+    tail = [np.linspace(-1, 1, 20_000, dtype=np.float32), b"", END_HEADER]
+    layouts = {
+        "inside a header": [HEADER.pack(AUDIO, 4088), np.ones(1022, dtype=np.float32)],
+        "inside an array": [HEADER.pack(AUDIO, 8000), np.arange(2000, dtype=np.float32)],
+        "at an array's end": [
+            b"\x01\x02\x03",
+            HEADER.pack(AUDIO, 4088),
+            np.full(1022, 0.5, dtype=np.float32),
+        ],
+        "at a header's end": [HEADER.pack(AUDIO, 4086), bytes(range(256)) * 15 + bytes(246)],
+    }
+    for where, head in layouts.items():
+        parts = head + [HEADER.pack(AUDIO, tail[0].nbytes), *tail]
+        expected = b"".join(bytes(memoryview(p).cast("B")) for p in parts)
+        assert _written_through_a_signal(parts, len(expected)) == expected, where

@@ -5,6 +5,7 @@ The onset itself is the rule's (`test_audio.py` holds it against the sliding win
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from typing import Any
 
@@ -142,3 +143,28 @@ def test_the_onset_searchs_c_calls_give_what_numpys_wrappers_gave() -> None:
         assert np.array_equal(
             run, np.convolve(windows.astype(np.int32), np.ones(2, dtype=np.int32), mode="valid")
         )
+
+
+def test_a_numpy_without_the_private_c_functions_still_imports_and_finds_the_same_onset() -> None:
+    """`c_einsum` and `correlate` are numpy's private names (`numpy._core.multiarray`, `numpy.core` in
+    1.26) and the project allows any numpy from 1.26 up: one that moved them failed `npu_worker.audio`'s
+    import, so the worker could not start at all. A fresh interpreter whose numpy has neither name (both
+    modules stand-ins while the module imports) finds the same onsets through the public wrappers."""
+    script = (
+        "import sys, types, numpy as np\n"
+        "real = {k: sys.modules.get(k) for k in ('numpy._core.multiarray', 'numpy.core.multiarray')}\n"
+        "for k in real: sys.modules[k] = types.ModuleType(k)\n"
+        "from npu_worker import audio\n"
+        "for k, m in real.items():\n"
+        "    sys.modules.pop(k) if m is None else sys.modules.__setitem__(k, m)\n"
+        "assert audio._c_einsum is np.einsum, audio._c_einsum\n"
+        "s = np.concatenate([np.zeros(2400, np.float32), 0.3 * np.ones(9600, np.float32)])\n"
+        "s[2400:] *= np.sin(np.arange(9600) / 7.0).astype(np.float32)\n"
+        "print(audio.audible_onset(s, 24000), audio.audible_onset(s[:3000], 24000))\n"
+    )
+    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0, found.stderr
+    signal = np.concatenate([np.zeros(2400, np.float32), 0.3 * np.ones(9600, np.float32)])
+    signal[2400:] *= np.sin(np.arange(9600) / 7.0).astype(np.float32)
+    expected = (audio.audible_onset(signal, RATE), audio.audible_onset(signal[:3000], RATE))
+    assert found.stdout.split() == [str(expected[0]), str(expected[1])] and expected[0] is not None
