@@ -5,9 +5,12 @@ Each file is now written aside and renamed whole, and the rerun completes the fo
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from npu_worker.leftovers import PART_SUFFIX
+from npu_worker.testing import make_test_model
 from tests.signal_scripts import console_script, run_script
 
 onnxruntime = pytest.importorskip("onnxruntime")
@@ -57,3 +60,24 @@ def test_a_kill_9_as_it_writes_a_model_leaves_a_part_file_the_rerun_removes(tmp_
     again = run_script(console_script(""), "make-test-model", str(out))
     assert again.returncode == 0, again.stderr
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
+
+
+def test_the_rerun_removes_its_own_leftovers_only_and_every_file_is_0644(tmp_path):
+    """The rerun removed every `.*.part` in the folder, a user's own `.notes.part` too, where it now
+    removes those of the names it writes; the int8 files followed the umask (0600 under 077) beside
+    the others' 0644."""
+    out = tmp_path / "model"
+    out.mkdir()
+    (out / "synthetic.json").write_text('{"finished": false}\n')  # a build stopped early
+    (out / ".tokens.txt.0123456789ab.part").write_text("_\t0\n")  # its kill -9's leftover
+    (out / ".notes.0123456789ab.part").write_text("the user's own")
+    (out / ".fm_decoder.onnx.0123456789ab.part").symlink_to(tmp_path / "elsewhere")
+    umask = os.umask(0o077)
+    try:
+        assert make_test_model.main([str(out), "--precision", "int8"]) == 0
+    finally:
+        os.umask(umask)
+    left = sorted(path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX))
+    assert left == [".fm_decoder.onnx.0123456789ab.part", ".notes.0123456789ab.part"]
+    modes = {path.name: oct(path.stat().st_mode & 0o777) for path in out.iterdir() if path.is_file()}
+    assert set(modes.values()) == {"0o644"}, modes
