@@ -12,9 +12,14 @@ import pytest
 from npu_worker.leftovers import PART_SUFFIX
 from npu_worker.testing import make_test_model
 from tests.signal_scripts import console_script, run_script
+from tests.timing import seconds
 
 onnxruntime = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
+
+BUILD_LIMIT = seconds(300)
+"""A hang's bound, not a speed: a rerun's whole build took over 60 s at load 21 on 2 cores, where
+run_script's default 60 s failed the test."""
 
 # SIGNAL sent by the process to itself as it writes the COUNT-th `.onnx` it opened under FOLDER (the
 # file made, its bytes not yet in).
@@ -37,13 +42,21 @@ sys.addaudithook(hook)
 @pytest.mark.parametrize("count", [1, 3])  # the first model's float file; the second's
 def test_a_sigterm_as_it_writes_a_model_leaves_no_truncated_file_and_reruns(tmp_path, count):
     out = tmp_path / "model"
-    done = run_script(SIGNALLED_WRITING_ONNX, str(out), str(count), "SIGTERM", "make-test-model", str(out))
+    done = run_script(
+        SIGNALLED_WRITING_ONNX,
+        str(out),
+        str(count),
+        "SIGTERM",
+        "make-test-model",
+        str(out),
+        timeout=BUILD_LIMIT,
+    )
     assert (done.returncode, done.stderr) == (143, "npu-worker make-test-model: terminated\n")
     for model in out.glob("*.onnx"):  # each one there is whole: a session opens it
         onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
 
-    again = run_script(console_script(""), "make-test-model", str(out))
+    again = run_script(console_script(""), "make-test-model", str(out), timeout=BUILD_LIMIT)
     assert again.returncode == 0, again.stderr
     for model in out.glob("*.onnx"):
         onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
@@ -53,11 +66,13 @@ def test_a_kill_9_as_it_writes_a_model_leaves_a_part_file_the_rerun_removes(tmp_
     """No unwinding: the file being written stays aside (`.NAME.TOKEN.part`), never under its name;
     the rerun removed none of them, each a copy of a model file."""
     out = tmp_path / "model"
-    done = run_script(SIGNALLED_WRITING_ONNX, str(out), "1", "SIGKILL", "make-test-model", str(out))
+    done = run_script(
+        SIGNALLED_WRITING_ONNX, str(out), "1", "SIGKILL", "make-test-model", str(out), timeout=BUILD_LIMIT
+    )
     assert done.returncode == -9, done.stderr
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] != []
     assert not (out / "text_encoder.onnx").exists()
-    again = run_script(console_script(""), "make-test-model", str(out))
+    again = run_script(console_script(""), "make-test-model", str(out), timeout=BUILD_LIMIT)
     assert again.returncode == 0, again.stderr
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
 
