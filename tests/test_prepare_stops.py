@@ -1,8 +1,9 @@
 """`npu-worker prepare` stopped. While it holds its `--out` folder's `.prepare.lock`, a stop (SIGTERM: it
 unwinds; SIGKILL: no unwinding at all) leaves the lock file behind, but the lock is the kernel's `flock`
 on it, let go with the process, not the file's presence: a rerun goes past it with no manual delete, and
-only a prepare still alive (here stopped with SIGSTOP, holding it) refuses a second one. During a
-bucket's compile, a stop waits for the compile, and the line before it says so."""
+only a prepare still alive (here stopped with SIGSTOP, holding it) refuses a second one. A stop during
+a bucket's compile is one line and 143, said once onnxruntime's C code returns to Python (on the HTP
+simulator well before the compile would have ended: the figure is printed)."""
 
 from __future__ import annotations
 
