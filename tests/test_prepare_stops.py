@@ -122,7 +122,7 @@ def test_a_sigterm_during_a_buckets_compile_is_one_line_and_143(tmp_path):
     returns. How long after the signal the prepare ended is printed (a figure, not asserted)."""
     out = tmp_path / "out"
     # 0.5 s in: 2 s (it was) left 0.6 s, the compile taking 2.6 s at load 11 on 2 cores (8.7 to 13.8 s
-    # at 10 to 17), and misses a faster one: a SIGTERM after the prepare's end is ignored (exit 0)
+    # at 10 to 17), and misses a faster one: the SIGTERM came after the compile, or the prepare's end
     done = run_script(SIGNALLED_COMPILING, "0.5", *prepare_words(out), timeout=300)
     ended = time.time()
     sent = [float(line.split()[-1]) for line in done.stderr.splitlines() if line.startswith("sent at ")]
