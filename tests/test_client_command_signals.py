@@ -141,6 +141,24 @@ def test_a_stop_as_synth_prints_its_finished_result_keeps_the_works_status(tmp_p
     assert wav.exists()
 
 
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(
+    ("script", "function"), [(SIGNALLED_CALLING, "summary"), (SIGNALLED_RETURNING, "print_result")]
+)
+def test_a_stop_just_before_or_after_batch_prints_its_finished_result_keeps_the_works_status(
+    tmp_path, base, script, function
+):
+    """The job finished, its result not yet made into text, or printed: it said `terminated` and 143
+    from the command line, as if nothing had been made; only a stop as it printed kept the status."""
+    lecture = tmp_path / "short.json"
+    lecture.write_text(json.dumps({"lang": "ko", "sections": [{"text": "가."}, {"text": "나."}]}))
+    out = tmp_path / "out"
+    done = client(script, function, "SIGTERM", "batch", str(lecture), "--out-dir", str(out), "--base", base)
+    said = f"npu-worker batch: terminated as it printed its result; the work was done: 2/2 sections ok, their wavs in {out}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
+
+
 # SIGINT sent by the process to itself as `print_result` is called, then again as the line after it
 # (`say`) is: wrappers, not a profile hook, which the first KeyboardInterrupt unsets.
 SIGNALLED_PRINTING_TWICE = console_script(
