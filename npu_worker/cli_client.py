@@ -9,8 +9,8 @@ its job, if one was queued) or its result could not be written to stdout (a full
 stderr, with where the wavs are; a stderr that fails only stops the progress lines), 130 interrupted (Ctrl-C): `batch`
 cancels its job first (the sections done keep their wavs; waiting while the worker says `Loading`), `synth` hangs up, which stops its synthesis;
 143 terminated (SIGTERM), 129 hung up (SIGHUP, unless ignored: `nohup`), each as for Ctrl-C (`cli.main`
-raises them in the command as `StartTerminated`); a stop while a finished job's result is printed leaves
-the work's status, with a line saying so (`print_finished`).
+raises them in the command as `StartTerminated`); a stop once the job has finished, before, as or after its
+result is printed, leaves the work's status, with a line saying so (`stopped_printing`).
 """
 
 from __future__ import annotations
@@ -209,30 +209,34 @@ def run_synth(args: argparse.Namespace) -> int:
     if body.get("status") != "ok":
         say(f"npu-worker synth: {body.get('error')}")
         return EXIT_SECTIONS_FAILED
-    figures = (number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
-    duration, elapsed, rtf = figures
-    line = (
-        f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
-        f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
-    )
     made = f"the wav is {body.get('wav_path')}"
-    return EXIT_OK if print_finished("synth", printable(line), made) else EXIT_REQUEST_FAILED
+    try:
+        figures = (number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
+        duration, elapsed, rtf = figures
+        line = (
+            f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
+            f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
+        )
+        return EXIT_OK if print_finished("synth", printable(line), made) else EXIT_REQUEST_FAILED
+    except KeyboardInterrupt as stop:
+        say(stopped_printing("synth", stop, made))
+        return EXIT_OK
 
 
 def print_finished(command: str, result: str, made: str) -> bool:
-    """A finished job's `result` on stdout; False, said with what was `made`, if it cannot be written.
-    A stop meanwhile is said with what was made, and the work's exit status stands: it was 143 (129,
-    130) and `terminated`, as if the work on disk had not been done."""
+    """A finished job's `result` on stdout; False, said with what was `made`, if it cannot be written."""
     try:
         print_result(result)
     except OSError as exc:
         say(f"npu-worker {command}: {unwritten(exc)}; {made}")
         return False
-    except KeyboardInterrupt as stop:
-        say(
-            f"npu-worker {command}: {stopped_as(stop)[0]} as it printed its result; the work was done: {made}"
-        )
     return True
+
+
+def stopped_printing(command: str, stop: KeyboardInterrupt, made: str) -> str:
+    """The line of a stop once the job has finished, before, as or after its result is printed: the
+    work's exit status stands (it was 143, 129 or 130 and `terminated`, as if nothing had been made)."""
+    return f"npu-worker {command}: {stopped_as(stop)[0]} as it printed its result; the work was done: {made}"
 
 
 def answer_cut(output: str) -> str:
@@ -399,12 +403,30 @@ def run_batch(args: argparse.Namespace) -> int:
             word, status = stopped_as(stop)
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return status
+    try:  # the job finished: a stop now leaves its status (`stopped_printing`)
+        return report_batch(args, result, sections, time.monotonic() - started, out_dir)
+    except KeyboardInterrupt as stop:
+        say(stopped_printing("batch", stop, batch_made(result, sections, out_dir)))
+        cancelled = (result.get("done") or {}).get("cancelled")
+        failed = cancelled or unreported(result, sections) or result["fail_count"]
+        return EXIT_SECTIONS_FAILED if failed else EXIT_OK
+
+
+def batch_made(result: dict[str, Any], sections: list[dict[str, Any]], out_dir: Path) -> str:
     total = result["total"] if isinstance(result.get("total"), int) else len(sections)
-    made = f"{result.get('ok_count')}/{total} sections ok, their wavs in {out_dir}"
-    if args.json:
-        text = printable_json(result)
-    else:
-        text = printable(summary(result, time.monotonic() - started, out_dir))
+    return f"{result.get('ok_count')}/{total} sections ok, their wavs in {out_dir}"
+
+
+def report_batch(
+    args: argparse.Namespace,
+    result: dict[str, Any],
+    sections: list[dict[str, Any]],
+    wall: float,
+    out_dir: Path,
+) -> int:
+    """A finished job's result on stdout, what went wrong on stderr, and its exit status."""
+    made = batch_made(result, sections, out_dir)
+    text = printable_json(result) if args.json else printable(summary(result, wall, out_dir))
     if not print_finished("batch", text, made):  # the wavs are made; the caller has no result to read
         return EXIT_REQUEST_FAILED
     if (result.get("done") or {}).get("cancelled"):

@@ -23,6 +23,7 @@ from tests.signal_scripts import (
     SIGNALLED_CALLING_UNDER_NOHUP,
     SIGNALLED_RENAMING,
     SIGNALLED_RETURNING,
+    console_script,
     run_script,
 )
 from tests.timing import seconds
@@ -137,6 +138,52 @@ def test_a_stop_as_synth_prints_its_finished_result_keeps_the_works_status(tmp_p
     said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
     whole_or_absent(wav)
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(
+    ("script", "function"), [(SIGNALLED_CALLING, "summary"), (SIGNALLED_RETURNING, "print_result")]
+)
+def test_a_stop_just_before_or_after_batch_prints_its_finished_result_keeps_the_works_status(
+    tmp_path, base, script, function
+):
+    """The job finished, its result not yet made into text, or printed: it said `terminated` and 143
+    from the command line, as if nothing had been made; only a stop as it printed kept the status."""
+    lecture = tmp_path / "short.json"
+    lecture.write_text(json.dumps({"lang": "ko", "sections": [{"text": "가."}, {"text": "나."}]}))
+    out = tmp_path / "out"
+    done = client(script, function, "SIGTERM", "batch", str(lecture), "--out-dir", str(out), "--base", base)
+    said = f"npu-worker batch: terminated as it printed its result; the work was done: 2/2 sections ok, their wavs in {out}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
+
+
+# SIGINT sent by the process to itself as `print_result` is called, then again as the line after it
+# (`say`) is: wrappers, not a profile hook, which the first KeyboardInterrupt unsets.
+SIGNALLED_PRINTING_TWICE = console_script(
+    "",
+    end="""import npu_worker.cli_client as client
+printing = []
+def interrupted(function, first):
+    def call(*args):
+        if first or printing:
+            printing.append(function.__name__)
+            os.kill(os.getpid(), signal.SIGINT)
+        return function(*args)
+    return call
+client.print_result, client.say = interrupted(client.print_result, True), interrupted(client.say, False)
+sys.exit(main(sys.argv[1:]))""",
+)
+
+
+@pytest.mark.allow_blocking
+def test_a_second_ctrl_c_as_synth_says_it_stopped_printing_is_its_own(tmp_path, base):
+    """The second stop is acted on, as prepare's during its tidying up: the way out of a line that
+    stderr does not take (a stalled reader), which holding it would leave to `kill -9` alone."""
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_PRINTING_TWICE, "synth", "가.", "-o", str(wav), "--base", base)
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["npu-worker synth: interrupted"])
     assert wav.exists()
 
 

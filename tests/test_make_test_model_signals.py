@@ -5,13 +5,21 @@ Each file is now written aside and renamed whole, and the rerun completes the fo
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from npu_worker.leftovers import PART_SUFFIX
+from npu_worker.testing import make_test_model
 from tests.signal_scripts import console_script, run_script
+from tests.timing import seconds
 
 onnxruntime = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
+
+BUILD_LIMIT = seconds(300)
+"""A hang's bound, not a speed: a rerun's whole build took over 60 s at load 21 on 2 cores, where
+run_script's default 60 s failed the test."""
 
 # SIGNAL sent by the process to itself as it writes the COUNT-th `.onnx` it opened under FOLDER (the
 # file made, its bytes not yet in).
@@ -34,13 +42,21 @@ sys.addaudithook(hook)
 @pytest.mark.parametrize("count", [1, 3])  # the first model's float file; the second's
 def test_a_sigterm_as_it_writes_a_model_leaves_no_truncated_file_and_reruns(tmp_path, count):
     out = tmp_path / "model"
-    done = run_script(SIGNALLED_WRITING_ONNX, str(out), str(count), "SIGTERM", "make-test-model", str(out))
+    done = run_script(
+        SIGNALLED_WRITING_ONNX,
+        str(out),
+        str(count),
+        "SIGTERM",
+        "make-test-model",
+        str(out),
+        timeout=BUILD_LIMIT,
+    )
     assert (done.returncode, done.stderr) == (143, "npu-worker make-test-model: terminated\n")
     for model in out.glob("*.onnx"):  # each one there is whole: a session opens it
         onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
 
-    again = run_script(console_script(""), "make-test-model", str(out))
+    again = run_script(console_script(""), "make-test-model", str(out), timeout=BUILD_LIMIT)
     assert again.returncode == 0, again.stderr
     for model in out.glob("*.onnx"):
         onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
@@ -50,10 +66,33 @@ def test_a_kill_9_as_it_writes_a_model_leaves_a_part_file_the_rerun_removes(tmp_
     """No unwinding: the file being written stays aside (`.NAME.TOKEN.part`), never under its name;
     the rerun removed none of them, each a copy of a model file."""
     out = tmp_path / "model"
-    done = run_script(SIGNALLED_WRITING_ONNX, str(out), "1", "SIGKILL", "make-test-model", str(out))
+    done = run_script(
+        SIGNALLED_WRITING_ONNX, str(out), "1", "SIGKILL", "make-test-model", str(out), timeout=BUILD_LIMIT
+    )
     assert done.returncode == -9, done.stderr
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] != []
     assert not (out / "text_encoder.onnx").exists()
-    again = run_script(console_script(""), "make-test-model", str(out))
+    again = run_script(console_script(""), "make-test-model", str(out), timeout=BUILD_LIMIT)
     assert again.returncode == 0, again.stderr
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
+
+
+def test_the_rerun_removes_its_own_leftovers_only_and_every_file_is_0644(tmp_path):
+    """The rerun removed every `.*.part` in the folder, a user's own `.notes.part` too, where it now
+    removes those of the names it writes; the int8 files followed the umask (0600 under 077) beside
+    the others' 0644."""
+    out = tmp_path / "model"
+    out.mkdir()
+    (out / "synthetic.json").write_text('{"finished": false}\n')  # a build stopped early
+    (out / ".tokens.txt.0123456789ab.part").write_text("_\t0\n")  # its kill -9's leftover
+    (out / ".notes.0123456789ab.part").write_text("the user's own")
+    (out / ".fm_decoder.onnx.0123456789ab.part").symlink_to(tmp_path / "elsewhere")
+    umask = os.umask(0o077)
+    try:
+        assert make_test_model.main([str(out), "--precision", "int8"]) == 0
+    finally:
+        os.umask(umask)
+    left = sorted(path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX))
+    assert left == [".fm_decoder.onnx.0123456789ab.part", ".notes.0123456789ab.part"]
+    modes = {path.name: oct(path.stat().st_mode & 0o777) for path in out.iterdir() if path.is_file()}
+    assert set(modes.values()) == {"0o644"}, modes

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"npu-worker make-test-model: {exc}", file=sys.stderr)
         return 2
     for file in sorted(out.iterdir()):
-        print(f"{file.stat().st_size:>12,d}  {file}")
+        print(f"{file.lstat().st_size:>12,d}  {file}")  # a dangling link there was a traceback
     return 0
 
 

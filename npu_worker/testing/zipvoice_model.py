@@ -48,8 +48,8 @@ import numpy as np
 import onnx
 
 from npu_worker.audio import wav_bytes
-from npu_worker.files import write_atomic
-from npu_worker.leftovers import PART_SUFFIX, remove_all_parts
+from npu_worker.files import temp_name, write_atomic
+from npu_worker.leftovers import PART_SUFFIX, remove_part_beneath
 from npu_worker.other_writers import shared_with_others
 from npu_worker.testing import _vocos
 from npu_worker.testing import _zipvoice_nets as nets
@@ -144,10 +144,38 @@ def token_list() -> list[str]:
     return list(seen)
 
 
+WHOLE_FILE_MODE = 0o644
+"""Every file's mode, whatever the umask: a model folder is read by the service's user."""
+
+
 def write_whole(path: Path, data: bytes) -> None:
     """`data` written aside and renamed onto `path`: a stop mid-write (make-test-model's SIGTERM) left
     a truncated `.onnx` under its final name, which an engine then read as a broken model."""
-    write_atomic(path, data, durable=False, mode=0o644)
+    write_atomic(path, data, durable=False, mode=WHOLE_FILE_MODE)
+
+
+def built_names() -> list[str]:
+    """Every name `build_model_dir` may write, in either layout: the only ones whose temp files
+    (`.NAME.TOKEN.part`) a build removes; a user's own `.notes.part` beside them went too."""
+    stems = [stem for names in FILE_NAMES.values() for stem in (names["encoder"], names["decoder"])]
+    int8 = [f"{names[key]}{names['int8']}" for names in FILE_NAMES.values() for key in ("encoder", "decoder")]
+    fixed = [SYNTHETIC_STAMP, "tokens.txt", "model.json", REFERENCE_WAV, Path(REFERENCE_WAV).stem + ".txt"]
+    return fixed + [f"{stem}.onnx" for stem in [*stems, *int8, "vocos_24khz"]]
+
+
+def remove_leftover_parts(out: Path) -> None:
+    """The temp files (`.NAME.TOKEN.part`) of the names a build writes that a build killed mid-write
+    (`kill -9`) left in `out`: this user's plain files only, never a link's target or a user's own
+    `.notes.part` (every `.*.part` went); `out` is the folder just checked as its own."""
+    names = set(built_names())
+    folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for entry in os.listdir(folder):
+            name, dot, _token = entry[1 : -len(PART_SUFFIX)].rpartition(".")
+            if entry.startswith(".") and entry.endswith(PART_SUFFIX) and dot and name in names:
+                remove_part_beneath(folder, entry)
+    finally:
+        os.close(folder)
 
 
 def write_tokens(path: Path, tokens: list[str]) -> None:
@@ -288,9 +316,10 @@ def _quantize(source: Path, target: Path) -> None:
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)  # quantize_dynamic warns about pre-processing on every call
-    aside = target.with_name(f".{target.name}{PART_SUFFIX}")  # renamed whole, as `write_whole`
+    aside = target.with_name(temp_name(target.name))  # renamed whole, as `write_whole`
     try:
         quantize_dynamic(source, aside, op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
+        os.chmod(aside, WHOLE_FILE_MODE)  # as `write_whole`'s (it followed the umask: 0600 beside 0644)
         os.replace(aside, target)
     finally:
         root.setLevel(level)
@@ -331,7 +360,7 @@ def build_model_dir(
     shared = shared_with_others(out)  # after: someone may have made it first, in a shared folder
     if shared is not None:  # a local user could plant links at the names written below
         raise PermissionError(f"{out}: {shared}; use a folder only this user can change")
-    remove_all_parts(out)  # those a build killed mid-write (`kill -9`) left: ours, the folder checked
+    remove_leftover_parts(out)
     write_whole(out / SYNTHETIC_STAMP, json.dumps({"finished": False}).encode() + b"\n")
     tokens = token_list()
     write_tokens(out / "tokens.txt", tokens)
