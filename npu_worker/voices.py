@@ -291,8 +291,10 @@ class VoiceLibrary:
         batch's default audio is once for all its items, whatever transcript each gives."""
         # (the audio's length first: `data + b"\0" + text` named `(wav + b"\0가", "나")` and `(wav, "가\0나")`
         # alike, so one caller's audio and transcript answered for another's)
-        key = len(data).to_bytes(8, "big") + data + ref_text.strip().encode("utf-8", "surrogatepass")
-        digest = hashlib.sha256(key).hexdigest()[:20]
+        key = hashlib.sha256(len(data).to_bytes(8, "big"))
+        key.update(data)  # (hashed where it lies: a key of `length + data + text` copied the audio)
+        key.update(ref_text.strip().encode("utf-8", "surrogatepass"))
+        digest = key.hexdigest()[:20]
         name = INLINE_PREFIX + digest
         transcript = self.inline_dir / f"{name}.txt"
         if self.find(name) is not None:

@@ -71,8 +71,7 @@ def check_request_access(request: web.Request) -> None:
     given = request.headers.getall("Authorization", [])
     if len(given) > 1:  # (the first was taken, as `?token=` twice was)
         raise BadRequest(f"the Authorization header is given {len(given)} times; give it once")
-    query_token = query_value(request, "token")
-    check_token(settings.token, request.headers.get("Authorization"), query_token)
+    check_token(settings.token, next(iter(given), None), query_value(request, "token"))
 
 
 async def expect_continue(request: web.Request) -> web.StreamResponse | None:

@@ -19,10 +19,6 @@ if TYPE_CHECKING:
     from .scheduler import Scheduler
 
 log = logging.getLogger(__name__)
-__all__ = [
-    "SHUTTING_DOWN_REASON",
-    "drain",
-]  # (its words, `errors.py`'s, imported from here by the drain's users)
 
 
 async def drain(scheduler: Scheduler, grace: float) -> None:

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..engine.base import EngineInfo, check_voice
-from ..errors import UnparsableText
+from ..errors import SHUTTING_DOWN_REASON, UnparsableText
 from ..jobs.model import AudioChunk, Job, LogEntry
-from ..jobs.shutdown import SHUTTING_DOWN_REASON
 from ..jobs.subscription import Subscription
 from ..protocol import (
     BadRequest,

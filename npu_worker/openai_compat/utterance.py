@@ -19,7 +19,7 @@ import numpy as np
 
 from ..app_keys import SETTINGS_KEY
 from ..audio import OnsetWatch, to_pcm16
-from ..jobs.shutdown import SHUTTING_DOWN_REASON
+from ..errors import SHUTTING_DOWN_REASON
 from ..protocol import QueueFull, SynthParams, WorkerError
 from ..ws_server.burst import Burst
 from ..ws_server.chunking import GrowingChunker

@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 from redis.exceptions import ResponseError
 
+from ...errors import SHUTTING_DOWN_REASON
 from ...protocol import Event, QueueFull, SectionError
 from ..model import Job
-from ..shutdown import SHUTTING_DOWN_REASON
 from .follower import Followers
 from .keys import CANCEL_CHANNEL
 from .outage import REDIS_WAIT, reraise_if_cancelling
