@@ -114,12 +114,6 @@ def _origin_hosts(allowed_origins: tuple[str, ...]) -> frozenset[str]:
     )
 
 
-def presented_token(authorization: str | None, query_token: str | None) -> str | None:
-    """The token from `Authorization: Bearer <t>` or, for browsers (which cannot set headers on a
-    WebSocket handshake), from `?token=<t>`; the first of `presented_tokens`."""
-    return next(iter(presented_tokens(authorization, query_token)), None)
-
-
 def presented_tokens(authorization: str | None, query_token: str | None) -> tuple[str, ...]:
     """Every token the request presents: a `Bearer` header's and a non-empty `?token=`'s. Only spaces
     and tabs around a header's token are none of it (HTTP's whitespace): `str.strip` also took U+2028
@@ -175,23 +169,3 @@ def check_token(token: str | None, authorization: str | None, query_token: str |
     presented = presented_tokens(authorization, query_token)
     if not presented or not all([token_valid(token, given) for given in presented]):  # (each compared)
         raise Unauthorized("a valid token is required (Authorization: Bearer <token> or ?token=<token>)")
-
-
-def check_access(
-    *,
-    token: str | None,
-    allowed_origins: Sequence[str],
-    origin: str | None,
-    authorization: str | None,
-    query_token: str | None,
-    host: str | None = None,
-    loopback: bool = False,
-    token_configured: bool | None = None,
-) -> None:
-    """Raise OriginNotAllowed (403) or Unauthorized (401); return quietly when the peer may connect.
-    `host` is checked on a worker bound to loopback (`loopback`: see `host_allowed`); `token_configured`
-    defaults to whether `token` is set (a route open without the token passes None as `token` but the
-    worker may still have one)."""
-    configured = bool(token) if token_configured is None else token_configured
-    check_origin_and_host(allowed_origins, origin, host, loopback, configured)
-    check_token(token, authorization, query_token)

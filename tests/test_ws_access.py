@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from npu_worker.access import (
-    check_access,
+    check_origin_and_host,
+    check_token,
     host_allowed,
     loopback_bind,
     origin_allowed,
-    presented_token,
+    presented_tokens,
     token_valid,
 )
 from npu_worker.protocol import OriginNotAllowed, Unauthorized
@@ -65,11 +66,11 @@ def test_star_allows_every_origin() -> None:
 
 
 def test_token_comes_from_a_bearer_header_or_the_query() -> None:
-    assert presented_token("Bearer s3cret", None) == "s3cret"
-    assert presented_token("bearer  s3cret ", None) == "s3cret"
-    assert presented_token(None, "q") == "q"
-    assert presented_token("Basic abc", "q") == "q"
-    assert presented_token(None, None) is None
+    assert presented_tokens("Bearer s3cret", None) == ("s3cret",)
+    assert presented_tokens("bearer  s3cret ", None) == ("s3cret",)
+    assert presented_tokens(None, "q") == ("q",)
+    assert presented_tokens("Basic abc", "q") == ("q",)
+    assert presented_tokens(None, None) == ()
 
 
 def test_token_check_passes_everything_when_no_token_is_configured() -> None:
@@ -83,13 +84,14 @@ def test_token_check_needs_the_exact_token() -> None:
     assert not token_valid("s3cret", None)
 
 
-def test_check_access_names_the_refusal() -> None:
-    common = {"authorization": None, "query_token": None}
+def test_the_origin_and_token_checks_name_the_refusal() -> None:
     with pytest.raises(OriginNotAllowed):
-        check_access(token=None, allowed_origins=(), origin="http://evil.example", **common)
+        check_origin_and_host((), "http://evil.example", None, loopback=False, token_configured=False)
+    check_origin_and_host((), "http://localhost:1", None, loopback=False, token_configured=True)
     with pytest.raises(Unauthorized):
-        check_access(token="t", allowed_origins=(), origin="http://localhost:1", **common)
-    check_access(token="t", allowed_origins=(), origin=None, authorization="Bearer t", query_token=None)
+        check_token("t", None, None)
+    check_origin_and_host((), None, None, loopback=False, token_configured=True)
+    check_token("t", "Bearer t", None)
 
 
 @pytest.mark.parametrize(
@@ -115,15 +117,7 @@ def test_a_loopback_worker_answers_its_addresses_and_localhost(host: str) -> Non
 def test_a_loopback_worker_without_a_token_refuses_other_names(host: str) -> None:
     assert not host_allowed(host, (), token_configured=False, loopback=True)
     with pytest.raises(OriginNotAllowed, match="not a name of this worker"):
-        check_access(
-            token=None,
-            allowed_origins=(),
-            origin=None,
-            authorization=None,
-            query_token=None,
-            host=host,
-            loopback=True,
-        )
+        check_origin_and_host((), None, host, loopback=True, token_configured=False)
 
 
 def test_a_name_is_allowed_by_an_allowed_origin_a_token_or_a_wider_bind() -> None:
