@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from .english_numbers import english_number
 from .korean_formulas import PARTICLE, particle_after
 from .korean_words import ENGLISH_DIGITS
 
@@ -32,7 +33,6 @@ CHARGE = re.compile(
 )
 _SYMBOL = re.compile(r"[A-Z][a-z]?")
 _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
-_ENGLISH_SIZES = ["", "one", "two", "three", "four", "five", "six", "seven"]
 
 
 def _is_ion(formula: str) -> bool:
@@ -54,7 +54,7 @@ def charge_in_english(match: re.Match[str]) -> str:
     formula, size, sign, particle = match.groups()
     if not _is_ion(formula) or particle:
         return match.group()
-    said = f"{_ENGLISH_SIZES[int(size.translate(_SIZES))]} " if size else ""
+    said = f"{english_number(size.translate(_SIZES))} " if size else ""
     return f"{_apart(match)}{formula} {said}{'plus' if sign == '⁺' else 'minus'}"
 
 
