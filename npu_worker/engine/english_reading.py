@@ -80,8 +80,7 @@ def spoken(text: str) -> str:
     if "ᶜ" in text:
         text = COMPLEMENT.sub(" complement", text)
     text = NUMBER_SET.sub(_number_set, text)
-    if "⁺" in text or "⁻" in text:  # an ion's charge, "Ca²⁺" (korean15: unsaid): Ca two plus
-        text = charges.CHARGE.sub(charges.charge_in_english, text)
+    text = charges.charges_in_english(text)  # an ion's charge, "Ca²⁺" (korean15: unsaid): Ca two plus
     return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
 
 
@@ -202,8 +201,7 @@ def signs_in_korean_text(sentence: str) -> str:
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
     sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
-    if "⁺" in sentence or "⁻" in sentence:  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
-        sentence = charges.CHARGE.sub(charges.charge_in_english, sentence)
+    sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
     return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)

@@ -158,8 +158,7 @@ def _numbers_spoken(text: str) -> str:
     text = text.translate(_OTHER_BOUND_SIGNS)
     if "‹" in text or "›" in text:
         text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
-    if "⁺" in text or "⁻" in text:
-        text = charges.CHARGE.sub(charges.charge, text)  # "Ca²⁺" before its "²" is a power
+    text = charges.charges_spoken(text)  # "Ca²⁺" before its "²" is a power
     written = text  # as the writer put its signs, for `chains.subject_of_statement`
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
