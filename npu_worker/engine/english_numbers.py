@@ -16,15 +16,25 @@ _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 _GROUPS = ((1_000_000, "million"), (1_000, "thousand"))
 
+# The units an English sentence names after a number, "V" volts (`english_reading` reads them): a number before one
+# of their names, singular or plural, is said in words.
+UNIT_NAMES = {
+    "V": "volts", "kV": "kilovolts", "mV": "millivolts", "A": "amperes", "mA": "milliamperes", "W": "watts",
+    "kW": "kilowatts", "MW": "megawatts", "Wh": "watt-hours", "kWh": "kilowatt-hours", "mAh": "milliampere-hours",
+    "Hz": "hertz", "kHz": "kilohertz", "MHz": "megahertz", "GHz": "gigahertz", "km": "kilometers", "m": "meters",
+    "cm": "centimeters", "mm": "millimeters", "nm": "nanometers", "kg": "kilograms", "g": "grams",
+    "mg": "milligrams", "L": "liters", "mL": "milliliters", "ms": "milliseconds", "min": "minutes", "h": "hours",
+    "KB": "kilobytes", "kB": "kilobytes", "MB": "megabytes", "GB": "gigabytes", "TB": "terabytes", "dB": "decibels",
+    "Ω": "ohms", "kΩ": "kilohms", "Pa": "pascals", "kPa": "kilopascals", "J": "joules", "kJ": "kilojoules",
+    "km/h": "kilometers per hour", "m/s": "meters per second", "°C": "degrees Celsius", "℃": "degrees Celsius",
+    "%": "percent",
+}  # fmt: skip
+_UNIT_WORDS = (
+    "(?:" + "|".join(sorted({name.split()[0].removesuffix("s") for name in UNIT_NAMES.values()})) + ")"
+)
 # A decimal said with "point", "3 point 1 4"; a number before the name of a unit, or beside "plus", "minus", "to",
 # "=" (not a bound's "<=", ">="), a power's "10 to the power of 3", "5 squared": each a number of its own, not glued to
 # a letter, a "/", a "." or a ",".
-_UNIT_WORDS = (
-    r"(?:volt|kilovolt|millivolt|ampere|milliampere|watt|kilowatt|megawatt|watt-hour|kilowatt-hour|milliampere-hour"
-    r"|hertz|kilohertz|megahertz|gigahertz|kilometer|meter|centimeter|millimeter|nanometer|kilogram|gram|milligram"
-    r"|liter|milliliter|millisecond|minute|hour|kilobyte|megabyte|gigabyte|terabyte|decibel|ohm|kilohm|pascal"
-    r"|kilopascal|joule|kilojoule|degree|percent)"
-)
 SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d{1,9}) point ((?:\d ){0,14}\d)(?![\w.,])")
 _NUMBER_ALONE = r"(\d{1,9})(?![\w.,:/%°])"
 # ... and its sign, glued before it, "-5 degrees", "−5 degrees" (korean16: 마이너스 5 degrees, a Korean word, and −five, a

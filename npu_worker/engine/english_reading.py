@@ -80,8 +80,7 @@ def spoken(text: str) -> str:
     if "ᶜ" in text:
         text = COMPLEMENT.sub(" complement", text)
     text = NUMBER_SET.sub(_number_set, text)
-    if "⁺" in text or "⁻" in text:  # an ion's charge, "Ca²⁺" (korean15: unsaid): Ca two plus
-        text = charges.CHARGE.sub(charges.charge_in_english, text)
+    text = charges.charges_in_english(text)  # an ion's charge, "Ca²⁺" (korean15: unsaid): Ca two plus
     return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
 
 
@@ -152,21 +151,10 @@ def _power(match: re.Match[str]) -> str:
 # An English sentence inside a Korean text (`korean_reading`), "This is 3 + 4 cm.", "The speed is 5 km/h.": its signs
 # and units were read by the Korean rules, This is 3 더하기 4 센티미터., 시속 5킬로미터, Korean words in an English
 # sentence. Here in English words, before those rules run (they read no English word); its numbers in these English
-# forms in English words too (`english_numbers`), others still theirs.
-_UNIT_NAMES = {
-    "V": "volts", "kV": "kilovolts", "mV": "millivolts", "A": "amperes", "mA": "milliamperes", "W": "watts",
-    "kW": "kilowatts", "MW": "megawatts", "Wh": "watt-hours", "kWh": "kilowatt-hours", "mAh": "milliampere-hours",
-    "Hz": "hertz", "kHz": "kilohertz", "MHz": "megahertz", "GHz": "gigahertz", "km": "kilometers", "m": "meters",
-    "cm": "centimeters", "mm": "millimeters", "nm": "nanometers", "kg": "kilograms", "g": "grams",
-    "mg": "milligrams", "L": "liters", "mL": "milliliters", "ms": "milliseconds", "min": "minutes", "h": "hours",
-    "KB": "kilobytes", "kB": "kilobytes", "MB": "megabytes", "GB": "gigabytes", "TB": "terabytes", "dB": "decibels",
-    "Ω": "ohms", "kΩ": "kilohms", "Pa": "pascals", "kPa": "kilopascals", "J": "joules", "kJ": "kilojoules",
-    "km/h": "kilometers per hour", "m/s": "meters per second", "°C": "degrees Celsius", "℃": "degrees Celsius",
-    "%": "percent",
-}  # fmt: skip
+# forms in English words too (`english_numbers`, which holds the units' names), others still theirs.
 _UNIT_AFTER_NUMBER = re.compile(
     r"(?<![\w.])(\d{1,15}(?:[.,]\d{1,15})*) ?("
-    + "|".join(re.escape(unit) for unit in sorted(_UNIT_NAMES, key=len, reverse=True))
+    + "|".join(re.escape(unit) for unit in sorted(numbers.UNIT_NAMES, key=len, reverse=True))
     + r")(?![\w/²³^])"
 )
 # A spaced minus only between a formula's terms, a number, a letter alone or a bracket: a title's dash, "Part 1 -
@@ -202,8 +190,7 @@ def signs_in_korean_text(sentence: str) -> str:
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
     sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
-    if "⁺" in sentence or "⁻" in sentence:  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
-        sentence = charges.CHARGE.sub(charges.charge_in_english, sentence)
+    sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
     return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
@@ -222,7 +209,7 @@ def _unit_name(match: re.Match[str]) -> str:
         return match.group()  # "Figure 3 A": a label (k12: 3 amperes), as in Korean
     if unit == "h" and units.hours_letter_is_a_variable(match.string, match.end(1), match.end()):
         return match.group()  # "2h + 1", "f(x + 2h)": a variable (k12: 2 hours plus 1), as in Korean
-    first, space, rest = _UNIT_NAMES[unit].partition(" ")
+    first, space, rest = numbers.UNIT_NAMES[unit].partition(" ")
     if number == "1" and first.endswith("s"):  # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour)
         first = first[:-1]
     return f"{number} {first}{space}{rest}"

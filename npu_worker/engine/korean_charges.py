@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from .english_numbers import english_number
 from .korean_formulas import PARTICLE, particle_after
 from .korean_words import ENGLISH_DIGITS
 
@@ -26,20 +27,29 @@ _ELEMENTS = frozenset(
 _SUPERSCRIPT_LETTER = "ⁱⁿ\u02b0-\u02e4\u1d2c-\u1d6a\u1d9b-\u1dbf⁽⁼"
 # ... and an electron's, "e⁻", "2e⁻" (korean16: left to espeak, which said e alone), e 마이너스, 2 e 마이너스; "e⁻ˣ", "e⁻¹"
 # a power as before.
-CHARGE = re.compile(
+_CHARGE = re.compile(
     r"(?:(?<![A-Za-z\d₀-₉])|(?<=(?<![\w.])\d)(?=e[⁺⁻]))((?:[A-Z][a-z]?[₀-₉]{0,2}){1,4}|e(?=[⁺⁻]))([¹²³⁴⁵⁶⁷]?)([⁺⁻])"
     rf"(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
 )
 _SYMBOL = re.compile(r"[A-Z][a-z]?")
 _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
-_ENGLISH_SIZES = ["", "one", "two", "three", "four", "five", "six", "seven"]
 
 
 def _is_ion(formula: str) -> bool:
     return all(symbol in _ELEMENTS for symbol in _SYMBOL.findall(formula))
 
 
-def charge(match: re.Match[str]) -> str:
+def charges_spoken(text: str) -> str:
+    """`text` with its ions' charges said, "Ca²⁺" Ca 투 플러스 (before a power reads its "²")."""
+    return _CHARGE.sub(_charge, text) if "⁺" in text or "⁻" in text else text
+
+
+def charges_in_english(text: str) -> str:
+    """`text` with its ions' charges in English words, "Ca²⁺" Ca two plus (korean15: unsaid)."""
+    return _CHARGE.sub(_charge_in_english, text) if "⁺" in text or "⁻" in text else text
+
+
+def _charge(match: re.Match[str]) -> str:
     """ "Ca²⁺" as Ca 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
     formula, size, sign, particle = match.groups()
     if not _is_ion(formula):
@@ -49,12 +59,12 @@ def charge(match: re.Match[str]) -> str:
     return f"{_apart(match)}{formula} {said}{word}{particle_after(word, particle) if particle else ''}"
 
 
-def charge_in_english(match: re.Match[str]) -> str:
+def _charge_in_english(match: re.Match[str]) -> str:
     """ "Ca²⁺" as Ca two plus, in an English sentence; a particle, none there, as written."""
     formula, size, sign, particle = match.groups()
     if not _is_ion(formula) or particle:
         return match.group()
-    said = f"{_ENGLISH_SIZES[int(size.translate(_SIZES))]} " if size else ""
+    said = f"{english_number(size.translate(_SIZES))} " if size else ""
     return f"{_apart(match)}{formula} {said}{'plus' if sign == '⁺' else 'minus'}"
 
 

@@ -141,7 +141,6 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
 # pattern): a text without one skips the group, a search for one in place of its passes' (`_numbers_spoken`).
 _DIGIT = re.compile(r"\d")
 _BOUND_SIGN = re.compile("[<>≤≥]")  # what the bounds between variables need
-_NUMBER_SET_SIGN = re.compile("[ℝℕℤℚℂ]")
 _SET_SIGN = re.compile("[∈∉⊂⊆⊊⊄⊈⊃⊇∪∩∖∧∨∀∃ℝℕℤℚℂ∅]")  # what `korean_sets` reads
 
 
@@ -150,16 +149,14 @@ def _numbers_spoken(text: str) -> str:
         text = text.translate(_WIDE_SIGNS)
     # "x^{2}" as "x^2", before any rule reads the exponent's "-" or letter
     text = formulas.BRACED_EXPONENT.sub(template(r"^\1"), text)
-    if _NUMBER_SET_SIGN.search(text):
-        text = sets.dimensions_held(text)  # "ℝ^{nm}", "ℝⁿ₊" before a power reads the dimension
+    text = sets.dimensions_held(text)  # "ℝ^{nm}", "ℝⁿ₊" before a power reads the dimension
     text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
     text = text.translate(_OTHER_BOUND_SIGNS)
     if "‹" in text or "›" in text:
         text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
-    if "⁺" in text or "⁻" in text:
-        text = charges.CHARGE.sub(charges.charge, text)  # "Ca²⁺" before its "²" is a power
+    text = charges.charges_spoken(text)  # "Ca²⁺" before its "²" is a power
     written = text  # as the writer put its signs, for `chains.subject_of_statement`
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"

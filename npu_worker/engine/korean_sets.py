@@ -16,9 +16,12 @@ from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.
-# A number set's dimension, held as superscripts by `dimensions_held` ("ℝ^{nm}": ℝⁿᵐ).
-_DIMENSION = "(?:[ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ][⁺⁻][¹²³⁴⁵⁶⁷⁸⁹]|[⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ]{1,3})"
-_ONE = rf"(?:[A-Za-z](?![A-Za-z])|[ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?)(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
+# A number set's dimension, held as superscripts by `dimensions_held` ("ℝ^{nm}": ℝⁿᵐ), and its positive half.
+_PLAIN = "0123456789abdeghjklmnoprstuvwxyz"
+_RAISED = "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"  # `_PLAIN` as superscripts
+_DIMENSION = f"(?:[{_RAISED[10:]}][⁺⁻][{_RAISED[1:10]}]|[{_RAISED}]{{1,3}})"
+_WRITTEN_SET = f"[ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?"
+_ONE = rf"(?:[A-Za-z](?![A-Za-z])|{_WRITTEN_SET})(?:[₀-₉ᶜ′']|(?<=[A-Z])(?:{'|'.join(ENGLISH_DIGITS)}))?"
 _NUMBER_SETS = {
     "ℝ": "실수 집합",
     "ℕ": "자연수 집합",
@@ -40,15 +43,12 @@ DIMENSION = re.compile(
     r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([abd-z]{1,2}|\d{1,3}|[abd-z][+-][1-9])\}|\^([abd-z]|\d{1,3}))"
     r"([⁺₊]|_\{?\+\}?)?(?![A-Za-z\d_^{⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ⁺₊])"
 )
-_HELD_DIMENSION = str.maketrans(
-    "0123456789abdeghjklmnoprstuvwxyz¹²³+-", "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ¹²³⁺⁻"
-)
-_SAID_DIMENSION: dict[int, str] = {
-    ord(held): said
-    for held, said in zip("⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᵈᵉᵍʰʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ", "0123456789abdeghjklmnoprstuvwxyz", strict=True)
-} | {ord("⁺"): " 플러스 ", ord("⁻"): " 마이너스 "}  # "ℝ^{n+1}" (held ℝⁿ⁺¹): n 플러스 1차원
-_NUMBER_SET = re.compile(f"([ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?(?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
-_SET_AT_END = re.compile(f"[ℝℕℤℚℂ](?:{_DIMENSION})?[⁺₊]?$")
+_HELD_DIMENSION = str.maketrans(_PLAIN + "+-", _RAISED + "⁺⁻")
+_SAID_DIMENSION = str.maketrans(
+    dict(zip(_RAISED, _PLAIN, strict=True)) | {"⁺": " 플러스 ", "⁻": " 마이너스 "}
+)  # "ℝ^{n+1}" (held ℝⁿ⁺¹): n 플러스 1차원
+_NUMBER_SET = re.compile(f"({_WRITTEN_SET}(?![²³ⁿ^])|∅(?! ?\\d)){PARTICLE}?")
+_SET_AT_END = re.compile(f"{_WRITTEN_SET}$")
 _OPERATIONS = {"∪": "합집합", "∩": "교집합", "∖": "차집합", "∧": "그리고", "∨": "또는"}
 # "A ∪ B", "A∩B", "(A ∪ B)ᶜ", "p ∧ q": between two sets, propositions or brackets.
 _OPERATION = re.compile(r"(?<=[\w)′'ᶜ]) ?([∪∩∖∧∨]) ?(?=[\w(¬])")
