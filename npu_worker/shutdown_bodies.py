@@ -3,7 +3,8 @@ and a closed handler drops every byte that arrives after it (`data_received` ret
 whose headers were in but whose body was still arriving when the SIGTERM came never got its body, so it
 never got its answer (docs/protocol.md's 429 `QueueFull`, `the worker is shutting down`): its caller
 waited for the drain and 2 s more, then saw the connection cut. Such a connection now reads that body to
-its end and closes after the answer. A WebSocket (an upgraded connection) is left reading too: closed
+its end and closes after the answer; a kept-alive connection waiting for its next request reads it
+too (the 429, not a request dropped until the drain's end and a cut connection). A WebSocket (an upgraded connection) is left reading too: closed
 there, it dropped every frame its peer sent during the drain (a message, a pong, its close), so a
 speech stream's `session.config` or `input.text` then went unanswered until the 1001; the app's
 shutdown closes it with 1001 after the drain (`ws_server/opening.close_sockets`). Every other
@@ -25,6 +26,14 @@ def still_receiving(handler: RequestHandler) -> bool:
     return body is not None and not body.is_eof() and body.exception() is None
 
 
+def waiting_for_a_request(handler: RequestHandler) -> bool:
+    """`handler`'s connection is kept alive between requests: closed by aiohttp's `close`, it drops
+    the next request's bytes, and that caller waited out the whole drain for a cut connection; left
+    reading, the request gets the shutdown's 429 `QueueFull` at once."""
+    waiter = handler._waiter  # (aiohttp's: the future `start` awaits for the next request)
+    return waiter is not None and not waiter.done() and not handler._messages
+
+
 def finish_bodies_at_shutdown(server: web.Server) -> None:
     """`server.pre_shutdown` leaves a connection whose request body still arrives open for that body,
     and a WebSocket open for its messages until the drain ends, each with keep-alive off (closed once
@@ -34,8 +43,8 @@ def finish_bodies_at_shutdown(server: web.Server) -> None:
 
     def pre_shutdown() -> None:  # (aiohttp's: `conn.close()` for each connection)
         for conn in server.connections:
-            if still_receiving(conn) or conn._upgraded:  # (a WebSocket: read on until its 1001)
-                conn.keep_alive(False)
+            if still_receiving(conn) or conn._upgraded or waiting_for_a_request(conn):
+                conn.keep_alive(False)  # (a WebSocket: read on until its 1001)
             else:
                 conn.close()
 
