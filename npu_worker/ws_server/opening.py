@@ -188,6 +188,8 @@ async def taken(
     finally:
         if not sending.done():
             sending.cancel()
+        elif not sending.cancelled():
+            sending.exception()  # read: a send that failed as this wait was cancelled was logged unread
 
 
 async def write_burst(

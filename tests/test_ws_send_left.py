@@ -1,0 +1,45 @@
+"""A `/ws` send `opening.taken` leaves when its own wait is cancelled (the session's drain deadline at
+shutdown) after the send itself failed in that same turn: the send's error is read, not left to be
+logged by asyncio as "exception was never retrieved" with two tracebacks after "npu-worker stopped"
+(seen with a reader that stopped reading and then closed its socket during the drain)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from typing import Any
+
+import pytest
+
+from npu_worker.ws_server.opening import taken
+
+
+async def _a_real_tcp_transport() -> tuple[Any, asyncio.AbstractServer, asyncio.StreamWriter]:
+    server = await asyncio.start_server(lambda _r, _w: None, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    return writer.transport, server, writer
+
+
+async def test_a_send_that_failed_as_its_wait_was_cancelled_has_its_error_read() -> None:
+    loop = asyncio.get_running_loop()
+    unretrieved: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
+    transport, server, writer = await _a_real_tcp_transport()
+    try:
+        send = loop.create_future()
+        waiting = asyncio.create_task(taken(send, 30.0, lambda: None, transport))
+        await asyncio.sleep(0.05)  # `taken` waits on the send, its ack watch started
+        send.set_exception(ConnectionError("Connection lost"))
+        waiting.cancel()  # the same turn: the drain's deadline ends the wait
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        del send, waiting
+        gc.collect()
+        await asyncio.sleep(0)
+        assert not [c for c in unretrieved if "never retrieved" in str(c.get("message"))], unretrieved
+    finally:
+        loop.set_exception_handler(None)
+        writer.close()
+        server.close()
+        await server.wait_closed()
