@@ -41,6 +41,7 @@ from npu_worker.bench.report import (
 )
 from npu_worker.bench.report_files import output_prefix, someone_elses, write_file
 from npu_worker.bench.wav_folder import wav_dir_problem
+from npu_worker.cli_flag_values import language
 from npu_worker.cli_progress import printable_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 from npu_worker.command_line_secrets import (
@@ -206,6 +207,7 @@ def add_bench_command(subparsers: Any) -> None:
     )
     p.add_argument(
         "--lang",
+        type=language,
         default=None,
         help="language: a code, or a voice name or identifier the worker lists in /health's languages (default: the texts file's, else ko)",
     )
