@@ -236,9 +236,10 @@ def add_bench_command(subparsers: Any) -> None:
 
 
 def _rates(text: str) -> tuple[float, ...]:
-    """`--rps`: requests/s, comma-separated (the range is LoadConfig's to check)."""
+    """`--rps`: requests/s, comma-separated (the range is LoadConfig's to check); an empty item, as in
+    `1,,2` or `1,2,`, refused with the rest: it was skipped without a word, a rate mistyped away."""
     try:
-        return tuple(float(part) for part in text.split(",") if part.strip())
+        return tuple(float(part) for part in text.split(","))
     except ValueError:
         raise ValueError(f"--rps takes requests/s separated by commas, not {text!r}") from None
 
