@@ -55,6 +55,10 @@ def check_ours(prefix: Path, suffixes: tuple[str, ...]) -> None:
 def output_prefix(text: str) -> Path:
     """`--out PREFIX` as a Path; argparse's refusal, in these words, for a folder, `DIR/`, `.` or `..`: the
     reports went beside it, `--out runs/` writing `runs.json`, and `--out .` the hidden `..json`."""
+    if not text:  # it was called a folder
+        raise argparse.ArgumentTypeError(
+            "'' is empty: --out takes a prefix of files, as DIR/run for DIR/run.json"
+        )
     last = text.rstrip("/").rsplit("/", 1)[-1]
     if text.endswith("/") or last in ("", ".", ".."):
         raise argparse.ArgumentTypeError(
