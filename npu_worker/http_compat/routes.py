@@ -60,7 +60,10 @@ if TYPE_CHECKING:
 
 AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
 # what the pattern takes, said: "must be an integer" was told to -1, which is one
-INDEX_WORDS = "the section index must be a section's idx in plain digits: 0, 1, 2 and on, at most 10 digits, with no sign or leading zero"
+INDEX_WORDS = (
+    "the section index must be a section's idx in plain digits: 0, 1, 2 and on,"
+    " at most 10 digits, with no sign or leading zero"
+)
 INDEX_PATTERN = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # as a section's idx is written: one URL each
 log = logging.getLogger(__name__)
 FILE_PIECE_BYTES = 256 * 1024  # a section's wav is sent in pieces of this size
