@@ -359,8 +359,8 @@ def run_batch(args: argparse.Namespace) -> int:
     for section in sections:
         section["output_path"] = str(out_dir / f"s{section['idx']:02d}.wav")
     bar = ProgressBar({s["idx"]: s["text"] for s in sections}, sys.stderr)
-    # the stream's loss is said (a line, then one when re-attached); polling has no stream to lose
-    call = synth_batch_polling if args.poll else partial(synth_batch_streaming, report_stream_lost=True)
+    # the stream's loss, or a poll's, is said (a line, then one when re-attached or answered again)
+    call = partial(synth_batch_polling if args.poll else synth_batch_streaming, report_stream_lost=True)
     started = time.monotonic()
     try:
         with sigterm_handled_by(_terminated):

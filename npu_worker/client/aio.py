@@ -317,10 +317,11 @@ async def synth_batch_polling(
     wait_limit: float = WAIT_LIMIT,
     stall_limit: float | None = None,
     session: aiohttp.ClientSession | None = None,
+    report_stream_lost: bool = False,
     **extra: Any,
 ) -> dict[str, Any]:
     """Polling mode (`?async=1`); see `npu_worker.client.sync.synth_batch_polling`."""
-    collector = BatchCollector(on_progress, stall_limit=stall_limit)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit, report_stream_lost=report_stream_lost)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, timeout, answer_timeout) as http_:
