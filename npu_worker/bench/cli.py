@@ -41,7 +41,7 @@ from npu_worker.bench.report import (
 )
 from npu_worker.bench.report_files import output_prefix, someone_elses, write_file
 from npu_worker.bench.wav_folder import wav_dir_problem
-from npu_worker.cli_flag_values import language
+from npu_worker.cli_flag_values import home_folder, home_path, language
 from npu_worker.cli_progress import printable_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 from npu_worker.command_line_secrets import (
@@ -203,7 +203,7 @@ def add_bench_command(subparsers: Any) -> None:
         help="ws, http, or both: ws,http (also written `both`; the default)",
     )
     p.add_argument(
-        "--texts", type=Path, default=DEFAULT_TEXTS, help="lecture JSON or text file (default: 39 slides)"
+        "--texts", type=home_path, default=DEFAULT_TEXTS, help="lecture JSON or texts (default: 39 slides)"
     )
     p.add_argument(
         "--lang",
@@ -220,7 +220,7 @@ def add_bench_command(subparsers: Any) -> None:
         help="output prefix (default benchmarks/load/<backend>-<time>)",
     )
     p.add_argument(
-        "--engine-baseline", type=Path, default=None, help="JSON of the engine's in-process first-chunk times"
+        "--engine-baseline", type=home_path, default=None, help="JSON of the engine's own first-chunk times"
     )
     p.add_argument(
         "--note", default=None, help="free text recorded with the results (e.g. 'shared 2-core VM')"
@@ -228,6 +228,7 @@ def add_bench_command(subparsers: Any) -> None:
     add_token_arguments(p)
     p.add_argument(
         "--wav-dir",
+        type=home_folder,
         default=None,
         help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
         " made if missing; default: temp)",

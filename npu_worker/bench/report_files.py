@@ -14,6 +14,7 @@ import os
 import secrets
 from pathlib import Path
 
+from npu_worker.cli_flag_values import home_path
 from npu_worker.other_writers import replaceable_by_others
 
 
@@ -64,4 +65,4 @@ def output_prefix(text: str) -> Path:
         raise argparse.ArgumentTypeError(
             f"{text!r} is a folder: --out takes a prefix of files, as DIR/run for DIR/run.json"
         )
-    return Path(text)
+    return home_path(text)
