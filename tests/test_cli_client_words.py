@@ -9,6 +9,8 @@ import pytest
 
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.cli_client import main
+from npu_worker.client import aio
+from npu_worker.client.errors import NotConnected
 from tests.test_cli_client import write_lecture
 
 
@@ -58,3 +60,11 @@ def test_a_blank_lang_is_refused_in_the_flags_words(command, lang, tmp_path, cap
     assert said.endswith(
         f"argument --lang: {lang!r} is blank: give a language code such as ko, or leave --lang out for the default"
     ), said
+
+
+async def test_the_async_client_says_a_worker_not_listening_in_the_same_words(tmp_path):
+    """Its error was aiohttp's repr: `ClientConnectorError(ConnectionKey(host='127.0.0.1', …), …)`."""
+    base = f"http://127.0.0.1:{closed_port()}"
+    with pytest.raises(NotConnected) as refused:
+        await aio.synth("hi", str(tmp_path / "x.wav"), base=base)
+    assert str(refused.value) == f"POST {base}/synth: cannot reach the worker: Connection refused"
