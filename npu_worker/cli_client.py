@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_worker.cli import hear_ctrl_c, sigterm_handled_by
+from npu_worker.cli_flag_values import language, local_path
 from npu_worker.cli_progress import ProgressBar, number, print_result, printable, printable_json, say
 from npu_worker.client import (
     BASE_ENV,
@@ -61,6 +62,7 @@ def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str
     add_token_arguments(parser)
     parser.add_argument(
         "--lang",
+        type=language,
         default=None,
         help=f"language: a code, or a voice name or identifier the worker lists in /health's languages (default: {lang_default})",
     )
@@ -158,24 +160,12 @@ def _bad_numbers(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _local_path(text: str, flag: str, command: str = "synth") -> Path | None:
-    """`text` with `~` expanded, made absolute; None (the refusal said) for a `~user` no account has,
-    or a `~` with no home: pathlib's RuntimeError was a traceback."""
-    try:
-        return Path(text).expanduser().absolute()
-    except RuntimeError:
-        say(
-            f"npu-worker {command}: {flag} {text}: no home directory for {text.split('/')[0]} on this machine"
-        )
-        return None
-
-
 def run_synth(args: argparse.Namespace) -> int:
     hear_ctrl_c()
     if problem := _take_token("synth", args) or _bad_numbers(args):
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
-    if (output_path := _local_path(args.output, "--output")) is None:
+    if (output_path := local_path(args.output, "--output")) is None:
         return EXIT_REQUEST_FAILED
     output = str(output_path)  # absolute, links resolved by the worker: see `batch`
     bar = ProgressBar({0: args.text}, sys.stderr)  # it says each wait for a loading worker
@@ -368,13 +358,13 @@ def run_batch(args: argparse.Namespace) -> int:
         return EXIT_REQUEST_FAILED
     # Absolute but not resolved: the worker resolves it, refusing a link another user planted on the
     # way (planted_links.py); resolved here, such a link's target reached the worker as a plain path.
-    if (out_dir := _local_path(args.out_dir, "--out-dir", "batch")) is None:
+    if (out_dir := local_path(args.out_dir, "--out-dir", "batch")) is None:
         return EXIT_REQUEST_FAILED
     for section in sections:
         section["output_path"] = str(out_dir / f"s{section['idx']:02d}.wav")
     bar = ProgressBar({s["idx"]: s["text"] for s in sections}, sys.stderr)
-    # the stream's loss is said (a line, then one when re-attached); polling has no stream to lose
-    call = synth_batch_polling if args.poll else partial(synth_batch_streaming, report_stream_lost=True)
+    # the stream's loss, or a poll's, is said (a line, then one when re-attached or answered again)
+    call = partial(synth_batch_polling if args.poll else synth_batch_streaming, report_stream_lost=True)
     started = time.monotonic()
     try:
         with sigterm_handled_by(_terminated):

@@ -74,6 +74,7 @@ class ProgressBar:
         self.last_waited = 0.0  # the last `waiting` event's
         self.mute = False  # `stream` failed a write (a log on a full disk): the batch goes on unshown
         self.lost_at: float | None = None  # the stream broke (`stream_lost`): re-attaching since then
+        self.polling = False  # that loss was a poll's (`batch --poll`): said in a poll's words
 
     def write(self, text: str) -> None:
         """`text` on the stream, flushed; a stream that fails it is not written to again: progress is a
@@ -137,19 +138,21 @@ class ProgressBar:
         """The stream broke before `done`: a line with why (a worker shutting down says so in its
         words), so the bar standing still while the client re-attaches is not silence."""
         self.end_line()
-        self.lost_at = time.monotonic()
+        self.lost_at, self.polling = time.monotonic(), event.get("polling") is True
+        job, why = printable(event.get("job_id")), printable(event.get("error"))
+        if self.polling:  # `batch --poll`: a poll failed, retried (it said nothing until it gave up)
+            self.write(f"worker lost: {why}; polling job {job} again\n")
+            return
         self.write(
-            f"stream lost after event {int(number(event.get('after')))}: {printable(event.get('error'))};"
-            f" re-attaching to job {printable(event.get('job_id'))}\n"
+            f"stream lost after event {int(number(event.get('after')))}: {why}; re-attaching to job {job}\n"
         )
 
     def reattached(self) -> None:
         """The first event after a `stream_lost` came from the stream re-attached: a line saying so."""
         assert self.lost_at is not None
         self.end_line()
-        self.write(
-            f"re-attached to job {printable(self.job_id)} after {time.monotonic() - self.lost_at:.1f} s\n"
-        )
+        again = "answered about" if self.polling else "re-attached to"
+        self.write(f"{again} job {printable(self.job_id)} after {time.monotonic() - self.lost_at:.1f} s\n")
         self.lost_at = None
 
     def __call__(self, idx: int, event: dict[str, Any]) -> None:

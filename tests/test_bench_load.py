@@ -70,11 +70,13 @@ def test_the_recorded_configuration_never_holds_the_token():
     assert "secret" not in repr(config.public())
 
 
-def test_rates_that_are_not_numbers_are_named(capsys):
+@pytest.mark.parametrize("rates", ["2,fast", "1,,2", "1,2,"])
+def test_rates_that_are_not_numbers_are_named(capsys, rates):
+    """An empty item (`1,,2`) is refused as a word is: it was skipped without a word."""
     from npu_worker.cli import main
 
-    assert main(["bench", "--rps", "2,fast"]) == 2
+    assert main(["bench", "--rps", rates]) == 2
     assert (
-        "npu-worker bench: --rps takes requests/s separated by commas, not '2,fast'"
+        f"npu-worker bench: --rps takes requests/s separated by commas, not {rates!r}"
         in capsys.readouterr().err
     )

@@ -24,3 +24,14 @@ async def test_a_folder_as_out_is_refused_before_the_run(tmp_path, capsys, monke
     said = f"npu-worker bench: error: argument --out: {out!r} is a folder: --out takes a prefix of files"
     assert err.splitlines()[-1].startswith(said), err
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["runs"], "a refused run wrote a report"
+
+
+async def test_an_empty_out_is_said_to_be_empty(tmp_path, capsys, monkeypatch):
+    """`--out ''` was told "'' is a folder"."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as refused:
+        await asyncio.to_thread(bench_main, ["bench", "--base", "http://127.0.0.1:9", "--out", ""])
+    assert refused.value.code == 2
+    said = "npu-worker bench: error: argument --out: '' is empty: --out takes a prefix of files"
+    assert capsys.readouterr().err.splitlines()[-1].startswith(said)
+    assert not list(tmp_path.iterdir())

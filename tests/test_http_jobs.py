@@ -119,15 +119,19 @@ async def test_unknown_job_is_404(worker):
 
 
 async def test_a_section_index_in_the_audio_url_is_read_as_written(worker):
-    """One URL per section: `+0`, `00`, ` 0`, `0_0` or an Arabic-Indic zero are not section 0."""
+    """One URL per section: `+0`, `00`, ` 0`, `0_0` or an Arabic-Indic zero are not section 0. The refusal
+    says what the index must be: `-1` was told "must be an integer", which it is (and eleven digits are no idx either)."""
     client = await worker()
     body = {"sections": [{"idx": 0, "text": "a."}], "stream": False}
     job_id = (await (await client.post("/synth_batch", json=body)).json())["job_id"]
     assert (await client.get(f"/jobs/{job_id}/sections/0/audio")).status == 200
-    for written in ("+0", "00", "-0", "%200", "0_0", "%D9%A0"):
+    for written in ("+0", "00", "-0", "-1", "12345678901", "%200", "0_0", "%D9%A0"):
         response = await client.get(f"/jobs/{job_id}/sections/{written}/audio")
         assert response.status == 400, written
-        assert (await response.json())["error"] == "BadRequest: the section index must be an integer"
+        assert (
+            (await response.json())["error"]
+            == "BadRequest: the section index must be a section's idx in plain digits: 0, 1, 2 and on, at most 10 digits, with no sign or leading zero"
+        )
 
 
 async def test_a_section_the_job_does_not_have_is_said_so(worker):

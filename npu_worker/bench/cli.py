@@ -41,6 +41,7 @@ from npu_worker.bench.report import (
 )
 from npu_worker.bench.report_files import output_prefix, someone_elses, write_file
 from npu_worker.bench.wav_folder import wav_dir_problem
+from npu_worker.cli_flag_values import home_folder, home_path, language
 from npu_worker.cli_progress import printable_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 from npu_worker.command_line_secrets import (
@@ -202,10 +203,11 @@ def add_bench_command(subparsers: Any) -> None:
         help="ws, http, or both: ws,http (also written `both`; the default)",
     )
     p.add_argument(
-        "--texts", type=Path, default=DEFAULT_TEXTS, help="lecture JSON or text file (default: 39 slides)"
+        "--texts", type=home_path, default=DEFAULT_TEXTS, help="lecture JSON or texts (default: 39 slides)"
     )
     p.add_argument(
         "--lang",
+        type=language,
         default=None,
         help="language: a code, or a voice name or identifier the worker lists in /health's languages (default: the texts file's, else ko)",
     )
@@ -218,7 +220,7 @@ def add_bench_command(subparsers: Any) -> None:
         help="output prefix (default benchmarks/load/<backend>-<time>)",
     )
     p.add_argument(
-        "--engine-baseline", type=Path, default=None, help="JSON of the engine's in-process first-chunk times"
+        "--engine-baseline", type=home_path, default=None, help="JSON of the engine's own first-chunk times"
     )
     p.add_argument(
         "--note", default=None, help="free text recorded with the results (e.g. 'shared 2-core VM')"
@@ -226,6 +228,7 @@ def add_bench_command(subparsers: Any) -> None:
     add_token_arguments(p)
     p.add_argument(
         "--wav-dir",
+        type=home_folder,
         default=None,
         help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
         " made if missing; default: temp)",
@@ -234,9 +237,10 @@ def add_bench_command(subparsers: Any) -> None:
 
 
 def _rates(text: str) -> tuple[float, ...]:
-    """`--rps`: requests/s, comma-separated (the range is LoadConfig's to check)."""
+    """`--rps`: requests/s, comma-separated (the range is LoadConfig's to check); an empty item, as in
+    `1,,2` or `1,2,`, refused with the rest: it was skipped without a word, a rate mistyped away."""
     try:
-        return tuple(float(part) for part in text.split(",") if part.strip())
+        return tuple(float(part) for part in text.split(","))
     except ValueError:
         raise ValueError(f"--rps takes requests/s separated by commas, not {text!r}") from None
 

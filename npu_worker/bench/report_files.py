@@ -14,6 +14,7 @@ import os
 import secrets
 from pathlib import Path
 
+from npu_worker.cli_flag_values import home_path
 from npu_worker.other_writers import replaceable_by_others
 
 
@@ -55,9 +56,13 @@ def check_ours(prefix: Path, suffixes: tuple[str, ...]) -> None:
 def output_prefix(text: str) -> Path:
     """`--out PREFIX` as a Path; argparse's refusal, in these words, for a folder, `DIR/`, `.` or `..`: the
     reports went beside it, `--out runs/` writing `runs.json`, and `--out .` the hidden `..json`."""
+    if not text:  # it was called a folder
+        raise argparse.ArgumentTypeError(
+            "'' is empty: --out takes a prefix of files, as DIR/run for DIR/run.json"
+        )
     last = text.rstrip("/").rsplit("/", 1)[-1]
     if text.endswith("/") or last in ("", ".", ".."):
         raise argparse.ArgumentTypeError(
             f"{text!r} is a folder: --out takes a prefix of files, as DIR/run for DIR/run.json"
         )
-    return Path(text)
+    return home_path(text)

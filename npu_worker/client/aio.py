@@ -115,6 +115,7 @@ class _Http:
             if isinstance(exc, aiohttp.ClientConnectorError):
                 refused = isinstance(exc.os_error, ConnectionRefusedError)
                 error = NotConnected if refused else TransportError
+                raise error(f"{method} {url}: {_unreached(exc)}") from exc
             raise error(f"{method} {url}: {exc!r}") from exc
 
     async def _error_body(self, method: str, url: str, response: aiohttp.ClientResponse) -> bytes:
@@ -317,11 +318,21 @@ async def synth_batch_polling(
     wait_limit: float = WAIT_LIMIT,
     stall_limit: float | None = None,
     session: aiohttp.ClientSession | None = None,
+    report_stream_lost: bool = False,
     **extra: Any,
 ) -> dict[str, Any]:
     """Polling mode (`?async=1`); see `npu_worker.client.sync.synth_batch_polling`."""
-    collector = BatchCollector(on_progress, stall_limit=stall_limit)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit, report_stream_lost=report_stream_lost)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, timeout, answer_timeout) as http_:
         return await _run(plan, http_, collector)
+
+
+def _unreached(exc: aiohttp.ClientConnectorError) -> str:
+    """A connection not made, in the sync client's words: its repr named every field of aiohttp's
+    connection key, `ClientConnectorError(ConnectionKey(host=…, …), ConnectionRefusedError(111, …))`."""
+    reason = exc.os_error
+    if isinstance(reason, ConnectionError) and reason.errno:  # asyncio's words: "Connect call failed …"
+        return f"cannot reach the worker: {os.strerror(reason.errno)}"
+    return f"cannot reach the worker: {reason.strerror or reason}"

@@ -175,12 +175,17 @@ def _reattach(
 
 
 def poll_job(
-    path: str, job_id: str, attempts: int, delay: float, patience: Patience
+    path: str,
+    job_id: str,
+    attempts: int,
+    delay: float,
+    patience: Patience,
+    lost: Callable[[BaseException], dict[str, Any]] | None = None,
 ) -> Generator[Step, Any, dict[str, Any]]:
     """`poll_json` of a job's status or result; a 500 sends it to /health (`engine_failed`): a worker
     that failed to start refuses its kept jobs with its failure."""
     try:
-        answer: dict[str, Any] = yield from poll_json(path, attempts, delay, patience)
+        answer: dict[str, Any] = yield from poll_json(path, attempts, delay, patience, lost=lost)
     except WorkerHTTPError as exc:
         if exc.status == 500:
             yield from engine_failed(job_id)
@@ -241,11 +246,18 @@ def polling_plan(
     # after a restart: up to wait_limit), `on_progress` knew no job, and Ctrl-C cancelled none.
     seen: tuple[Any, ...] = (accepted.get("status"), accepted.get("done"), accepted.get("current_idx"))
     yield Deliver(status_event(accepted))
+    losses: list[BaseException] = []  # a poll's first failure retried: said (`stream_lost`), then its end
+
+    def lost(problem: BaseException) -> dict[str, Any]:
+        losses.append(problem)
+        return {**stream_lost(collector, problem), "polling": True}
+
     while True:
-        status = yield from poll_job(f"{job}/status", collector.job_id, attempts, delay, patience)
+        status = yield from poll_job(f"{job}/status", collector.job_id, attempts, delay, patience, lost)
         state = _of_job(status, collector.job_id)
         key = (state, status.get("done"), status.get("current_idx"))
-        if key != seen:
+        if key != seen or losses and collector.report_stream_lost:  # answered again after a loss it said
+            losses.clear()
             seen = key
             yield Deliver(status_event(status))
         if state in TERMINAL_STATUSES:
@@ -256,7 +268,7 @@ def polling_plan(
             raise stall
         yield Sleep(interval)
     while True:  # a 202 (the status body) until the result is there: in a cluster it may lag the status
-        result = yield from poll_job(f"{job}/result", collector.job_id, attempts, delay, patience)
+        result = yield from poll_job(f"{job}/result", collector.job_id, attempts, delay, patience, lost)
         if _of_job(result, collector.job_id) in TERMINAL_STATUSES:
             break
         if stall := collector.stalled():  # a result that never comes (a cluster's lost write)

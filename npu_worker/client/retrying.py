@@ -173,11 +173,17 @@ def submitted(
 
 
 def poll_json(
-    path: str, attempts: int, delay: float, patience: Patience | None = None, method: str = "GET"
+    path: str,
+    attempts: int,
+    delay: float,
+    patience: Patience | None = None,
+    method: str = "GET",
+    lost: Callable[[BaseException], dict[str, Any]] | None = None,
 ) -> Generator[Step, Any, dict[str, Any]]:
     """GET `path` as JSON, retrying transport failures and 502/503/504 up to `attempts` times, and
     a "not now" with a `Retry-After` (a worker loading after a restart) as long as `patience` allows.
-    `method`: another request that may be sent again (DELETE)."""
+    `method`: another request that may be sent again (DELETE). `lost`: the event delivered at the first
+    failure retried (`batch --poll` said nothing through its retries while a worker was down)."""
     patience = Patience(floor=delay) if patience is None else patience
     failures = 0
     call = Call(method, path, at_once=True)
@@ -196,4 +202,6 @@ def poll_json(
             failures += 1
             if not retryable(exc) or failures > attempts or asked_to_wait(exc):
                 raise tries.given_up(exc)  # noqa: B904 - `exc` itself, or with `exc` as its cause
+            if lost is not None and failures == 1:
+                yield Deliver(lost(exc))
             yield Sleep(backoff(failures, delay))

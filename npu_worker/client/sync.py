@@ -202,6 +202,7 @@ def synth_batch_polling(
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
     stall_limit: float | None = None,
+    report_stream_lost: bool = False,
     **extra: Any,
 ) -> dict[str, Any]:
     """The same batch in polling mode (`?async=1`), for environments that buffer streamed responses.
@@ -213,8 +214,11 @@ def synth_batch_polling(
     to begin at most `answer_timeout`.
     A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`;
     `stall_limit` as there, progress being a change of the polled status (`done`, `current_idx`).
+    `report_stream_lost=True`: a poll that fails (a worker down) and is retried is a `stream_lost` event
+    (`"polling": true`), as a lost stream is in `synth_batch_streaming`, and the next poll answered is
+    a `status` event even when nothing moved.
     """
-    collector = BatchCollector(on_progress, stall_limit=stall_limit)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit, report_stream_lost=report_stream_lost)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, Http(base, token, timeout, answer_timeout), collector)

@@ -216,9 +216,14 @@ class Http:
 
 def _failure_said(exc: BaseException) -> str:
     """What failed, in words: a status line cut short (`HTTP/1.1 `, then the close) is http.client's
-    BadStatusLine, whose text is that bare line; one that ended its line is a worker's garbage, quoted."""
+    BadStatusLine, whose text is that bare line; one that ended its line is a worker's garbage, quoted.
+    What urllib wrapped while connecting or sending is said by its reason alone."""
     if isinstance(exc, http.client.BadStatusLine) and not isinstance(exc, http.client.RemoteDisconnected):
         line = str(exc.args[0]) if exc.args else ""
         if not line.endswith("\n"):
             return f"{HEAD_CUT} (its status line {line!r})"
+    if isinstance(exc, urllib.error.URLError) and not isinstance(exc.reason, str):
+        # urllib's wrapper said `<urlopen error [Errno 111] Connection refused>`: what failed, in words
+        reason = exc.reason
+        return f"cannot reach the worker: {getattr(reason, 'strerror', None) or reason}"
     return str(exc)

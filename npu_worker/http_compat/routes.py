@@ -59,6 +59,11 @@ if TYPE_CHECKING:
     from ..jobs.scheduler import Scheduler
 
 AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
+# what the pattern takes, said: "must be an integer" was told to -1, which is one
+INDEX_WORDS = (
+    "the section index must be a section's idx in plain digits: 0, 1, 2 and on,"
+    " at most 10 digits, with no sign or leading zero"
+)
 INDEX_PATTERN = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # as a section's idx is written: one URL each
 log = logging.getLogger(__name__)
 FILE_PIECE_BYTES = 256 * 1024  # a section's wav is sent in pieces of this size
@@ -352,7 +357,7 @@ async def section_audio(request: web.Request) -> web.StreamResponse:
     job = await _whole_job(request)
     raw_idx = request.match_info["idx"]
     if not INDEX_PATTERN.fullmatch(raw_idx):  # int() would also take "+0", " 0", "0_0" and "٠"
-        return error_response(BadRequest("the section index must be an integer"))
+        return error_response(BadRequest(INDEX_WORDS))
     idx = int(raw_idx)
     wav = await request.app[SCHEDULER_KEY].section_audio(job, idx)
     if isinstance(wav, bytes):  # a copy from Redis

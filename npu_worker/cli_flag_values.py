@@ -1,0 +1,49 @@
+"""Values of the `synth`, `batch` and `bench` flags read into what they mean, or refused in the flag's
+words before anything is sent: a blank `--lang` silently became the default, which the worker itself
+refuses as a request's `lang`, `-o ~nosuchuser/x.wav` was pathlib's RuntimeError traceback, and
+`bench --wav-dir=~/w` a folder named `~`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from npu_worker.cli_progress import say
+
+
+def language(text: str) -> str:
+    """`--lang`: a code or voice name as given; argparse's refusal (exit 2) for a blank one."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is blank: give a language code such as ko, or leave --lang out for the default"
+        )
+    return text
+
+
+def home_path(text: str) -> Path:
+    """argparse type of `bench`'s paths: `~` and `~user` expanded as `synth` and `batch` do (a shell
+    leaves `--wav-dir=~/w` as written: bench made a folder named `~` in the caller's folder); argparse's
+    refusal for a home no account has."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:
+        raise argparse.ArgumentTypeError(
+            f"{text}: no home directory for {text.split('/')[0]} on this machine"
+        ) from None
+
+
+def home_folder(text: str) -> str:
+    """`home_path` as the string `--wav-dir` is kept as."""
+    return str(home_path(text))
+
+
+def local_path(text: str, flag: str, command: str = "synth") -> Path | None:
+    """`text` with `~` expanded, made absolute; None (the refusal said) for a `~user` no account has,
+    or a `~` with no home: pathlib's RuntimeError was a traceback."""
+    try:
+        return Path(text).expanduser().absolute()
+    except RuntimeError:
+        say(
+            f"npu-worker {command}: {flag} {text}: no home directory for {text.split('/')[0]} on this machine"
+        )
+        return None
