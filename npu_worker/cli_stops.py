@@ -1,0 +1,115 @@
+"""How `synth` and `batch` end when stopped: Ctrl-C, SIGTERM (`Terminated`) or SIGHUP, the cancel of
+`batch`'s job that goes with it, and the lines of a job left behind, an answer cut off, or a result
+stdout cannot take. Apart from `cli_client.py`, which runs the commands, so each file keeps one job."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from npu_worker.cli_progress import ProgressBar, say
+from npu_worker.client import ClientError, WorkerHTTPError, cancel_job
+from npu_worker.held_signals import how_stopped
+
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+# coreutils `timeout` sends its SIGTERM twice, to the client and to its process group: a repeat this soon
+# is that same stop, not a second one (which would leave the job running)
+REPEATED_SIGTERM_SECONDS = 1.0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`timeout`, a service manager stopping the caller) ends `batch` as Ctrl-C does."""
+
+
+def stopped_as(stop: KeyboardInterrupt) -> tuple[str, int]:
+    """The word and exit status for what stopped a client command: Ctrl-C, SIGTERM (`Terminated`, or
+    `main`'s `StartTerminated`) or SIGHUP (a SIGHUP ended `batch` at once with no word, -1)."""
+    return ("terminated", EXIT_TERMINATED) if isinstance(stop, Terminated) else how_stopped(stop)
+
+
+_sigterm_at: list[float] = []  # when the SIGTERM that stopped the batch came
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    if _sigterm_at and time.monotonic() - _sigterm_at[-1] < REPEATED_SIGTERM_SECONDS:
+        return  # timeout(1)'s second copy: the cancel it asked for goes on
+    _sigterm_at.append(time.monotonic())
+    raise Terminated
+
+
+def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: ProgressBar | None = None) -> str:
+    """Ctrl-C stops the batch, not only its progress display (a dropped stream leaves a job running):
+    DELETE its job, waiting while the worker asks to (a restarted worker loads: `Loading` until then;
+    each wait a line on `bar`, the first saying that Ctrl-C again leaves the job running). Returns
+    what became of it, in words."""
+    if job_id is None:
+        return "the worker had named no job yet (GET /jobs lists it if it queued the batch)"
+    told = False
+
+    def waiting(idx: int, event: dict[str, Any]) -> None:
+        nonlocal told
+        if bar is None or event.get("event") != "waiting":
+            return
+        if not told:
+            told, bar.told, bar.last_waited = True, None, 0.0  # a count of its own: its first wait is said
+            say(
+                f"npu-worker batch: cancelling job {job_id} when the worker lets it (Ctrl-C again: let it run)"
+            )
+        bar.waiting(event)
+
+    try:
+        answer = cancel_job(
+            job_id, base=args.base, token=args.token_taken, on_progress=waiting, wait_limit=args.wait_limit
+        )
+    except (ClientError, KeyboardInterrupt) as exc:
+        why = str(exc) or "interrupted again"
+        return (
+            f"job {job_id} may still be running: cancelling it failed ({why}); DELETE /jobs/{job_id} stops it"
+        )
+    finally:
+        if bar is not None:
+            bar.end_line()
+    if not answer.get("cancel_requested"):
+        return f"job {job_id} had already ended"
+    done, total = answer.get("done"), answer.get("total")
+    return f"job {job_id} cancelled, {done} of {total} sections done (their wavs are kept)"
+
+
+def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path) -> str:
+    """What became of the job of a batch given up on (the worker unreachable, loading past
+    --wait-limit, gone): it was left running without a word, so a run started again made the same
+    files alongside it; and a job the worker no longer knows (restarted without its state dir, or a
+    Redis queue that lost its data: only the state dir was named) was a bare `HTTP 404`, though the
+    sections it had not finished will never come."""
+    done = max(len(bar.finished), bar.polled_done)
+    if isinstance(error, WorkerHTTPError) and error.error_name == "JobNotFound":
+        return (
+            f"the worker no longer knows job {job_id} (restarted without its state dir, its queue's Redis"
+            f" restarted without its data, or the job expired): {done} of {len(bar.chars)} sections had"
+            " finished; send the others again"
+        )
+    return (
+        f"job {job_id} was not cancelled: it may still run and write its wavs into {out_dir}"
+        f" (GET /jobs/{job_id}/status says how far; DELETE /jobs/{job_id} stops it)"
+    )
+
+
+def stopped_printing(command: str, stop: KeyboardInterrupt, made: str) -> str:
+    """The line of a stop once the job has finished, before, as or after its result is printed: the
+    work's exit status stands (it was 143, 129 or 130 and `terminated`, as if nothing had been made)."""
+    return f"npu-worker {command}: {stopped_as(stop)[0]} as it printed its result; the work was done: {made}"
+
+
+def answer_cut(output: str) -> str:
+    """What a `synth` whose answer never came whole is told: the worker stops a synthesis whose caller
+    has gone, but the connection may have broken after the wav was written."""
+    return (
+        f"the answer was cut off, so {output} may or may not have been written"
+        " (the worker stops a synthesis once its caller has gone); run synth again to be sure"
+    )
+
+
+def unwritten(exc: OSError) -> str:
+    return f"the result could not be written to stdout ({exc})"
