@@ -96,3 +96,31 @@ def test_the_rerun_removes_its_own_leftovers_only_and_every_file_is_0644(tmp_pat
     assert left == [".fm_decoder.onnx.0123456789ab.part", ".notes.0123456789ab.part"]
     modes = {path.name: oct(path.stat().st_mode & 0o777) for path in out.iterdir() if path.is_file()}
     assert set(modes.values()) == {"0o644"}, modes
+
+
+# SIGKILL sent by the process to itself as it writes the temp file of FRAGMENT under FOLDER.
+SIGNALLED_WRITING_NAMED = console_script("""
+folder, fragment = sys.argv.pop(1), sys.argv.pop(1)
+def writing(frame, event, arg):
+    if event == "c_call" and getattr(arg, "__name__", None) == "write":
+        os.kill(os.getpid(), signal.SIGKILL)
+def hook(event, args):
+    if event == "open" and isinstance(args[0], str) and args[0].startswith(folder) and fragment in args[0]:
+        if args[2] & (os.O_WRONLY | os.O_RDWR):
+            sys.setprofile(writing)
+sys.addaudithook(hook)
+""")
+
+
+def test_a_kill_9_in_its_very_first_write_leaves_a_folder_the_rerun_takes(tmp_path):
+    """Killed as it wrote `synthetic.json`, the folder held only that file's `.part`: the rerun
+    refused it as one that `holds other files`, though they were its own."""
+    out = tmp_path / "model"
+    done = run_script(
+        SIGNALLED_WRITING_NAMED, str(out), "synthetic.json", "make-test-model", str(out), timeout=BUILD_LIMIT
+    )
+    assert done.returncode == -9, done.stderr
+    assert [path.name.startswith(".synthetic.json.") for path in out.iterdir()] == [True]
+    again = run_script(console_script(""), "make-test-model", str(out), timeout=BUILD_LIMIT)
+    assert again.returncode == 0, again.stderr
+    assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []

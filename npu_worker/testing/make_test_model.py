@@ -1,8 +1,9 @@
 """`npu-worker make-test-model DIR`: a synthetic ZipVoice model directory for tests and benchmarks.
 
-The command's options and its checks before writing (a folder that holds other files, one others can
-write in, a file where the folder goes), apart from `zipvoice_model.py`, which builds the graphs and
-writes the files and which tests and benchmarks call directly (`build_model_dir`).
+The command's options and its checks before writing (a folder that holds other files than a killed
+build's own `.part` leftovers, one others can write in, a file where the folder goes), apart from
+`zipvoice_model.py`, which builds the graphs and writes the files and which tests and benchmarks call
+directly (`build_model_dir`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from npu_worker.other_writers import shared_with_others
-from npu_worker.testing.zipvoice_model import FILE_NAMES, SIZES, SYNTHETIC_STAMP, build_model_dir
+from npu_worker.testing.zipvoice_model import (
+    FILE_NAMES,
+    SIZES,
+    SYNTHETIC_STAMP,
+    build_model_dir,
+    is_leftover_part,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     os.umask(os.umask(0) | 0o022)  # else, under umask 000, the folder it made was refused as others'
     out = Path(args.dir)
     unsafe = out.is_dir() and shared_with_others(out) is not None  # build_model_dir says why, below
-    if out.is_dir() and not unsafe and any(out.iterdir()) and not (out / SYNTHETIC_STAMP).exists():
+    others = out.is_dir() and any(not is_leftover_part(entry.name) for entry in out.iterdir())
+    if others and not unsafe and not (out / SYNTHETIC_STAMP).exists():
         # `make-test-model ~/models/zipvoice_distill` wrote random weights over the downloaded model
         print(
             f"npu-worker make-test-model: {out} holds other files (it is no earlier make-test-model's "

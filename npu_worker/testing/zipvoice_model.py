@@ -163,16 +163,21 @@ def built_names() -> list[str]:
     return fixed + [f"{stem}.onnx" for stem in [*stems, *int8, "vocos_24khz"]]
 
 
+def is_leftover_part(entry: str) -> bool:
+    """A temp file's name (`.NAME.TOKEN.part`) of a name a build writes: a build killed in its very
+    first write left only such a file, and the folder was refused on the rerun as holding others'."""
+    name, dot, _token = entry[1 : -len(PART_SUFFIX)].rpartition(".")
+    return entry.startswith(".") and entry.endswith(PART_SUFFIX) and bool(dot) and name in built_names()
+
+
 def remove_leftover_parts(out: Path) -> None:
     """The temp files (`.NAME.TOKEN.part`) of the names a build writes that a build killed mid-write
     (`kill -9`) left in `out`: this user's plain files only, never a link's target or a user's own
     `.notes.part` (every `.*.part` went); `out` is the folder just checked as its own."""
-    names = set(built_names())
     folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for entry in os.listdir(folder):
-            name, dot, _token = entry[1 : -len(PART_SUFFIX)].rpartition(".")
-            if entry.startswith(".") and entry.endswith(PART_SUFFIX) and dot and name in names:
+            if is_leftover_part(entry):
                 remove_part_beneath(folder, entry)
     finally:
         os.close(folder)
