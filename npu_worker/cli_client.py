@@ -10,7 +10,8 @@ stderr, with where the wavs are; a stderr that fails only stops the progress lin
 cancels its job first (the sections done keep their wavs; waiting while the worker says `Loading`), `synth` hangs up, which stops its synthesis;
 143 terminated (SIGTERM), 129 hung up (SIGHUP, unless ignored: `nohup`), each as for Ctrl-C (`cli.main`
 raises them in the command as `StartTerminated`); a stop once the job has finished, before, as or after its
-result is printed, leaves the work's status, with a line saying so (`stopped_printing`).
+result is printed, leaves the work's status, with a line saying so (`stopped_printing`), but `batch --json`
+exits 2 until its document is whole on stdout.
 """
 
 from __future__ import annotations
@@ -198,22 +199,31 @@ def run_synth(args: argparse.Namespace) -> int:
         word, status = stopped_as(stop)
         say(f"npu-worker synth: {word}")
         return status
+    try:  # the answer came, its wav whole on disk or not made: a stop now leaves the work's status
+        return report_synth(body, bar)
+    except KeyboardInterrupt as stop:  # (as `batch`; it was 143 just before the print)
+        say(stopped_printing("synth", stop, synth_made(body)))
+        return EXIT_OK if body.get("status") == "ok" else EXIT_SECTIONS_FAILED
+
+
+def synth_made(body: dict[str, Any]) -> str:
+    if body.get("status") == "ok":
+        return f"the wav is {body.get('wav_path')}"
+    return f"no wav was made ({body.get('error')})"
+
+
+def report_synth(body: dict[str, Any], bar: ProgressBar) -> int:
+    """A finished synthesis's line on stdout, or its error on stderr, and its exit status."""
     bar.end_line()
     if body.get("status") != "ok":
         say(f"npu-worker synth: {body.get('error')}")
         return EXIT_SECTIONS_FAILED
-    made = f"the wav is {body.get('wav_path')}"
-    try:
-        figures = (number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
-        duration, elapsed, rtf = figures
-        line = (
-            f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
-            f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
-        )
-        return EXIT_OK if print_finished("synth", printable(line), made) else EXIT_REQUEST_FAILED
-    except KeyboardInterrupt as stop:
-        say(stopped_printing("synth", stop, made))
-        return EXIT_OK
+    duration, elapsed, rtf = (number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
+    line = (
+        f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
+        f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
+    )
+    return EXIT_OK if print_finished("synth", printable(line), synth_made(body)) else EXIT_REQUEST_FAILED
 
 
 def print_finished(command: str, result: str, made: str) -> bool:
@@ -300,10 +310,15 @@ def run_batch(args: argparse.Namespace) -> int:
             word, status = stopped_as(stop)
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return status
+    args.printed = False  # set once the result is on stdout whole
     try:  # the job finished: a stop now leaves its status (`stopped_printing`)
         return report_batch(args, result, sections, time.monotonic() - started, out_dir)
     except KeyboardInterrupt as stop:
-        say(stopped_printing("batch", stop, batch_made(result, sections, out_dir)))
+        said = stopped_printing("batch", stop, batch_made(result, sections, out_dir))
+        if args.json and not args.printed:  # exit 0 told a consumer of stdout a cut document was whole
+            say(f"{said}; the JSON on stdout may be cut off")
+            return EXIT_REQUEST_FAILED
+        say(said)
         cancelled = (result.get("done") or {}).get("cancelled")
         failed = cancelled or unreported(result, sections) or result["fail_count"]
         return EXIT_SECTIONS_FAILED if failed else EXIT_OK
@@ -326,6 +341,7 @@ def report_batch(
     text = printable_json(result) if args.json else printable(summary(result, wall, out_dir))
     if not print_finished("batch", text, made):  # the wavs are made; the caller has no result to read
         return EXIT_REQUEST_FAILED
+    args.printed = True
     if (result.get("done") or {}).get("cancelled"):
         say(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end")
         return EXIT_SECTIONS_FAILED

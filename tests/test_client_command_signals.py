@@ -233,3 +233,32 @@ def test_bench_terminated_as_it_writes_its_report_is_one_line_and_no_file(tmp_pa
     )  # fmt: skip
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (143, ["npu-worker bench: terminated"])
     assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_a_stop_as_synth_ends_its_progress_line_keeps_the_works_status(tmp_path, base, signame, word):
+    """The answer in, the wav whole on disk: a stop as it ended the progress line (before its status
+    was read) was `terminated` and 143, where `batch` then leaves the work's status with one line."""
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_CALLING, "end_line", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+def test_a_stop_as_batch_prints_its_json_is_exit_2(tmp_path, base):
+    """With --json, a stop before the document was whole on stdout was exit 0: a consumer parsing
+    stdout read a cut (here empty) document as the result. The wavs stay; the line says where."""
+    out = tmp_path / "out"
+    done = client(
+        SIGNALLED_CALLING, "print_result", "SIGTERM", "batch", str(lecture(tmp_path)),
+        "--out-dir", str(out), "--base", base, "--json",
+    )  # fmt: skip
+    said = (
+        f"npu-worker batch: terminated as it printed its result; the work was done: 2/2 sections ok,"
+        f" their wavs in {out}; the JSON on stdout may be cut off"
+    )
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (2, [said]), done.stderr
+    assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
