@@ -125,10 +125,16 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
             log.info("shutdown: ended %d NDJSON streams (their clients re-attach with after=)", streams)
         if waits:
             log.info("shutdown: ended %d waits for a whole job (/synth, stream:false batches)", waits)
-        if closed := await close_sockets(app):
+        closed, ended = await close_sockets(app)
+        if ended:
             log.info(
-                "shutdown: closed %d WebSocket sockets (1001; a request still running was ended)", closed
+                "shutdown: closed %d WebSocket sockets (1001); %d had a request still running,"
+                " ended with QueueFull",
+                closed,
+                ended,
             )
+        elif closed:  # it said "a request still running was ended" with none running
+            log.info("shutdown: closed %d WebSocket sockets (1001); none had a request running", closed)
 
     async def end_closing(app: web.Application) -> None:
         """Clean-up: the refusals' closes in flight and the connections still lingering end with the app."""

@@ -20,6 +20,7 @@ from npu_worker.bench.cli import main as bench_main
             "--engine-baseline applies to --mode load only",
         ),
         (["--mode", "fragments", "--transports", "http"], "--transports applies to --mode load only"),
+        (["--mode", "fragments", "--transports", "both"], "--transports applies to --mode load only"),
         (["--mode", "fragments", "--wav-dir", "/tmp"], "--wav-dir applies to --mode load only"),
         (["--fragment-chars", "0"], "--fragment-chars applies to --mode fragments only"),
         (
@@ -41,6 +42,9 @@ async def test_a_flag_the_mode_does_not_read_is_refused_before_the_run(tmp_path,
     [
         ["--mode", "fragments", "--rps", "20", "--duration", "1", "--transports", "ws,http"],
         ["--fragment-chars", "3", "--fragment-interval-ms", "30"],
+        # the route fragments mode measures: it was refused as a flag of the load mode
+        ["--mode", "fragments", "--transports", "ws"],
+        ["--mode", "fragments", "--transports", "ws,ws"],
     ],
 )
 async def test_the_other_modes_flags_at_their_defaults_pass(tmp_path, capsys, flags):

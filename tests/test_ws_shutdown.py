@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -76,9 +77,10 @@ async def until_closed(ws: aiohttp.ClientWebSocketResponse, events: list[dict[st
     )
 
 
-async def test_a_shutdown_ends_the_running_request_and_closes_every_socket_with_1001(settings):
+async def test_a_shutdown_ends_the_running_request_and_closes_every_socket_with_1001(settings, caplog):
     """They were left silent until aiohttp's shutdown timeout cut them (1006): a request got neither
     its `done` nor a word of why, and an idle socket could not tell a shutdown from a network fault."""
+    caplog.set_level(logging.INFO, logger="npu_worker")
     async with gated_worker(settings) as worker, aiohttp.ClientSession() as http:
         idle = await http.ws_connect(worker.url("/ws"))
         ws = await http.ws_connect(worker.url("/ws"), autoclose=False)
@@ -100,12 +102,31 @@ async def test_a_shutdown_ends_the_running_request_and_closes_every_socket_with_
         message = await idle.receive(timeout=seconds(10))
         assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
     assert worker.engine.calls == ["가" * 5, "나" * 5]
+    # (the drain ended the batch, a preview, with its `error`: nothing was still running at the close)
+    said = "shutdown: closed 2 WebSocket sockets (1001); none had a request running"
+    assert said in caplog.messages, [m for m in caplog.messages if "shutdown" in m]
 
 
-async def test_a_shutdown_stops_a_speech_streams_utterance_with_an_error_and_closes_it_with_1001(settings):
+async def test_the_shutdowns_line_says_no_request_was_running_on_idle_sockets(settings, caplog):
+    """It said "closed 2 WebSocket sockets (1001; a request still running was ended)" with none running."""
+    caplog.set_level(logging.INFO, logger="npu_worker")
+    async with gated_worker(settings) as worker, aiohttp.ClientSession() as http:
+        sockets = [await http.ws_connect(worker.url(path)) for path in ("/ws", "/v1/audio/speech/stream")]
+        await worker.shut_down()
+        for ws in sockets:
+            message = await ws.receive(timeout=seconds(10))
+            assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
+    closes = [m for m in caplog.messages if "WebSocket sockets" in m]
+    assert closes == ["shutdown: closed 2 WebSocket sockets (1001); none had a request running"], closes
+
+
+async def test_a_shutdown_stops_a_speech_streams_utterance_with_an_error_and_closes_it_with_1001(
+    settings, caplog
+):
     """The same silence on `WS /v1/audio/speech/stream`: a caller whose utterance would never be finished
     here got no word of it. (The sentences still queued are ended by the drain, each with its own
     `QueueFull` error.)"""
+    caplog.set_level(logging.INFO, logger="npu_worker")
     async with gated_worker(settings) as worker, aiohttp.ClientSession() as http:
         url = worker.url("/v1/audio/speech/stream")
         idle = await http.ws_connect(url)
@@ -126,6 +147,8 @@ async def test_a_shutdown_stops_a_speech_streams_utterance_with_an_error_and_clo
         message = await idle.receive(timeout=seconds(10))
         assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
     assert worker.engine.calls == ["첫 번째 문장입니다."]
+    said = "shutdown: closed 2 WebSocket sockets (1001); 1 had a request still running, ended with QueueFull"
+    assert said in caplog.messages, [m for m in caplog.messages if "shutdown" in m]
 
 
 async def five_sentences_at_shutdown(settings: Any) -> dict[int, list[dict[str, Any]]]:

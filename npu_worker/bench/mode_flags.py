@@ -21,6 +21,14 @@ def mode_defaults(parser: argparse.ArgumentParser) -> dict[str, Any]:
     return {name: parser.get_default(name) for name in (*LOAD_ONLY, *FRAGMENTS_ONLY)}
 
 
+def _the_fragments_route(name: str, value: Any) -> bool:
+    """`--transports ws` names the one route fragments mode measures (the WebSocket): it was refused as
+    a flag of the load mode, though it asks for what the mode does; `http` or `both` still is."""
+    if name != "transports" or not isinstance(value, str):
+        return False
+    return {part.strip() for part in value.split(",") if part.strip()} == {"ws"}
+
+
 def _given(value: Any, default: Any) -> bool:
     if isinstance(value, float) and math.isnan(value):
         return True  # nan equals nothing, the default neither
@@ -31,6 +39,9 @@ def flag_of_the_other_mode(args: argparse.Namespace) -> str | None:
     """The refusal of the first flag given that `args.mode` does not read, or None."""
     ignored, other = (LOAD_ONLY, "load") if args.mode == "fragments" else (FRAGMENTS_ONLY, "fragments")
     for name, flag in ignored.items():
-        if _given(getattr(args, name), args.mode_defaults[name]):
+        value = getattr(args, name)
+        if args.mode == "fragments" and _the_fragments_route(name, value):
+            continue
+        if _given(value, args.mode_defaults[name]):
             return f"{flag} applies to --mode {other} only; --mode {args.mode} does not read it"
     return None

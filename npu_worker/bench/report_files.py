@@ -54,15 +54,18 @@ def check_ours(prefix: Path, suffixes: tuple[str, ...]) -> None:
 
 
 def output_prefix(text: str) -> Path:
-    """`--out PREFIX` as a Path; argparse's refusal, in these words, for a folder, `DIR/`, `.` or `..`: the
-    reports went beside it, `--out runs/` writing `runs.json`, and `--out .` the hidden `..json`."""
+    """`--out PREFIX` as a Path; argparse's refusal, in these words, for a folder, `DIR/`, `.`, `..` or
+    one that exists (or a link to one): the reports went beside it, `--out runs/` or `--out runs`
+    writing `runs.json`, and `--out .` the hidden `..json`."""
     if not text:  # it was called a folder
         raise argparse.ArgumentTypeError(
             "'' is empty: --out takes a prefix of files, as DIR/run for DIR/run.json"
         )
-    last = text.rstrip("/").rsplit("/", 1)[-1]
-    if text.endswith("/") or last in ("", ".", ".."):
+    folder = text.rstrip("/") or "DIR"
+    prefix = home_path(text)
+    # an existing folder (or a link to one) named without its `/`: `--out runs` wrote runs.json beside it
+    if text.endswith("/") or folder.rsplit("/", 1)[-1] in (".", "..") or prefix.is_dir():
         raise argparse.ArgumentTypeError(
-            f"{text!r} is a folder: --out takes a prefix of files, as DIR/run for DIR/run.json"
+            f"{text!r} is a folder: --out takes a prefix of files, as {folder}/run for {folder}/run.json"
         )
-    return home_path(text)
+    return prefix

@@ -47,6 +47,13 @@ async def drain(scheduler: Scheduler, grace: float) -> None:
                 job.cancel_requested.set()
             admission.interrupt_running()
             log.warning("shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace)
+        elif running.cancel_requested.is_set():  # a DELETE during the drain: "let ... finish" said otherwise
+            log.info(
+                "shutdown: section %s of job %s stopped (%.2f s): the job was cancelled, its wav not written",
+                idx,
+                running.id,
+                time.monotonic() - started,
+            )
         else:
             log.info(
                 "shutdown: let section %s of job %s finish (%.2f s)",

@@ -343,7 +343,7 @@ class SpeechStreamSession:
                 self.ws.close(code=WSCloseCode.INTERNAL_ERROR)
             )
 
-    async def going_away(self) -> None:
+    async def going_away(self) -> bool:
         """Shutdown, after the drain: no sentence still waiting will be spoken here before the restart.
         An utterance still being spoken stops with an `error` (QueueFull: shutting down; the sentences
         whose `audio.done` came were sent whole), then the socket closes with 1001, as `/ws` does,
@@ -353,6 +353,7 @@ class SpeechStreamSession:
         if speaking:
             await going_away_step(self.send_error(QueueFull(SHUTTING_DOWN_REASON)))
         await close_going_away(self.ws)
+        return speaking
 
     async def close(self) -> None:
         """The socket is gone: stop every queued sentence and the pumps."""

@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 class OpenSocket(Protocol):
     """A WebSocket session the shutdown tells and closes (`/ws`, `/v1/audio/speech/stream`)."""
 
-    async def going_away(self) -> None: ...
+    async def going_away(self) -> bool:
+        """Tell and close it (1001); whether a request still running on it was ended."""
+        ...
 
 
 class OpenSockets:
@@ -35,7 +37,7 @@ class OpenSockets:
 
     def __init__(self) -> None:
         self._open: set[OpenSocket] = set()
-        self._late: set[asyncio.Task[None]] = set()
+        self._late: set[asyncio.Task[bool]] = set()
         self.closed = False
 
     def add(self, session: OpenSocket) -> None:
@@ -51,12 +53,13 @@ class OpenSockets:
     def __len__(self) -> int:
         return len(self._open)
 
-    async def close_all(self) -> int:
-        """Tell and close every open session at once; how many were open."""
+    async def close_all(self) -> tuple[int, int]:
+        """Tell and close every open session at once: (how many were open, how many of them had a
+        request still running, ended by it), so the shutdown's line says which happened."""
         self.closed = True
         sessions = [*self._open]
-        await asyncio.gather(*(session.going_away() for session in sessions))
-        return len(sessions)
+        ended = await asyncio.gather(*(session.going_away() for session in sessions))
+        return len(sessions), sum(ended)
 
 
 async def open_socket(request: web.Request) -> web.WebSocketResponse:

@@ -151,11 +151,12 @@ class RequestStream:
         if not self._finished:  # (a task cancelled before its first step never ran its `finally`)
             self._finish()
 
-    async def end_for_shutdown(self, wait: float) -> None:
+    async def end_for_shutdown(self, wait: float) -> bool:
         """The worker shuts down: the job is cancelled (its queued sections will not run here), and
         what was made still goes out, then the `error` saying why and the `done`; a pump that has not
-        ended within `wait` seconds is stopped."""
-        if self._scheduler.cancel(self.job.id):  # else its `done` is on its way: it ended whole
+        ended within `wait` seconds is stopped. Whether the job was still running (and so was ended)."""
+        cancelled = self._scheduler.cancel(self.job.id)
+        if cancelled:  # else its `done` is on its way: it ended whole
             self._shutdown_error = QueueFull(SHUTTING_DOWN_REASON)
         if self._task is None and not self._finished:  # parked: it reads on in a task, waited on here
             self._subscription.unpark()
@@ -165,6 +166,7 @@ class RequestStream:
         await self.stop()
         if self._shutdown_error is not None:  # no `done` came in time (a Redis queue's cancel is slower)
             await going_away_step(self._session.send_error(self._shutdown_error), wait)
+        return cancelled
 
     async def _run(self, failure: Exception | None) -> None:
         try:

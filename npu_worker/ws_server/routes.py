@@ -31,10 +31,11 @@ def setup_ws(app: web.Application) -> None:
     app.router.add_get("/ws", handle_ws)
 
 
-async def close_sockets(app: web.Application) -> int:
+async def close_sockets(app: web.Application) -> tuple[int, int]:
     """Shutdown, after the drain: every open WebSocket session (`/ws`, and the OpenAI speech stream's,
     which add themselves) is told and closed with 1001, at once and together (`going_away`), instead
-    of being cut when aiohttp's shutdown timeout runs out. Returns how many were open."""
+    of being cut when aiohttp's shutdown timeout runs out. Returns how many were open, and how many of
+    them had a request still running (ended with the shutdown's `QueueFull`)."""
     return await app[WS_SESSIONS_KEY].close_all()
 
 

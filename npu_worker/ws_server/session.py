@@ -278,13 +278,13 @@ class WsSession:
         if self._heartbeat is not None:
             self._heartbeat.cancel()
 
-    async def going_away(self) -> None:
+    async def going_away(self) -> bool:
         """Shutdown, after the drain: nothing more will run here before the restart. A request still
         running ends with an `error` (QueueFull: shutting down) and its `done`; then the socket closes
         with 1001, so the client knows to send again later instead of waiting on a silent socket that
         aiohttp would cut (1006) seconds later. Each step is bounded: a peer that reads nothing waits
         for no one."""
         stream = self._stream
-        if stream is not None:
-            await stream.end_for_shutdown(GOING_AWAY_SECONDS)
+        ended = stream is not None and await stream.end_for_shutdown(GOING_AWAY_SECONDS)
         await close_going_away(self._ws)
+        return ended
