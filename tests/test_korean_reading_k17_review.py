@@ -28,3 +28,54 @@ def test_any_superscript_digit_after_a_formulas_bracket_is_its_power(written: st
     """ "(1-a)¹", "(1-a)⁴" are powers as "(1-a)²" is: ¹²³ are Latin-1's U+00B9/B2/B3, ⁴-⁹ U+2074-2079, and
     korean16 read only ²³ after a bracket (and took "(1-a)¹" for a label, its ¹ outside the class ⁰-⁹)."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("The year 2024 to 2025 was long.", "The year twenty twenty-four to twenty twenty-five was long."),
+        # korean16: two thousand twenty-four to two thousand twenty-five
+        ("It ran from 1990 to 2000 here.", "It ran from nineteen ninety to two thousand here."),
+        ("The years 1905 and 1910 were hard.", "The years nineteen oh five and nineteen ten were hard."),
+        # korean16: 1905 and 1910 (the Korean voice)
+        # as before: a unit's numbers, a span running back, a year alone
+        (
+            "It ran from 1500 to 2000 volts here.",
+            "It ran from one thousand five hundred to two thousand volts here.",
+        ),
+        (
+            "It ran from 2005 to 1990 here.",
+            "It ran from two thousand five to one thousand nine hundred ninety here.",
+        ),
+        ("In 2024 we grew.", "In 2024 we grew."),
+    ],
+)
+def test_a_span_of_years_in_an_english_sentence_is_said_as_years(written: str, said: str) -> None:
+    """A span of two four-digit years (1100-2099, the later one last) after a word that dates it (year, from, between,
+    in, since, during), no unit after it, is said as a lecturer says years, twenty twenty-four, not a count's two
+    thousand twenty-four; a year alone stays the Korean rules' (korean16's boundary)."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("It costs 007 volts here.", "It costs zero zero seven volts here."),  # korean16: 007 volts (공공칠)
+        ("It is 00.5 volts here.", "It is zero zero point five volts here."),  # korean16: 00 point five
+        (
+            "It is 1234567890 volts here.",
+            "It is one billion two hundred thirty-four million five hundred sixty-seven thousand eight hundred ninety"
+            " volts here.",
+        ),  # korean16: 1234567890 volts (the Korean voice's digits)
+        (
+            "It is 12345678901234 volts here.",
+            "It is one two three four five six seven eight nine zero one two three four volts here.",
+        ),  # korean16: as written
+        ("The value is 0.5 volts.", "The value is zero point five volts."),  # as before
+    ],
+)
+def test_an_english_number_before_a_unit_is_english_whatever_its_digits(written: str, said: str) -> None:
+    """A number before a unit's name in an English sentence is English words however it is written: a leading zero or
+    over twelve digits, which `english_number` cannot say, digit by digit in English (korean16 left them, and over nine
+    digits, to the Korean voice: 공공칠 volts)."""
+    assert spoken(written) == said
