@@ -79,3 +79,29 @@ def test_an_english_number_before_a_unit_is_english_whatever_its_digits(written:
     over twelve digits, which `english_number` cannot say, digit by digit in English (korean16 left them, and over nine
     digits, to the Korean voice: 공공칠 volts)."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("It reads 5-10 volts here.", "It reads five to ten volts here."),  # korean16: 5-10 volts
+        ("It reads 5-10 V here.", "It reads five to ten volts here."),  # korean16: 5-10 volts
+        (
+            "It ranges 10-20% in the test.",
+            "It ranges ten to twenty percent in the test.",
+        ),  # korean16: 10-20 percent
+        # as before: a range running down, a decimal's, a date, a list's numbers, a Korean sentence's
+        ("The loss is 5-3 dB here.", "The loss is 5-3 decibels here."),
+        ("It reads 1.5-2.5 V here.", "It reads 1 점 오-2 점 오 volts here."),
+        ("The dates are 2024-01-05 here.", "The dates are 2024년 1월 5일 here."),
+        ("See items 3-5 here.", "See items 3-5 here."),
+        ("배터리는 3-5 V입니다.", "배터리는 3에서 5 볼트입니다."),
+    ],
+)
+def test_an_unspaced_range_before_a_unit_in_an_english_sentence_is_said_to(written: str, said: str) -> None:
+    """Item (2) of the review, by rvk16's rule (a number in a form the English rules made English is English words)
+    and korean16's `english_numbers`: a whole number's range before a unit's name, "5-10 volts", is said "to", as a
+    spaced one was (k12). Decided and left, the boundary: "$3.50", "§14.2", "3:30", "1/2", "1.5e-3", "p < 0.05",
+    "(−3) volts" and a decimal's range "1.5-2.5 V" stay the Korean rules' (no English rule makes their form English:
+    money, a section, a time, a fraction, a mantissa and a bound are read whole by the Korean rules, rvk14)."""
+    assert spoken(written) == said

@@ -56,12 +56,23 @@ YEAR_SPAN = re.compile(
     rf"(?![\w.,:/%°])(?! (?:{_UNIT_WORDS}))"
 )
 
+# ... and an unspaced hyphen's range before a unit's name, "5-10 volts", "5-10 V", "10-20%" (korean16: left, the
+# digits to the Korean voice beside English words), said "to", five to ten volts, when it runs up; "5-3 dB" and a
+# decimal's "1.5-2.5 V" as before.
+UNIT_RANGE = re.compile(rf"(?<![\w./,\-−])(\d+)-(?=(\d+) {_UNIT_WORDS})")
+
 
 def numbers_said(sentence: str) -> str:
     """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
+    sentence = UNIT_RANGE.sub(_range_to, sentence)
     sentence = SAID_DECIMAL.sub(_decimal, sentence)
     sentence = YEAR_SPAN.sub(_year_span, sentence)
     return SAID_INTEGER.sub(_integer, sentence)
+
+
+def _range_to(match: re.Match[str]) -> str:
+    first, last = match.groups()
+    return f"{first} to " if int(first) < int(last) else match.group()
 
 
 def _year_span(match: re.Match[str]) -> str:
