@@ -96,12 +96,16 @@ def test_an_english_number_before_a_unit_is_english_whatever_its_digits(written:
         ("The dates are 2024-01-05 here.", "The dates are 2024년 1월 5일 here."),
         ("See items 3-5 here.", "See items 3-5 here."),
         ("배터리는 3-5 V입니다.", "배터리는 3에서 5 볼트입니다."),
+        # a whole number in brackets before a unit (korean16: (마이너스 3) volts)
+        ("It reads (−3) volts here.", "It reads (minus three) volts here."),
+        ("It reads (5) volts here.", "It reads (five) volts here."),
+        ("배터리는 (−3) V입니다.", "배터리는 (마이너스 3) V입니다."),  # a Korean sentence's as before
     ],
 )
 def test_an_unspaced_range_before_a_unit_in_an_english_sentence_is_said_to(written: str, said: str) -> None:
     """Item (2) of the review, by rvk16's rule (a number in a form the English rules made English is English words)
     and korean16's `english_numbers`: a whole number's range before a unit's name, "5-10 volts", is said "to", as a
-    spaced one was (k12). Decided and left, the boundary: "$3.50", "§14.2", "3:30", "1/2", "1.5e-3", "p < 0.05",
-    "(−3) volts" and a decimal's range "1.5-2.5 V" stay the Korean rules' (no English rule makes their form English:
+    spaced one was (k12), and one in brackets, "(−3) volts". Decided and left, the boundary: "$3.50", "§14.2", "3:30",
+    "1/2", "1.5e-3", "p < 0.05" and a decimal's range "1.5-2.5 V" stay the Korean rules' (no English rule makes their form English:
     money, a section, a time, a fraction, a mantissa and a bound are read whole by the Korean rules, rvk14)."""
     assert spoken(written) == said

@@ -61,10 +61,17 @@ YEAR_SPAN = re.compile(
 # decimal's "1.5-2.5 V" as before.
 UNIT_RANGE = re.compile(rf"(?<![\w./,\-−])(\d+)-(?=(\d+) {_UNIT_WORDS})")
 
+# ... and a whole number in brackets before one, "(−3) volts", "(5) volts" (korean16: (마이너스 3) volts, Korean words
+# beside English ones): (minus three) volts.
+BRACKETED = re.compile(rf"(?<=\()([-−]?)(\d+)(?=\) {_UNIT_WORDS})")
+
 
 def numbers_said(sentence: str) -> str:
     """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
     sentence = UNIT_RANGE.sub(_range_to, sentence)
+    sentence = BRACKETED.sub(
+        lambda m: ("minus " if m.group(1) else "") + _number_or_digits(m.group(2)), sentence
+    )
     sentence = SAID_DECIMAL.sub(_decimal, sentence)
     sentence = YEAR_SPAN.sub(_year_span, sentence)
     return SAID_INTEGER.sub(_integer, sentence)

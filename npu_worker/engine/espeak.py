@@ -159,7 +159,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # Its leftovers (korean17): a formula's bracket raised by any digit, "(1-a)¹", "(1-a)⁴" (1 빼기 a)의 1제곱, 의 4제곱 (not
 # the superscript to espeak: only ²³ were read); an English sentence's "The year 2024 to 2025" twenty twenty-four to twenty
 # twenty-five (not two thousand twenty-four), "007 volts", "00.5 volts", "1234567890 volts" zero zero seven volts, zero
-# zero point five, one billion …, "5-10 volts" five to ten volts (not the digits to the Korean voice).
+# zero point five, one billion …, "5-10 volts" five to ten volts, "(−3) volts" (minus three) volts (not
+# the digits to the Korean voice).
 AUDIO_REVISION = 22
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
