@@ -96,7 +96,10 @@ def test_a_set_read_on_leaves_the_sign(written: str, said: str) -> None:
     ("written", "said"),
     [
         # A spaced hyphen an English sentence's range: korean12 read a minus (2024 minus 2025; before it 2024에서 2025)
-        ("In 2024 - 2025 we grew.", "In two thousand twenty-four to two thousand twenty-five we grew."),
+        (
+            "In 2024 - 2025 we grew.",
+            "In twenty twenty-four to twenty twenty-five we grew.",
+        ),  # years (korean17)
         (
             "Use a 1 - 2 mm gap in the part.",
             "Use a one to two millimeters gap in the part.",

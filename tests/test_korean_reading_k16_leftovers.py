@@ -153,7 +153,11 @@ def test_an_english_sentences_numbers_in_english_forms_are_english_words(written
         ("2024", "two thousand twenty-four"),
         ("1000001", "one million one"),
         ("007", "007"),  # a leading zero: as written
-        ("1234567890", "1234567890"),  # over nine digits: as written
+        (
+            "1234567890",
+            "one billion two hundred thirty-four million five hundred sixty-seven thousand eight hundred ninety",
+        ),
+        ("1234567890123", "1234567890123"),  # over twelve digits: as written (korean17; korean16: over nine)
     ],
 )
 def test_english_number_words(digits: str, words: str) -> None:

@@ -3,8 +3,9 @@
 The Korean voice says digits in Korean and English words in English: "The battery is 3.7V." was read 3 point 7 volts,
 which it said 삼 point 칠 volts, two languages in one number. The forms the English rules have made English, a
 decimal's "point", a number before a unit's name, the terms of "plus", "minus", "to": three point seven volts, five
-kilometers per hour, three plus four. Other numbers, a year alone, a count, a version, a time, stay the Korean rules'
-(no English rule reads them; "In 2024 we grew." 2024 as the Korean voice says it).
+kilometers per hour, three plus four; a span of years, "from 1990 to 2000", as years are said, nineteen ninety. Other
+numbers, a year alone, a count, a version, a time, stay the Korean rules' (no English rule reads them; "In 2024 we
+grew." 2024 as the Korean voice says it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 _DIGIT_NAMES = "zero one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
-_GROUPS = ((1_000_000, "million"), (1_000, "thousand"))
+_GROUPS = ((1_000_000_000, "billion"), (1_000_000, "million"), (1_000, "thousand"))
 
 # The units an English sentence names after a number, "V" volts (`english_reading` reads them): a number before one
 # of their names, singular or plural, is said in words.
@@ -35,41 +36,95 @@ _UNIT_WORDS = (
 # A decimal said with "point", "3 point 1 4"; a number before the name of a unit, or beside "plus", "minus", "to",
 # "=" (not a bound's "<=", ">="), a power's "10 to the power of 3", "5 squared": each a number of its own, not glued to
 # a letter, a "/", a "." or a ",".
-SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d{1,9}) point ((?:\d ){0,14}\d)(?![\w.,])")
-_NUMBER_ALONE = r"(\d{1,9})(?![\w.,:/%°])"
+SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d+) point ((?:\d ){0,14}\d)(?![\w.,])")
+_NUMBER_ALONE = r"(\d+)(?![\w.,:/%°])"
 # ... and its sign, glued before it, "-5 degrees", "−5 degrees" (korean16: 마이너스 5 degrees, a Korean word, and −five, a
-# sign the Korean rules no longer read before a word): minus five degrees.
+# sign the Korean rules no longer read before a word): minus five degrees. Not an exponent's "1.8e+03 volts" (the Korean
+# rules read it whole).
 SAID_INTEGER = re.compile(
-    rf"(?:(?<![\w./,:$€£¥₩§#)])([-−])|(?<![\w./,:$€£¥₩§#\-−])){_NUMBER_ALONE}"
+    rf"(?:(?<![\w./,:$€£¥₩§#)])([-−])|(?<![\w./,:$€£¥₩§#\-−])(?<![eE]\+)){_NUMBER_ALONE}"
     rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed))"
     rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )){_NUMBER_ALONE}"
 )
 
+# ... and a span of years after a word that dates it, "The year 2024 to 2025", "from 1990 to 2000" (korean16: two
+# thousand twenty-four, a count's words): as a lecturer says a year, twenty twenty-four, nineteen ninety; a later year
+# after "to", none a unit's number ("from 1500 to 2000 volts" as before).
+_YEAR = r"(1[1-9]\d\d|20\d\d)"
+YEAR_SPAN = re.compile(
+    rf"\b((?:[Yy]ears?|[Ff]rom|[Bb]etween|[Ii]n|[Ss]ince|[Dd]uring) ){_YEAR} (to|and) {_YEAR}"
+    rf"(?![\w.,:/%°])(?! (?:{_UNIT_WORDS}))"
+)
+
+# ... and an unspaced hyphen's range before a unit's name, "5-10 volts", "5-10 V", "10-20%" (korean16: left, the
+# digits to the Korean voice beside English words), said "to", five to ten volts, when it runs up; "5-3 dB" and a
+# decimal's "1.5-2.5 V" as before.
+UNIT_RANGE = re.compile(rf"(?<![\w./,\-−])(\d+)-(?=(\d+) {_UNIT_WORDS})")
+
+# ... and a whole number in brackets before one, "(−3) volts", "(5) volts" (korean16: (마이너스 3) volts, Korean words
+# beside English ones): (minus three) volts.
+BRACKETED = re.compile(rf"(?<=\()([-−]?)(\d+)(?=\) {_UNIT_WORDS})")
+
 
 def numbers_said(sentence: str) -> str:
     """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
+    sentence = UNIT_RANGE.sub(_range_to, sentence)
+    sentence = BRACKETED.sub(
+        lambda m: ("minus " if m.group(1) else "") + _number_or_digits(m.group(2)), sentence
+    )
     sentence = SAID_DECIMAL.sub(_decimal, sentence)
+    sentence = YEAR_SPAN.sub(_year_span, sentence)
     return SAID_INTEGER.sub(_integer, sentence)
+
+
+def _range_to(match: re.Match[str]) -> str:
+    first, last = match.groups()
+    return f"{first} to " if int(first) < int(last) else match.group()
+
+
+def _year_span(match: re.Match[str]) -> str:
+    dating, first, word, last = match.groups()
+    if int(last) <= int(first):
+        return match.group()
+    return f"{dating}{year_words(first)} {word} {year_words(last)}"
+
+
+def year_words(year: str) -> str:
+    """A year of four digits as said, 2024 twenty twenty-four, 1905 nineteen oh five, 2005 two thousand five."""
+    number = int(year)
+    if 2000 <= number <= 2009:
+        return english_number(year)
+    century, rest = divmod(number, 100)
+    if rest == 0:
+        return f"{english_number(str(century))} hundred"
+    if rest < 10:
+        return f"{english_number(str(century))} oh {_DIGIT_NAMES[rest]}"
+    return f"{english_number(str(century))} {english_number(str(rest))}"
 
 
 def _integer(match: re.Match[str]) -> str:
     sign, before_a_word, after_a_word = match.groups()
-    said = english_number(before_a_word or after_a_word)
+    said = _number_or_digits(before_a_word or after_a_word)
     return f"minus {said}" if sign else said
 
 
 def _decimal(match: re.Match[str]) -> str:
     whole, fraction = match.groups()
-    said = english_number(whole)
-    if said == whole:
-        return match.group()
+    said = _number_or_digits(whole)
     return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}"
 
 
+def _number_or_digits(digits: str) -> str:
+    """`english_number`'s words, or, for what it leaves as written ("007", over nine digits), each digit's English
+    name: zero zero seven (korean16: the digits to the Korean voice, 공공칠 volts, two voices in one number)."""
+    said = english_number(digits)
+    return " ".join(_DIGIT_NAMES[int(digit)] for digit in digits) if said == digits else said
+
+
 def english_number(digits: str) -> str:
-    """A whole number of up to nine digits, "125", in English words, one hundred twenty-five; a longer one, or one with
-    a leading zero ("007"), as written."""
-    if not digits.isdigit() or len(digits) > 9 or (len(digits) > 1 and digits[0] == "0"):
+    """A whole number of up to twelve digits, "125", in English words, one hundred twenty-five; a longer one, or one
+    with a leading zero ("007"), as written."""
+    if not digits.isdigit() or len(digits) > 12 or (len(digits) > 1 and digits[0] == "0"):
         return digits
     number = int(digits)
     if number == 0:

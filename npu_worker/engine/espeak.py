@@ -156,6 +156,11 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # total는 0. (not English, "=" espeak's "equals"); an English sentence's numbers in its English forms, "The battery is 3.7V."
 # three point seven volts (not 3 point 7, which the Korean voice said 삼 point 칠). Its review (rvk16): "-5 degrees" minus five
 # degrees, "2e⁻" 2 e 마이너스, "total = 0" total은 0, "1.8e+03" 1 점 팔 곱하기 10의 3제곱, "B⁻ⁿ" a power as before.
+# Its leftovers (korean17): a formula's bracket raised by any digit, "(1-a)¹", "(1-a)⁴" (1 빼기 a)의 1제곱, 의 4제곱 (not
+# the superscript to espeak: only ²³ were read); an English sentence's "The year 2024 to 2025" twenty twenty-four to twenty
+# twenty-five (not two thousand twenty-four), "007 volts", "00.5 volts", "1234567890 volts" zero zero seven volts, zero
+# zero point five, one billion …, "5-10 volts" five to ten volts, "(−3) volts" (minus three) volts (not
+# the digits to the Korean voice).
 AUDIO_REVISION = 22
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

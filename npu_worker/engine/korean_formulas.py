@@ -87,7 +87,8 @@ POWER = re.compile(
 )  # "x²": x의 2제곱 too
 # ... and a superscript square or cube after a bracket that holds a formula, "(x+1)²", "(a-b)³" (it was (x 플러스 1)²,
 # the power unsaid): (x+1)의 2제곱. A bracket of a year or a name, "(2020)²", "(GPT-4)²", is a footnote's, left.
-BRACKET_POWER = re.compile(rf"(?<=\))([²³])(?:{PARTICLE})?")
+# ... and any other digit, "(1-a)¹", "(1-a)⁴", "(x+1)¹⁰" (korean16: ²³ only, (1 빼기 a)⁴ went to espeak as written).
+BRACKET_POWER = re.compile(rf"(?<=\))([¹²³⁴⁵⁶⁷⁸⁹][⁰¹²³⁴⁵⁶⁷⁸⁹]?)(?![⁰¹²³⁴⁵⁶⁷⁸⁹])(?:{PARTICLE})?")
 _FORMULA_IN_BRACKET = re.compile(r"\(([^()]{1,24})\)$")
 _FORMULA = re.compile(r"[A-Za-z\d] ?[-+−*/] ?[A-Za-z\d]")
 _NAME_IN_BRACKET = re.compile(r"[A-Za-z]{2}")  # "(GPT-4)²", "(Kim, 2020)²": a name's footnote
@@ -130,7 +131,9 @@ _PANELS_BEFORE = re.compile(r"(?:(?:그림|표|[Ff]ig(?:ure)?\.?) ?\d{0,3} ?|\d 
 _LABEL = re.compile(r"\d{1,2}[a-d]")
 _LABEL_BEFORE = re.compile(r"(?:^|[\s,])\($")
 _OPERATOR_WORD = "곱하기|더하기|빼기|나누기|플러스|마이너스|팩토리얼"  # the signs read by then
-_LABEL_AFTER = re.compile(rf"\)(?![A-Za-z\d_(^²³⁰-⁹!/]|의 \S*제곱)(?! ?(?:[-+−×*/÷=<>≤≥·]|{_OPERATOR_WORD}))")
+_LABEL_AFTER = re.compile(
+    rf"\)(?![A-Za-z\d_(^¹²³⁰-⁹!/]|의 \S*제곱)(?! ?(?:[-+−×*/÷=<>≤≥·]|{_OPERATOR_WORD}))"
+)
 MINUS_AFTER_POWER = re.compile(r"(?<=제곱)[-−](?=[\dA-Za-z(])")
 PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # A factorial inside a formula, "3! = 6", "n!/(k!(n-k)!)" (espeak: the sign unsaid, or a sentence's end): 팩토리얼. Not
