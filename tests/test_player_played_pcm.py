@@ -1,0 +1,113 @@
+"""What the player page plays, sample for sample, against `/synth`'s wav of the same text.
+
+A real `npu-worker serve --port 0` (espeak) streams two Korean lecture sections to the page in headless
+Chromium; a ScriptProcessor tapped onto the player's worklet output records what reaches the speakers.
+A gap or a click at a chunk join (a dropped, repeated or reordered chunk, a join faded or padded) would
+make that recording differ from the concatenated wavs `/synth` writes for the same texts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.player_support import LECTURE
+from tests.serve_process import ServeProcess
+from tests.timing import seconds
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAPSHOT = "window.npuPlayer.snapshot()"
+
+# Every AudioWorkletNode the page connects to the speakers is also connected to a recorder.
+TAP = """
+window.playedChunks = [];
+const connect = AudioNode.prototype.connect;
+AudioNode.prototype.connect = function (target, ...rest) {
+  if (target instanceof AudioDestinationNode && this instanceof AudioWorkletNode && !this.tapped) {
+    this.tapped = true;
+    const recorder = this.context.createScriptProcessor(4096, 1, 1);
+    recorder.onaudioprocess = (e) => window.playedChunks.push(Array.from(e.inputBuffer.getChannelData(0)));
+    connect.call(this, recorder);
+    connect.call(recorder, this.context.destination);
+  }
+  return connect.call(this, target, ...rest);
+};
+"""
+
+
+@pytest.fixture
+def worker(tmp_path: Path) -> Iterator[ServeProcess]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_WORKER_TOKEN", None)
+    # No cache: /synth makes its wav anew rather than handing back the preview's audio.
+    process = ServeProcess(
+        ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path), "--cache-max-bytes", "0"],
+        env,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate_and_log(seconds(30))
+
+
+def synth_wav(base: str, text: str, path: Path) -> np.ndarray:
+    body = json.dumps({"text": text, "lang": "ko", "output_path": str(path)}).encode()
+    request = urllib.request.Request(f"{base}/synth", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=seconds(60)) as response:
+        assert json.loads(response.read())["status"] == "ok"
+    with wave.open(str(path)) as wav:
+        assert wav.getframerate() == 24000
+        return np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").astype(np.float32) / 32768
+
+
+def test_two_korean_sections_play_exactly_as_synth_writes_them(
+    browser: Any, worker: ServeProcess, tmp_path: Path
+) -> None:
+    texts = [section["text"] for section in json.loads(LECTURE.read_text("utf-8"))["sections"][2:4]]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.add_init_script(TAP)
+        page.goto(f"{worker.base}/?rate=24000")  # a context at the stream's rate: no resampling
+        page.wait_for_function(f"() => {SNAPSHOT}.worker.state === 'ready'")
+        page.set_input_files("#file", str(LECTURE))
+        page.fill("#range", "2-3")
+        page.wait_for_function(f"() => {SNAPSHOT}.sections.length === 2")
+        page.click("#play")
+        page.wait_for_function(
+            f"() => {{ const s = {SNAPSHOT}; return s.run && s.run.audioDrained; }}",
+            timeout=seconds(90) * 1000,
+        )
+        page.wait_for_timeout(500)  # the recorder's last buffer
+        state = page.evaluate(SNAPSHOT)
+        played = np.concatenate(
+            [np.asarray(c, dtype=np.float32) for c in page.evaluate("window.playedChunks")]
+        )
+    finally:
+        context.close()
+
+    assert [s["state"] for s in state["sections"]] == ["done", "done"]
+    wavs = [synth_wav(worker.base, text, tmp_path / f"s{i}.wav") for i, text in enumerate(texts)]
+    expected = np.concatenate(wavs)
+    # The stream's first section has its leading silence trimmed (to the audible onset's rule, docs/
+    # protocol.md), never a sample of its sound; the rest of both sections is the wav's, sample for sample.
+    lead_in = int(np.flatnonzero(wavs[0])[0])
+    trimmed = len(expected) - state["run"]["receivedSamples"]
+    assert 0 <= trimmed <= lead_in, f"{trimmed} samples fewer than the wavs, {lead_in} of lead-in"
+    from_sound = expected[lead_in:]
+    first_played = int(np.flatnonzero(played)[0])
+    heard = played[first_played : first_played + len(from_sound)]
+    assert len(heard) == len(from_sound), f"{len(from_sound) - len(heard)} samples never reached the output"
+    differing = np.flatnonzero(np.abs(heard - from_sound) > 1 / 32768)
+    assert differing.size == 0, (
+        f"{differing.size} samples differ, the first at {differing[:5]} of {len(from_sound)}"
+    )
+    assert not np.any(played[first_played + len(from_sound) :]), "sound after the last section"

@@ -1,0 +1,73 @@
+"""A real `npu-worker serve --port 0` (espeak) stopped with SIGTERM while the page previews a lecture.
+
+The page must say so in words (the rows: the worker's `QueueFull` shutdown words; the status: the worker
+unreachable), play out the audio it already has, and come back to a Play button: no row or run left
+"playing" for ever.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.player_support import LECTURE
+from tests.serve_process import ServeProcess
+from tests.timing import seconds
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAPSHOT = "window.npuPlayer.snapshot()"
+
+
+@pytest.fixture
+def worker(tmp_path: Path) -> Iterator[ServeProcess]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_WORKER_TOKEN", None)
+    process = ServeProcess(["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)], env)
+    try:
+        yield process
+    finally:
+        process.terminate_and_log(seconds(30))
+
+
+def test_a_worker_stopped_mid_preview_is_said_in_words_and_nothing_stays_playing(
+    browser: Any, worker: ServeProcess
+) -> None:
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(seconds(60) * 1000)
+        page.goto(f"{worker.base}/")
+        page.wait_for_function(f"() => {SNAPSHOT}.worker.state === 'ready'")
+        page.set_input_files("#file", str(LECTURE))
+        page.fill("#range", "0-20")
+        page.wait_for_function(f"() => {SNAPSHOT}.sections.length === 21")
+        page.click("#play")
+        page.wait_for_function(
+            f"() => {{ const s = {SNAPSHOT}; return s.run && s.figures.playedFrames > 0; }}"
+        )
+        worker.send_signal(signal.SIGTERM)
+        worker.log_at_exit(seconds(30))
+        page.wait_for_function(
+            f"() => {{ const s = {SNAPSHOT}; return s.run.running === false && s.run.audioDrained; }}"
+        )
+        state = page.evaluate(SNAPSHOT)
+        rows = page.inner_text("#slides")
+        status, message, play = (
+            page.inner_text("#worker-status"),
+            page.inner_text("#message"),
+            page.is_enabled("#play"),
+        )
+    finally:
+        context.close()
+
+    states = [s["state"] for s in state["sections"]]
+    assert "playing" not in states and "queued" not in states, states
+    assert states.count("done") >= 1 and "failed" in states, states
+    assert "the worker is shutting down" in rows
+    assert "unreachable" in status and "not running" in message
+    assert play  # Play is offered again: nothing left "playing"
