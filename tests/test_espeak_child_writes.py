@@ -8,7 +8,6 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
-import sys
 import threading
 from typing import Any
 
@@ -28,6 +27,7 @@ from npu_worker.engine.espeak_child import (
     write_frame,
     write_frames,
 )
+from tests.call_counting import c_calls_of
 
 
 def drained(read_end: int, into: bytearray) -> threading.Thread:
@@ -79,21 +79,6 @@ def test_more_frames_than_one_writev_takes_arrive_in_order() -> None:
     thread.join(10)
     os.close(read_end)
     assert bytes(got) == b"".join(HEADER.pack(AUDIO, 4) + p for _, p in frames)
-
-
-def c_calls_of(work: Any) -> list[str]:
-    called: list[str] = []
-
-    def hook(frame: Any, event: str, arg: Any) -> None:
-        if event == "c_call":
-            called.append(getattr(arg, "__name__", repr(arg)))
-
-    sys.setprofile(hook)
-    try:
-        work()
-    finally:
-        sys.setprofile(None)
-    return called
 
 
 def test_the_child_writes_held_frames_whole_and_the_engines_chunks_byte_for_byte() -> None:

@@ -5,7 +5,6 @@ What listeners get, the onset, the trim and the `ok`'s duration stay the same.""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,7 @@ from npu_worker.jobs import runner as runner_module
 from npu_worker.jobs.delivery import Delivery
 from npu_worker.jobs.model import AudioChunk, Job, Section, new_job_id
 from npu_worker.protocol import SynthParams
+from tests.call_counting import c_calls_of
 from tests.test_ws_support import batch, connect, run_request
 from tests.tone_engine import ToneEngine
 
@@ -27,27 +27,12 @@ def preview() -> Job:
     return job
 
 
-def builtins_called(work: Any) -> list[str]:
-    called: list[str] = []
-
-    def hook(frame: Any, event: str, arg: Any) -> None:
-        if event == "c_call":
-            called.append(arg.__name__)
-
-    sys.setprofile(hook)
-    try:
-        work()
-    finally:
-        sys.setprofile(None)
-    return called
-
-
 def delivered(chunks: list[np.ndarray], keeps: bool) -> tuple[list[AudioChunk], Any, list[list[str]]]:
     """What a first section's `Delivery` handed on, what it made, and the builtins each `take` called."""
     job = preview()
     published: list[AudioChunk] = []
     delivery = Delivery(job, job.sections[0], 24000, lambda _job, c: published.extend((c,)), keeps)
-    calls = [builtins_called(lambda c=c: delivery.take(c)) for c in chunks]
+    calls = [c_calls_of(lambda c=c: delivery.take(c)) for c in chunks]
     return published, delivery.finish("key", None), calls
 
 
