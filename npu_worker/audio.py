@@ -20,6 +20,8 @@ ONSET_WINDOW_MS = 20.0
 ONSET_HOP_MS = 10.0
 ONSET_CONSECUTIVE = 2
 # The run kernel of the default rule, made once: `np.ones` was four Python calls a preview's onset search.
+# A run of ones reads the same reversed: `correlate` takes it as `np.convolve`'s reversed kernel as it is
+# (a reversed view was copied to a contiguous one at each call).
 _RUN_OF_ONSET = np.ones(ONSET_CONSECUTIVE, dtype=np.int32)
 _RUN_OF_ONSET.flags.writeable = False
 # The C functions behind `np.einsum` (no `optimize`: it calls `c_einsum` with the same operands) and
@@ -37,9 +39,6 @@ except ImportError:
 
         def _correlate(a: np.ndarray, v: np.ndarray, mode: int) -> np.ndarray:  # type: ignore[no-redef]  # (mode 0: "valid")
             return np.convolve(a, v[::-1], mode="valid")
-
-
-_RUN_OF_ONSET_REVERSED = _RUN_OF_ONSET[::-1]
 
 
 def to_pcm16(samples: np.ndarray) -> np.ndarray:
@@ -144,7 +143,7 @@ def audible_onset(
     if windows.size < consecutive:
         return None
     if consecutive == ONSET_CONSECUTIVE:  # (windows.size >= 2: the longer, as `np.convolve` orders them)
-        run = _correlate(windows.astype(np.int32), _RUN_OF_ONSET_REVERSED, 0)  # type: ignore[call-overload]
+        run = _correlate(windows.astype(np.int32), _RUN_OF_ONSET, 0)  # type: ignore[call-overload]
     else:
         run = np.convolve(windows.astype(np.int32), np.ones(consecutive, dtype=np.int32), mode="valid")
     # window k spans hops k and k+1, so `consecutive` windows from k span hops k .. k+consecutive

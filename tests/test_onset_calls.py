@@ -139,7 +139,7 @@ def test_the_onset_searchs_c_calls_give_what_numpys_wrappers_gave() -> None:
         )
     for size in (2, 3, 17, 400):
         windows = rng.random(size) > 0.4
-        run = audio._correlate(windows.astype(np.int32), audio._RUN_OF_ONSET_REVERSED, 0)
+        run = audio._correlate(windows.astype(np.int32), audio._RUN_OF_ONSET, 0)
         assert np.array_equal(
             run, np.convolve(windows.astype(np.int32), np.ones(2, dtype=np.int32), mode="valid")
         )
