@@ -23,7 +23,6 @@ import argparse
 import cProfile
 import json
 import os
-import pstats
 import sys
 import threading
 import time
@@ -32,16 +31,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from call_counts import summed_stats  # noqa: E402
 from server_overhead import preview_texts  # noqa: E402
 
 from npu_worker.engine.base import SynthesisRequest  # noqa: E402
-from npu_worker.engine.espeak_child import REQUEST, _Child, write_frame  # noqa: E402
+from npu_worker.engine.espeak_child import REQUEST, _Child, read_frame, write_frame  # noqa: E402
 
 
 def _calls(profile: cProfile.Profile) -> Counter[str]:
     """Calls by function (`file:name`, dataclass inits summed as `call_counts.py` does)."""
     counts: Counter[str] = Counter()
-    for (file, _line, name), (_cc, calls, *_rest) in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
+    for (file, _line, name), (_cc, calls, *_rest) in summed_stats(profile).items():
         label = f"{Path(file).name}:{name}" if file != "~" else name
         counts[label] += calls
     return counts
@@ -59,19 +59,13 @@ def child_calls(texts: list[str]) -> Counter[str]:
     for number, text in enumerate(texts):
         payload = json.dumps({"id": number, "text": text, "lang": "ko", "speed_factor": 1.0}).encode()
         write_frame(requests_write, REQUEST, payload)
-        kind, frame = _read_request(child)
+        kind, frame = read_frame(child.requests)
         assert kind == REQUEST
         profile.enable()
         child._synthesise(frame)
         profile.disable()
     os.close(requests_write)
     return _calls(profile)
-
-
-def _read_request(child: _Child) -> tuple[bytes, bytearray]:
-    from npu_worker.engine.espeak_child import read_frame
-
-    return read_frame(child.requests)
 
 
 def _drain(fd: int) -> None:
