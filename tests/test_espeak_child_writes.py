@@ -24,8 +24,10 @@ from npu_worker.engine.espeak_child import (
     REQUEST,
     FrameReader,
     _Child,
+    read_frame,
     write_frame,
     write_frames,
+    write_parts,
 )
 from tests.call_counting import c_calls_of
 
@@ -41,23 +43,14 @@ def drained(read_end: int, into: bytearray) -> threading.Thread:
 
 
 def test_frames_and_parts_write_the_same_bytes_whole_or_in_pieces() -> None:
-    from npu_worker.engine.espeak_child import write_parts
-
     samples = [np.linspace(-1, 1, n, dtype=np.float32) for n in (1, 4800, 70_000)]  # 280 KB: > a pipe
     frames = [(AUDIO, s.tobytes()) for s in samples] * 3 + [(END, b"")]
     expected = b"".join(HEADER.pack(kind, len(payload)) + payload for kind, payload in frames)
+    parts = [p for s in samples * 3 for p in (HEADER.pack(AUDIO, s.nbytes), s)] + [HEADER.pack(END, 0), b""]
     for write in (
         lambda fd: write_frames(fd, frames),
-        lambda fd: write_parts(
-            fd,
-            [p for s in samples * 3 for p in (HEADER.pack(AUDIO, s.nbytes), s)] + [HEADER.pack(END, 0), b""],
-            len(expected),
-        ),
-        lambda fd: write_parts(
-            fd,
-            [p for s in samples * 3 for p in (HEADER.pack(AUDIO, s.nbytes), s)] + [HEADER.pack(END, 0), b""],
-            1,
-        ),  # a wrong size: the rest from the parts
+        lambda fd: write_parts(fd, parts, len(expected)),
+        lambda fd: write_parts(fd, parts, 1),  # a wrong size: the rest from the parts
     ):
         read_end, write_end = os.pipe()
         got = bytearray()
@@ -96,8 +89,6 @@ def test_the_child_writes_held_frames_whole_and_the_engines_chunks_byte_for_byte
     write_frame(
         requests_write, REQUEST, b'{"id": 1, "text": "%s", "lang": "ko", "speed_factor": 1.0}' % text.encode()
     )
-    from npu_worker.engine.espeak_child import read_frame
-
     _, payload = read_frame(child.requests)
     called = c_calls_of(lambda: child._synthesise(payload))
     os.close(out_write)
@@ -122,8 +113,6 @@ def _written_through_a_signal(parts: list[Any], size: int) -> bytes:
     signal then ends the blocked `writev` short (Linux returns what it wrote); the handler starts the
     reader, so what follows is the resumed rest. The interval timer keeps firing (a signal before the
     next `writev` blocks is retried, PEP 475), so a later `writev` may be cut short again, anywhere."""
-    from npu_worker.engine.espeak_child import write_parts
-
     read_end, write_end = os.pipe()
     fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
     got, reading = bytearray(), threading.Event()
