@@ -303,9 +303,8 @@ def run_batch(args: argparse.Namespace) -> int:
             say(f"npu-worker batch: {left_behind(bar.job_id, exc, bar, out_dir)}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt as stop:
-        with sigterm_handled_by(
-            _terminated
-        ):  # a SIGTERM while cancelling ended the client, the job left running
+        # a SIGTERM while cancelling ended the client, the job left running
+        with sigterm_handled_by(_terminated):
             bar.end_line()
             word, status = stopped_as(stop)
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")

@@ -27,9 +27,7 @@ def home_path(text: str) -> Path:
     try:
         return Path(text).expanduser()
     except RuntimeError:
-        raise argparse.ArgumentTypeError(
-            f"{text}: no home directory for {text.split('/')[0]} on this machine"
-        ) from None
+        raise argparse.ArgumentTypeError(no_home(text)) from None
 
 
 def home_folder(text: str) -> str:
@@ -43,7 +41,10 @@ def local_path(text: str, flag: str, command: str = "synth") -> Path | None:
     try:
         return Path(text).expanduser().absolute()
     except RuntimeError:
-        say(
-            f"npu-worker {command}: {flag} {text}: no home directory for {text.split('/')[0]} on this machine"
-        )
+        say(f"npu-worker {command}: {flag} {no_home(text)}")
         return None
+
+
+def no_home(text: str) -> str:
+    """The refusal of a `~user` path no account has (or a `~` with no home), for either flag kind."""
+    return f"{text}: no home directory for {text.split('/')[0]} on this machine"

@@ -44,6 +44,7 @@ from npu_worker.client.errors import (
     TransportError,
     WorkerHTTPError,
     WorkerProtocolError,
+    unreached,
 )
 from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
 from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
@@ -115,7 +116,7 @@ class _Http:
             if isinstance(exc, aiohttp.ClientConnectorError):
                 refused = isinstance(exc.os_error, ConnectionRefusedError)
                 error = NotConnected if refused else TransportError
-                raise error(f"{method} {url}: {_unreached(exc)}") from exc
+                raise error(f"{method} {url}: {unreached(exc.os_error)}") from exc
             raise error(f"{method} {url}: {exc!r}") from exc
 
     async def _error_body(self, method: str, url: str, response: aiohttp.ClientResponse) -> bytes:
@@ -327,12 +328,3 @@ async def synth_batch_polling(
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, timeout, answer_timeout) as http_:
         return await _run(plan, http_, collector)
-
-
-def _unreached(exc: aiohttp.ClientConnectorError) -> str:
-    """A connection not made, in the sync client's words: its repr named every field of aiohttp's
-    connection key, `ClientConnectorError(ConnectionKey(host=…, …), ConnectionRefusedError(111, …))`."""
-    reason = exc.os_error
-    if isinstance(reason, ConnectionError) and reason.errno:  # asyncio's words: "Connect call failed …"
-        return f"cannot reach the worker: {os.strerror(reason.errno)}"
-    return f"cannot reach the worker: {reason.strerror or reason}"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -66,3 +67,12 @@ class WorkerHTTPError(ClientError):
         """The stable error name (`BadRequest`, `QueueFull`, ...) that starts the `error` string."""
         text = str(self.body.get("error") or "")
         return text.split(":", 1)[0].strip()
+
+
+def unreached(reason: BaseException) -> str:
+    """A connection not made, in the same words from both transports: urllib's wrapper said
+    `<urlopen error [Errno 111] Connection refused>`, aiohttp's repr named every field of its connection
+    key, and asyncio words a refusal "Connect call failed …" (so a refusal is said by its errno)."""
+    if isinstance(reason, ConnectionError) and reason.errno:
+        return f"cannot reach the worker: {os.strerror(reason.errno)}"
+    return f"cannot reach the worker: {getattr(reason, 'strerror', None) or reason}"

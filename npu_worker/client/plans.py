@@ -246,18 +246,19 @@ def polling_plan(
     # after a restart: up to wait_limit), `on_progress` knew no job, and Ctrl-C cancelled none.
     seen: tuple[Any, ...] = (accepted.get("status"), accepted.get("done"), accepted.get("current_idx"))
     yield Deliver(status_event(accepted))
-    losses: list[BaseException] = []  # a poll's first failure retried: said (`stream_lost`), then its end
+    lost_said = False  # a poll's first failure retried was said (`stream_lost`): its end is said too
 
     def lost(problem: BaseException) -> dict[str, Any]:
-        losses.append(problem)
+        nonlocal lost_said
+        lost_said = True
         return {**stream_lost(collector, problem), "polling": True}
 
     while True:
         status = yield from poll_job(f"{job}/status", collector.job_id, attempts, delay, patience, lost)
         state = _of_job(status, collector.job_id)
         key = (state, status.get("done"), status.get("current_idx"))
-        if key != seen or losses and collector.report_stream_lost:  # answered again after a loss it said
-            losses.clear()
+        if key != seen or lost_said and collector.report_stream_lost:  # answered again after a loss it said
+            lost_said = False
             seen = key
             yield Deliver(status_event(status))
         if state in TERMINAL_STATUSES:

@@ -26,7 +26,7 @@ from npu_worker.client.common import (
     resolve_base,
     retry_after_of,
 )
-from npu_worker.client.errors import AnswerCut, NotConnected, TransportError, WorkerHTTPError
+from npu_worker.client.errors import AnswerCut, NotConnected, TransportError, WorkerHTTPError, unreached
 from npu_worker.deadline_thread import WATCHDOG, Armed
 
 
@@ -224,6 +224,5 @@ def _failure_said(exc: BaseException) -> str:
             return f"{HEAD_CUT} (its status line {line!r})"
     if isinstance(exc, urllib.error.URLError) and not isinstance(exc.reason, str):
         # urllib's wrapper said `<urlopen error [Errno 111] Connection refused>`: what failed, in words
-        reason = exc.reason
-        return f"cannot reach the worker: {getattr(reason, 'strerror', None) or reason}"
+        return unreached(exc.reason)
     return str(exc)
