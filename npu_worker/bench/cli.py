@@ -21,7 +21,6 @@ import aiohttp
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
 from npu_worker.bench.load import (
     MAX_REQUESTS,
-    TRANSPORTS,
     AccessRefused,
     LanguageRefused,
     LoadConfig,
@@ -30,7 +29,7 @@ from npu_worker.bench.load import (
     run_load,
 )
 from npu_worker.bench.measure import figure
-from npu_worker.bench.mode_flags import flag_of_the_other_mode, mode_defaults
+from npu_worker.bench.mode_flags import flag_of_the_other_mode, mode_defaults, transport_names
 from npu_worker.bench.report import (
     PLOT_HINT,
     load_average,
@@ -245,20 +244,13 @@ def _rates(text: str) -> tuple[float, ...]:
         raise ValueError(f"--rps takes requests/s separated by commas, not {text!r}") from None
 
 
-def _transports(text: str) -> tuple[str, ...]:
-    """`--transports`: `ws`, `http`, comma-separated, or `both`, as its help and its refusal said (the
-    refusal of `both` read "takes ws, http or both, not 'both'"); each once, in the order given."""
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    return tuple(dict.fromkeys(t for name in names for t in (TRANSPORTS if name == "both" else (name,))))
-
-
 def _config(args: argparse.Namespace) -> LoadConfig:
     texts, lang = load_texts(args.texts)
     return LoadConfig(
         base=resolve_base(args.base),
         rates=_rates(args.rps),
         texts=texts,
-        transports=_transports(args.transports),
+        transports=transport_names(args.transports),
         duration=args.duration,
         max_requests=args.requests,
         timeout=args.timeout,
