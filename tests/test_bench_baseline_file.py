@@ -11,6 +11,7 @@ import pytest
 
 from npu_worker.bench.cli import MAX_TEXTS_BYTES
 from npu_worker.bench.cli import main as bench_main
+from tests.bench_support import engine_baseline_argv
 
 
 def sparse_past_the_bound(path: Path) -> Path:
@@ -32,15 +33,7 @@ def sparse_past_the_bound(path: Path) -> Path:
 )
 async def test_an_engine_baseline_that_cannot_be_read_names_its_flag(tmp_path, capsys, make, said):
     path = make(tmp_path)
-    argv = [
-        "bench",
-        "--base",
-        "http://127.0.0.1:9",
-        "--out",
-        str(tmp_path / "r"),
-        "--engine-baseline",
-        str(path),
-    ]
+    argv = engine_baseline_argv(tmp_path, path)
     assert await asyncio.to_thread(bench_main, argv) == 2
     err = capsys.readouterr().err
     assert err == f"npu-worker bench: {said.format(path=path)}\n", err

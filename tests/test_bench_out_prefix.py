@@ -11,16 +11,22 @@ import pytest
 from npu_worker.bench.cli import main as bench_main
 
 
-@pytest.mark.parametrize("mode", ["load", "fragments"])
-@pytest.mark.parametrize("out", ["runs/", ".", "..", "runs/.."])
-async def test_a_folder_as_out_is_refused_before_the_run(tmp_path, capsys, monkeypatch, mode, out):
-    (tmp_path / "runs").mkdir()
-    monkeypatch.chdir(tmp_path)
+async def refused_in(folder, capsys, monkeypatch, mode: str, out: str) -> str:
+    """Run `bench --out OUT` from `folder`, assert argparse refused it (exit 2), and return what it said."""
+    monkeypatch.chdir(folder)
     argv = ["bench", "--mode", mode, "--base", "http://127.0.0.1:9", "--out", out]
     with pytest.raises(SystemExit) as refused:
         await asyncio.to_thread(bench_main, argv)
     err = capsys.readouterr().err
     assert refused.value.code == 2, err
+    return err
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+@pytest.mark.parametrize("out", ["runs/", ".", "..", "runs/.."])
+async def test_a_folder_as_out_is_refused_before_the_run(tmp_path, capsys, monkeypatch, mode, out):
+    (tmp_path / "runs").mkdir()
+    err = await refused_in(tmp_path, capsys, monkeypatch, mode, out)
     said = f"npu-worker bench: error: argument --out: {out!r} is a folder: --out takes a prefix of files"
     assert err.splitlines()[-1].startswith(said), err
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["runs"], "a refused run wrote a report"
@@ -32,12 +38,7 @@ async def test_an_existing_folder_without_its_slash_is_refused(tmp_path, capsys,
     """`--out runs` where runs/ (or a link to a folder) exists wrote runs.json, .md and .png beside it."""
     (tmp_path / "runs").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "runs")
-    monkeypatch.chdir(tmp_path)
-    argv = ["bench", "--mode", mode, "--base", "http://127.0.0.1:9", "--out", out]
-    with pytest.raises(SystemExit) as refused:
-        await asyncio.to_thread(bench_main, argv)
-    err = capsys.readouterr().err
-    assert refused.value.code == 2, err
+    err = await refused_in(tmp_path, capsys, monkeypatch, mode, out)
     said = (
         f"argument --out: {out!r} is a folder: --out takes a prefix of files, as {out}/run for {out}/run.json"
     )

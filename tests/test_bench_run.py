@@ -17,6 +17,7 @@ from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts, read_baseline, texts
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.bench.load import LanguageRefused, LoadConfig, run_load
 from npu_worker.bench.report import markdown, summarize_runs, write_report
+from tests.bench_support import engine_baseline_argv
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -319,15 +320,7 @@ async def test_an_engine_baseline_of_other_texts_or_none_is_refused_before_the_r
     path = Path(baseline) if baseline == LECTURE_BASELINE else tmp_path / "baseline.json"
     if path != Path(baseline):
         path.write_text(baseline, encoding="utf-8")
-    argv = [
-        "bench",
-        "--base",
-        "http://127.0.0.1:9",
-        "--out",
-        str(tmp_path / "r"),
-        "--engine-baseline",
-        str(path),
-    ]
+    argv = engine_baseline_argv(tmp_path, path)
     if texts is not None:
         (tmp_path / "texts.txt").write_text(texts, encoding="utf-8")
         argv += ["--texts", str(tmp_path / "texts.txt")]

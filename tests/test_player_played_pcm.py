@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.player_support import LECTURE
+from tests.player_support import LECTURE, choose_sections
 from tests.serve_process import ServeProcess
 from tests.timing import seconds
 
@@ -78,9 +78,7 @@ def test_two_korean_sections_play_exactly_as_synth_writes_them(
         page.add_init_script(TAP)
         page.goto(f"{worker.base}/?rate=24000")  # a context at the stream's rate: no resampling
         page.wait_for_function(f"() => {SNAPSHOT}.worker.state === 'ready'")
-        page.set_input_files("#file", str(LECTURE))
-        page.fill("#range", "2-3")
-        page.wait_for_function(f"() => {SNAPSHOT}.sections.length === 2")
+        choose_sections(page, LECTURE, "2-3", 2)
         page.click("#play")
         page.wait_for_function(
             f"() => {{ const s = {SNAPSHOT}; return s.run && s.run.audioDrained; }}",

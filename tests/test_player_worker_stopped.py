@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.player_support import LECTURE
+from tests.player_support import LECTURE, choose_sections
 from tests.serve_process import ServeProcess
 from tests.timing import seconds
 
@@ -43,9 +43,7 @@ def test_a_worker_stopped_mid_preview_is_said_in_words_and_nothing_stays_playing
         page.set_default_timeout(seconds(60) * 1000)
         page.goto(f"{worker.base}/")
         page.wait_for_function(f"() => {SNAPSHOT}.worker.state === 'ready'")
-        page.set_input_files("#file", str(LECTURE))
-        page.fill("#range", "0-20")
-        page.wait_for_function(f"() => {SNAPSHOT}.sections.length === 21")
+        choose_sections(page, LECTURE, "0-20", 21)
         page.click("#play")
         page.wait_for_function(
             f"() => {{ const s = {SNAPSHOT}; return s.run && s.figures.playedFrames > 0; }}"

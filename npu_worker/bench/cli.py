@@ -21,7 +21,6 @@ import aiohttp
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
 from npu_worker.bench.load import (
     MAX_REQUESTS,
-    TRANSPORTS,
     AccessRefused,
     LanguageRefused,
     LoadConfig,
@@ -30,7 +29,7 @@ from npu_worker.bench.load import (
     run_load,
 )
 from npu_worker.bench.measure import figure
-from npu_worker.bench.mode_flags import flag_of_the_other_mode, mode_defaults
+from npu_worker.bench.mode_flags import flag_of_the_other_mode, mode_defaults, transport_names
 from npu_worker.bench.report import (
     PLOT_HINT,
     load_average,
@@ -39,7 +38,12 @@ from npu_worker.bench.report import (
     summarize_runs,
     write_report,
 )
-from npu_worker.bench.report_files import output_prefix, someone_elses, write_file
+from npu_worker.bench.report_files import (
+    check_folder_ours,
+    check_not_someone_elses,
+    output_prefix,
+    write_file,
+)
 from npu_worker.bench.wav_folder import wav_dir_problem
 from npu_worker.cli_flag_values import home_folder, home_path, language
 from npu_worker.cli_progress import printable_json
@@ -53,7 +57,6 @@ from npu_worker.command_line_secrets import (
     token_from,
     without_secrets,
 )
-from npu_worker.other_writers import replaceable_by_others
 from npu_worker.printable import printable_lines
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
@@ -147,8 +150,7 @@ def check_writable(prefix: Path, suffixes: tuple[str, ...], inputs: tuple[Path |
     replaced the texts with the report). Makes the folder, as writing the results would; refuses one
     another user owns or could re-point (`--out /tmp/b/run`, /tmp/b their link to a folder of ours: the
     reports replaced our run.json there), as `--wav-dir` is."""
-    if (why := replaceable_by_others(prefix.parent)) is not None:
-        raise PermissionError(errno.EACCES, f"{why}: give a folder of your own", str(prefix.parent))
+    check_folder_ours(prefix.parent)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=prefix.parent):
         pass
@@ -156,8 +158,7 @@ def check_writable(prefix: Path, suffixes: tuple[str, ...], inputs: tuple[Path |
         path = Path(f"{prefix}{suffix}")
         if path.exists() and any(i is not None and i.exists() and path.samefile(i) for i in inputs):
             raise PermissionError(errno.EEXIST, "is an input of this run: not written over", str(path))
-        if someone_elses(path):
-            raise PermissionError(errno.EACCES, "belongs to another user: not written over", str(path))
+        check_not_someone_elses(path)
         if path.exists() and not (path.is_file() and os.access(path, os.W_OK)):
             raise PermissionError(errno.EACCES, "cannot be written over", str(path))
 
@@ -245,20 +246,13 @@ def _rates(text: str) -> tuple[float, ...]:
         raise ValueError(f"--rps takes requests/s separated by commas, not {text!r}") from None
 
 
-def _transports(text: str) -> tuple[str, ...]:
-    """`--transports`: `ws`, `http`, comma-separated, or `both`, as its help and its refusal said (the
-    refusal of `both` read "takes ws, http or both, not 'both'"); each once, in the order given."""
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    return tuple(dict.fromkeys(t for name in names for t in (TRANSPORTS if name == "both" else (name,))))
-
-
 def _config(args: argparse.Namespace) -> LoadConfig:
     texts, lang = load_texts(args.texts)
     return LoadConfig(
         base=resolve_base(args.base),
         rates=_rates(args.rps),
         texts=texts,
-        transports=_transports(args.transports),
+        transports=transport_names(args.transports),
         duration=args.duration,
         max_requests=args.requests,
         timeout=args.timeout,

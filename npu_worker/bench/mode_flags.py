@@ -9,11 +9,20 @@ import argparse
 import math
 from typing import Any
 
+from npu_worker.bench.load import TRANSPORTS
+
 # attribute -> flag; a value other than the parser's default was given on the command line. The load's
 # pace (`--rps`, `--duration`, `--seed`) passes in fragments mode, which sends one text at a time: scripts
 # give both modes those to keep a run short, and the report says how the texts were sent.
 LOAD_ONLY = {"transports": "--transports", "engine_baseline": "--engine-baseline", "wav_dir": "--wav-dir"}
 FRAGMENTS_ONLY = {"fragment_chars": "--fragment-chars", "fragment_interval_ms": "--fragment-interval-ms"}
+
+
+def transport_names(text: str) -> tuple[str, ...]:
+    """`--transports`: `ws`, `http`, comma-separated, or `both`, as its help and its refusal said (the
+    refusal of `both` read "takes ws, http or both, not 'both'"); each once, in the order given."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    return tuple(dict.fromkeys(t for name in names for t in (TRANSPORTS if name == "both" else (name,))))
 
 
 def mode_defaults(parser: argparse.ArgumentParser) -> dict[str, Any]:
@@ -26,7 +35,7 @@ def _the_fragments_route(name: str, value: Any) -> bool:
     a flag of the load mode, though it asks for what the mode does; `http` or `both` still is."""
     if name != "transports" or not isinstance(value, str):
         return False
-    return {part.strip() for part in value.split(",") if part.strip()} == {"ws"}
+    return set(transport_names(value)) == {"ws"}
 
 
 def _given(value: Any, default: Any) -> bool:

@@ -42,15 +42,25 @@ def someone_elses(path: Path) -> bool:
         return False
 
 
+def check_folder_ours(folder: Path) -> None:
+    """PermissionError where another user owns or could re-point `folder` (their link to a folder of
+    ours: the reports replaced our files there)."""
+    if (why := replaceable_by_others(folder)) is not None:
+        raise PermissionError(errno.EACCES, f"{why}: give a folder of your own", str(folder))
+
+
+def check_not_someone_elses(path: Path) -> None:
+    """PermissionError where another user owns the entry at `path` (see `someone_elses`)."""
+    if someone_elses(path):
+        raise PermissionError(errno.EACCES, "belongs to another user: not written over", str(path))
+
+
 def check_ours(prefix: Path, suffixes: tuple[str, ...]) -> None:
-    """PermissionError where another user owns or could re-point the folder of PREFIX.* (their link
-    to a folder of ours: the reports replaced our files there), or owns one of those files: the rule
-    `bench` checks before its run (`cli.check_writable`), for a rerender too."""
-    if (why := replaceable_by_others(prefix.parent)) is not None:
-        raise PermissionError(errno.EACCES, f"{why}: give a folder of your own", str(prefix.parent))
+    """`check_folder_ours` for the folder of PREFIX.*, then `check_not_someone_elses` for each file:
+    the rule `bench` checks before its run (`cli.check_writable`), for a rerender too."""
+    check_folder_ours(prefix.parent)
     for suffix in suffixes:
-        if someone_elses(path := Path(f"{prefix}{suffix}")):
-            raise PermissionError(errno.EACCES, "belongs to another user: not written over", str(path))
+        check_not_someone_elses(Path(f"{prefix}{suffix}"))
 
 
 def output_prefix(text: str) -> Path:
