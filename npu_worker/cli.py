@@ -51,7 +51,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def sigterm_handled_by(handler: Callable[[int, Any], None]) -> contextlib.AbstractContextManager[None]:
-    """SIGTERM goes to `handler` meanwhile: the client commands (`cli_stops._terminated`)."""
+    """SIGTERM goes to `handler` meanwhile: the client commands (`cli_stops.raise_terminated`)."""
     return signals_handled_by(handler, (signal.SIGTERM,))
 
 

@@ -28,10 +28,10 @@ from npu_worker.cli import hear_ctrl_c, sigterm_handled_by
 from npu_worker.cli_flag_values import language, local_path
 from npu_worker.cli_progress import ProgressBar, number, print_result, printable, printable_json, say
 from npu_worker.cli_stops import (
-    _terminated,
     answer_cut,
     cancel_on_interrupt,
     left_behind,
+    raise_terminated,
     stopped_as,
     stopped_printing,
     unwritten,
@@ -284,7 +284,7 @@ def run_batch(args: argparse.Namespace) -> int:
     call = partial(synth_batch_polling if args.poll else synth_batch_streaming, report_stream_lost=True)
     started = time.monotonic()
     try:
-        with sigterm_handled_by(_terminated):
+        with sigterm_handled_by(raise_terminated):
             result = call(
                 sections,
                 bar,
@@ -304,7 +304,7 @@ def run_batch(args: argparse.Namespace) -> int:
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt as stop:
         # a SIGTERM while cancelling ended the client, the job left running
-        with sigterm_handled_by(_terminated):
+        with sigterm_handled_by(raise_terminated):
             bar.end_line()
             word, status = stopped_as(stop)
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
@@ -318,9 +318,7 @@ def run_batch(args: argparse.Namespace) -> int:
             say(f"{said}; the JSON on stdout may be cut off")
             return EXIT_REQUEST_FAILED
         say(said)
-        cancelled = (result.get("done") or {}).get("cancelled")
-        failed = cancelled or unreported(result, sections) or result["fail_count"]
-        return EXIT_SECTIONS_FAILED if failed else EXIT_OK
+        return batch_status(result, sections)
 
 
 def batch_made(result: dict[str, Any], sections: list[dict[str, Any]], out_dir: Path) -> str:
@@ -343,13 +341,19 @@ def report_batch(
     args.printed = True
     if (result.get("done") or {}).get("cancelled"):
         say(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end")
-        return EXIT_SECTIONS_FAILED
-    if missing := unreported(result, sections):
+    elif missing := unreported(result, sections):
         names = ", ".join(_name(idx) for idx in missing[:20]) + (", ..." if len(missing) > 20 else "")
         count = f"{len(missing)} section{'s' if len(missing) > 1 else ''}"
         say(f"npu-worker batch: no result for {count}: {names}")
-        return EXIT_SECTIONS_FAILED
-    return EXIT_SECTIONS_FAILED if result["fail_count"] else EXIT_OK
+    return batch_status(result, sections)
+
+
+def batch_status(result: dict[str, Any], sections: list[dict[str, Any]]) -> int:
+    """A finished job's exit status: 1 when it was cancelled, a section has no result or one failed
+    (the same whether its result was printed whole or a stop cut the printing short)."""
+    cancelled = (result.get("done") or {}).get("cancelled")
+    failed = cancelled or unreported(result, sections) or result["fail_count"]
+    return EXIT_SECTIONS_FAILED if failed else EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,7 +32,9 @@ def stopped_as(stop: KeyboardInterrupt) -> tuple[str, int]:
 _sigterm_at: list[float] = []  # when the SIGTERM that stopped the batch came
 
 
-def _terminated(signum: int, frame: Any) -> None:
+def raise_terminated(signum: int, frame: Any) -> None:
+    """SIGTERM's handler while a client command waits on the worker: `Terminated`, but not for
+    timeout(1)'s second copy of one."""
     if _sigterm_at and time.monotonic() - _sigterm_at[-1] < REPEATED_SIGTERM_SECONDS:
         return  # timeout(1)'s second copy: the cancel it asked for goes on
     _sigterm_at.append(time.monotonic())
