@@ -4,11 +4,11 @@ whose headers were in but whose body was still arriving when the SIGTERM came ne
 never got its answer (docs/protocol.md's 429 `QueueFull`, `the worker is shutting down`): its caller
 waited for the drain and 2 s more, then saw the connection cut. Such a connection now reads that body to
 its end and closes after the answer; a kept-alive connection waiting for its next request reads it
-too (the 429, not a request dropped until the drain's end and a cut connection). A WebSocket (an upgraded connection) is left reading too: closed
-there, it dropped every frame its peer sent during the drain (a message, a pong, its close), so a
-speech stream's `session.config` or `input.text` then went unanswered until the 1001; the app's
-shutdown closes it with 1001 after the drain (`ws_server/opening.close_sockets`). Every other
-connection is closed as aiohttp closes it."""
+too (the 429, not a request dropped until the drain's end and a cut connection). A WebSocket (an
+upgraded connection) is left reading too: closed there, it dropped every frame its peer sent during
+the drain (a message, a pong, its close), so a speech stream's `session.config` or `input.text` then
+went unanswered until the 1001; the app's shutdown closes it with 1001 after the drain
+(`ws_server/opening.close_sockets`). Every other connection is closed as aiohttp closes it."""
 
 from __future__ import annotations
 
