@@ -28,6 +28,7 @@ from npu_worker.cli import hear_ctrl_c, sigterm_handled_by
 from npu_worker.cli_flag_values import language, local_path
 from npu_worker.cli_progress import ProgressBar, number, print_result, printable, printable_json, say
 from npu_worker.cli_stops import (
+    AnswerStops,
     answer_cut,
     cancel_on_interrupt,
     left_behind,
@@ -173,6 +174,7 @@ def run_synth(args: argparse.Namespace) -> int:
         return EXIT_REQUEST_FAILED
     output = str(output_path)  # absolute, links resolved by the worker: see `batch`
     bar = ProgressBar({0: args.text}, sys.stderr)  # it says each wait for a loading worker
+    stops = AnswerStops()  # held once the answer is in: the work is done then
     try:
         body = synth(
             args.text,
@@ -184,22 +186,29 @@ def run_synth(args: argparse.Namespace) -> int:
             token=_token(args),
             on_progress=bar,
             wait_limit=args.wait_limit,
+            on_answer=stops.hold,
         )
     except AnswerCut as exc:  # (it said only what broke, as if nothing was done)
+        stops.release()  # (a stop held meanwhile: the command ends now, with this line)
         bar.end_line()
         say(f"npu-worker synth: {exc}; {answer_cut(output)}")
         return EXIT_REQUEST_FAILED
     except ClientError as exc:
+        stops.release()
         bar.end_line()
         say(f"npu-worker synth: {exc}{_token_hint(exc, args)}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt as stop:  # the connection closes: the worker stops the synthesis (and
         # writes a wav whole under its name or not at all); SIGTERM and SIGHUP too (`main` raises them)
+        stops.release()
         bar.end_line()
         word, status = stopped_as(stop)
         say(f"npu-worker synth: {word}")
         return status
     try:  # the answer came, its wav whole on disk or not made: a stop now leaves the work's status
+        if (held := stops.release()) is not None:
+            bar.end_line()
+            raise held  # (one as the client read and decoded the answer, `AnswerStops`)
         return report_synth(body, bar)
     except KeyboardInterrupt as stop:  # (as `batch`; it was 143 just before the print)
         say(stopped_printing("synth", stop, synth_made(body)))

@@ -5,13 +5,15 @@ stdout cannot take. Apart from `cli_client.py`, which runs the commands, so each
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from npu_worker.cli_progress import ProgressBar, say
 from npu_worker.client import ClientError, WorkerHTTPError, cancel_job
-from npu_worker.held_signals import how_stopped
+from npu_worker.held_signals import STOPPING, StartTerminated, how_stopped
 
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 # coreutils `timeout` sends its SIGTERM twice, to the client and to its process group: a repeat this soon
@@ -39,6 +41,38 @@ def raise_terminated(signum: int, frame: Any) -> None:
         return  # timeout(1)'s second copy: the cancel it asked for goes on
     _sigterm_at.append(time.monotonic())
     raise Terminated
+
+
+class AnswerStops:
+    """`synth`'s stops once the worker's answer is in (`hold`, the client's `on_answer`): the work is
+    done, so a Ctrl-C, SIGTERM or SIGHUP from then until `release` is remembered, not raised, and the
+    command says it as for a stop while it prints (the work's status). Raised, it unwound the client
+    before the command had the answer: `terminated` and 143 for a wav whole on disk. Until `hold`, a
+    stop ends the wait at once; an ignored one (`nohup`) stays ignored; off the main thread, no hold."""
+
+    def __init__(self) -> None:
+        self.came: list[int] = []
+        self._before: dict[int, Any] = {}
+
+    def hold(self) -> None:
+        if threading.current_thread() is not threading.main_thread() or self._before:
+            return
+        for signum in STOPPING:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                self._before[signum] = signal.signal(signum, self._remember)
+
+    def _remember(self, signum: int, frame: Any) -> None:
+        self.came.append(signum)
+
+    def release(self) -> KeyboardInterrupt | None:
+        """The handlers before are back; the first stop held, as the exception it would have raised."""
+        for signum, before in self._before.items():
+            signal.signal(signum, before)
+        self._before.clear()
+        if not self.came:
+            return None
+        signum = self.came[0]
+        return KeyboardInterrupt() if signum == signal.SIGINT else StartTerminated(signum)
 
 
 def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: ProgressBar | None = None) -> str:

@@ -262,3 +262,15 @@ def test_a_stop_as_batch_prints_its_json_is_exit_2(tmp_path, base):
     )
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (2, [said]), done.stderr
     assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_a_stop_as_synth_reads_the_workers_answer_keeps_the_works_status(tmp_path, base, signame, word):
+    """The answer read whole, the wav on disk: a stop as the client decoded it (inside `client.synth`,
+    before the command had the body) was `terminated` and 143 as if nothing had been made."""
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_CALLING, "answer_of", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert wav.exists()

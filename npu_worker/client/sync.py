@@ -10,7 +10,7 @@ from __future__ import annotations
 import http.client
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from npu_worker.client.collector import BatchCollector, ProgressCallback
@@ -48,16 +48,19 @@ def synth(
     timeout: float = 600.0,
     on_progress: ProgressCallback | None = None,
     wait_limit: float = WAIT_LIMIT,
+    on_answer: Callable[[], object] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`.
 
     A worker that answers "not now" with a `Retry-After` (503 `Loading` after a start, 429 `QueueFull`)
     is asked again when it says, up to `wait_limit` seconds in a row, as a batch's submission is;
-    `on_progress` (if given) gets a `waiting` event (idx -1) before each wait."""
+    `on_progress` (if given) gets a `waiting` event (idx -1) before each wait. `on_answer` (if given)
+    is called the moment the worker's answer has been read whole, before it is decoded: the synthesis
+    is over then, its wav written or not (`npu-worker synth` holds its stops from there)."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
     plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
-    return _run(plan, Http(base, token, timeout), BatchCollector(on_progress))
+    return _run(plan, Http(base, token, timeout, on_answer=on_answer), BatchCollector(on_progress))
 
 
 def cancel_job(

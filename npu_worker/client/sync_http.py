@@ -10,6 +10,7 @@ import io
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from npu_worker.client.common import (
@@ -151,6 +152,7 @@ class Http:
         timeout: float,
         answer_timeout: float | None = None,
         timeout_name: str = "timeout",
+        on_answer: Callable[[], object] | None = None,
     ) -> None:
         check_seconds(timeout_name, timeout)
         if answer_timeout is not None:
@@ -158,6 +160,7 @@ class Http:
         self.base = resolve_base(base)
         self.headers = {"Content-Type": "application/json", **auth_headers(token)}
         self.timeout = timeout
+        self.on_answer = on_answer  # `json`'s 2xx answer read whole (`synth`'s: its work is over)
         self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
         handlers = (_HTTPHandler(timeout), _HTTPSHandler(timeout))
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect(), *handlers)
@@ -211,6 +214,8 @@ class Http:
         if response.length:  # http.client hands a body cut short of its Content-Length back as whole
             short = f"the answer ended {response.length} bytes short of its Content-Length"
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
+        if self.on_answer is not None:
+            self.on_answer()
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
 
 
