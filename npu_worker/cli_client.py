@@ -20,6 +20,7 @@ import argparse
 import math
 import sys
 import time
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -318,16 +319,24 @@ def run_batch(args: argparse.Namespace) -> int:
             word, status = stopped_as(stop)
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return status
-    args.printed = False  # set once the result is on stdout whole
+    printed = Printed()
     try:  # the job finished: a stop now leaves its status (`stopped_printing`)
-        return report_batch(args, result, sections, time.monotonic() - started, out_dir)
+        return report_batch(args, result, sections, time.monotonic() - started, out_dir, printed)
     except KeyboardInterrupt as stop:
         said = stopped_printing("batch", stop, batch_made(result, sections, out_dir))
-        if args.json and not args.printed:  # exit 0 told a consumer of stdout a cut document was whole
+        if args.json and not printed.whole:  # exit 0 told a consumer of stdout a cut document was whole
             say(f"{said}; the JSON on stdout may be cut off")
             return EXIT_REQUEST_FAILED
         say(said)
         return batch_status(result, sections)
+
+
+@dataclass
+class Printed:
+    """Whether `report_batch` has put the result on stdout whole: a stop that cuts the report short
+    still needs to know (`batch --json` is exit 2 until then)."""
+
+    whole: bool = False
 
 
 def batch_made(result: dict[str, Any], sections: list[dict[str, Any]], out_dir: Path) -> str:
@@ -341,13 +350,15 @@ def report_batch(
     sections: list[dict[str, Any]],
     wall: float,
     out_dir: Path,
+    printed: Printed,
 ) -> int:
-    """A finished job's result on stdout, what went wrong on stderr, and its exit status."""
+    """A finished job's result on stdout (`printed` says once it is whole), what went wrong on
+    stderr, and its exit status."""
     made = batch_made(result, sections, out_dir)
     text = printable_json(result) if args.json else printable(summary(result, wall, out_dir))
     if not print_finished("batch", text, made):  # the wavs are made; the caller has no result to read
         return EXIT_REQUEST_FAILED
-    args.printed = True
+    printed.whole = True
     if (result.get("done") or {}).get("cancelled"):
         say(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end")
     elif missing := unreported(result, sections):
