@@ -5,13 +5,16 @@ Each file is now written aside and renamed whole, and the rerun completes the fo
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from npu_worker.leftovers import PART_SUFFIX
 from npu_worker.testing import make_test_model
-from tests.signal_scripts import console_script, run_script
+from tests.signal_scripts import ROOT, console_script, run_script
 from tests.timing import seconds
 
 onnxruntime = pytest.importorskip("onnxruntime")
@@ -124,3 +127,58 @@ def test_a_kill_9_in_its_very_first_write_leaves_a_folder_the_rerun_takes(tmp_pa
     again = run_script(console_script(""), "make-test-model", str(out), timeout=BUILD_LIMIT)
     assert again.returncode == 0, again.stderr
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
+
+
+# The process waits, as it writes its first `.onnx` under FOLDER, for a line on stdin, having said
+# `writing` on stdout: another build into the same folder runs meanwhile.
+PAUSED_WRITING_ONNX = console_script("""
+folder = sys.argv.pop(1)
+def writing(frame, event, arg):
+    if event == "c_call" and getattr(arg, "__name__", None) == "write":
+        sys.setprofile(None)
+        print("writing", flush=True)
+        sys.stdin.readline()
+def hook(event, args):
+    if event == "open" and isinstance(args[0], str) and args[0].startswith(folder) and ".onnx" in args[0]:
+        if args[2] & (os.O_WRONLY | os.O_RDWR) and not paused:
+            paused.append(args[0])
+            sys.setprofile(writing)
+paused = []
+sys.addaudithook(hook)
+""")
+
+
+def test_a_second_build_into_a_folder_being_built_is_refused_and_the_first_completes(tmp_path):
+    """Two at once: the second removed the first's file being written (its `.part`) and wrote its own
+    over the first's, so the first failed on its rename or left a folder of both; now the second is
+    refused, exit 2, and the first's folder is whole."""
+    out = tmp_path / "model"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_WRITING_ONNX, str(out), "make-test-model", str(out), "--precision", "fp32"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    try:
+        assert first.stdout is not None and first.stdin is not None
+        assert first.stdout.readline() == "writing\n"
+        second = run_script(console_script(""), "make-test-model", str(out), timeout=BUILD_LIMIT, env=env)
+        first.stdin.write("go on\n")
+        first.stdin.flush()
+        _, first_stderr = first.communicate(timeout=BUILD_LIMIT)
+    finally:
+        first.kill()
+        first.wait()
+    assert (second.returncode, second.stderr) == (
+        2,
+        f"npu-worker make-test-model: another make-test-model is writing {out}: wait for it to end or give"
+        " another folder\n",
+    )
+    assert first.returncode == 0, first_stderr
+    assert json.loads((out / "synthetic.json").read_text())["precisions"] == ["fp32"]
+    assert sorted(path.name for path in out.glob("*.onnx")) == [
+        "fm_decoder.onnx",
+        "text_encoder.onnx",
+        "vocos_24khz.onnx",
+    ]
+    for model in out.glob("*.onnx"):
+        onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])

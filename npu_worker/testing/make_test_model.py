@@ -1,7 +1,8 @@
 """`npu-worker make-test-model DIR`: a synthetic ZipVoice model directory for tests and benchmarks.
 
 The command's options and its checks before writing (a folder that holds other files than a killed
-build's own `.part` leftovers, one others can write in, a file where the folder goes), apart from
+build's own `.part` leftovers, one others can write in, a file where the folder goes, one another
+make-test-model is writing: an exclusive `flock` on the folder, held for the build), apart from
 `zipvoice_model.py`, which builds the graphs and writes the files and which tests and benchmarks call
 directly (`build_model_dir`).
 """
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from npu_worker.files import locked_directory
 from npu_worker.other_writers import shared_with_others
 from npu_worker.testing.zipvoice_model import (
     FILE_NAMES,
@@ -54,8 +56,26 @@ def _precision(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     os.umask(os.umask(0) | 0o022)  # else, under umask 000, the folder it made was refused as others'
     out = Path(args.dir)
-    unsafe = out.is_dir() and shared_with_others(out) is not None  # build_model_dir says why, below
-    others = out.is_dir() and any(not is_leftover_part(entry.name) for entry in out.iterdir())
+    try:
+        out.mkdir(parents=True, exist_ok=True)  # (as `build_model_dir`: a folder to hold the lock on)
+        with locked_directory(out, wait=False):
+            return _build(args, out)
+    except BlockingIOError:  # two at once: the second removed the first's `.part` and wrote over it
+        print(
+            f"npu-worker make-test-model: another make-test-model is writing {out}: wait for it to end"
+            " or give another folder",
+            file=sys.stderr,
+        )
+        return 2
+    except OSError as exc:  # a file where the folder goes, too: one line, not a traceback
+        print(f"npu-worker make-test-model: {exc}", file=sys.stderr)
+        return 2
+
+
+def _build(args: argparse.Namespace, out: Path) -> int:
+    """The build, under the folder's lock (`run`): refused into a folder of other files."""
+    unsafe = shared_with_others(out) is not None  # build_model_dir says why, below
+    others = any(not is_leftover_part(entry.name) for entry in out.iterdir())
     if others and not unsafe and not (out / SYNTHETIC_STAMP).exists():
         # `make-test-model ~/models/zipvoice_distill` wrote random weights over the downloaded model
         print(
@@ -64,13 +84,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        out = build_model_dir(
-            args.dir, args.size, args.precision, distill=not args.no_distill, layout=args.layout
-        )
-    except OSError as exc:  # a file where the folder goes, too: one line, not a traceback
-        print(f"npu-worker make-test-model: {exc}", file=sys.stderr)
-        return 2
+    out = build_model_dir(out, args.size, args.precision, distill=not args.no_distill, layout=args.layout)
     for file in sorted(out.iterdir()):
         print(f"{file.lstat().st_size:>12,d}  {file}")  # a dangling link there was a traceback
     return 0
