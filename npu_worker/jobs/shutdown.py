@@ -16,6 +16,7 @@ from ..errors import SHUTTING_DOWN_REASON
 from ..protocol import QueueFull, SectionError
 
 if TYPE_CHECKING:
+    from .model import Job
     from .scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ async def drain(scheduler: Scheduler, grace: float) -> None:
     end_waiting_previews(scheduler)
     if runner is not None:
         runner.stop_loading()
-    idx = running.current_idx if running is not None else None
+    section = _taken_section(running) if running is not None else ""
     if running is None or runner is None:
         log.info("shutdown: no section was being synthesised")
     else:
@@ -46,25 +47,34 @@ async def drain(scheduler: Scheduler, grace: float) -> None:
                     job.stopped_by_shutdown = True  # no `done`: the job resumes at the next start
                 job.cancel_requested.set()
             admission.interrupt_running()
-            log.warning("shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace)
+            log.warning("shutdown: %s ran past %.1f s; cancelled", section, grace)
         elif running.cancel_requested.is_set():  # a DELETE during the drain: "let ... finish" said otherwise
             log.info(
-                "shutdown: section %s of job %s stopped (%.2f s): the job was cancelled, its wav not written",
-                idx,
-                running.id,
+                "shutdown: %s stopped (%.2f s): the job was cancelled, its wav not written",
+                section,
                 time.monotonic() - started,
             )
         else:
             log.info(
-                "shutdown: let section %s of job %s finish (%.2f s)",
-                idx,
-                running.id,
+                "shutdown: let %s finish (%.2f s)",
+                section,
                 time.monotonic() - started,
             )
     end_waiting_previews(scheduler)  # one whose section the drain let finish has no next one to run
     waiting = scheduler.queue_size()
     if waiting:
         log.info("shutdown: %d queued sections left; batch jobs resume on restart", waiting)
+
+
+def _taken_section(job: Job) -> str:
+    """The engine's section of `job` in the drain's words: the last one handed out and not ended. Not
+    `current_idx`, which follows the `synth` event: for a file-only job that waits behind the
+    finisher's work (a section before's wav), and the drain said `section None` for a first section,
+    the section before for a later one. Read once, as admission stops."""
+    for section in reversed(job.sections):
+        if section.taken and section.final is None:
+            return f"section {section.idx} of job {job.id}"
+    return f"the section of job {job.id} that ended as the shutdown began"
 
 
 def end_waiting_previews(scheduler: Scheduler) -> None:
