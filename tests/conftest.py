@@ -102,14 +102,19 @@ async def worker(aiohttp_client: Any, settings: Settings) -> AsyncIterator[Worke
         """`engine="tone"`: a fresh ToneEngine; `engine=None`: the configured backend, as `serve` does."""
         if engine == "tone":
             engine = ToneEngine()
-        # build_app is a synchronous factory (it runs before the loop in `serve`): build it off the loop.
-        app = await asyncio.to_thread(build_app, settings.replace(**overrides), engine)
-        client = await aiohttp_client(ServedAsInProduction(app))
+        client = await aiohttp_client(await production_server(settings.replace(**overrides), engine))
         if wait_loaded:
             await wait_until_loaded(client)
         return client
 
     yield start
+
+
+async def production_server(settings: Settings, engine: Any) -> ServedAsInProduction:
+    """The app `serve` builds, served as in production: `worker`'s, and a module's shared worker
+    (tests/zipvoice/test_server_e2e.py). build_app is a synchronous factory (it runs before the loop
+    in `serve`): built off the loop."""
+    return ServedAsInProduction(await asyncio.to_thread(build_app, settings, engine))
 
 
 async def wait_until_loaded(client: TestClient) -> None:

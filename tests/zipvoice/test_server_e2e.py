@@ -22,12 +22,11 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient
 from blockbuster import blockbuster_ctx
 
-from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio_decode import read_wav
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
-from tests.conftest import ServedAsInProduction, wait_until_loaded
+from tests.conftest import production_server, wait_until_loaded
 from tests.timing import seconds
 from tests.zipvoice.conftest import engine_config, engine_settings
 
@@ -72,8 +71,7 @@ async def default_worker(
         tiny_model_dir, state, output_roots=outputs, heartbeat_interval=10.0, cache_max_bytes=0
     )
     with blockbuster_ctx("npu_worker"):  # the start is guarded as the `worker` fixture's is
-        app = await asyncio.to_thread(build_app, settings, None)
-        client = TestClient(ServedAsInProduction(app))
+        client = TestClient(await production_server(settings, None))
         await client.start_server()
         await wait_until_loaded(client)
     yield client
