@@ -8,30 +8,59 @@ too (the 429, not a request dropped until the drain's end and a cut connection).
 upgraded connection) is left reading too: closed there, it dropped every frame its peer sent during
 the drain (a message, a pong, its close), so a speech stream's `session.config` or `input.text` then
 went unanswered until the 1001; the app's shutdown closes it with 1001 after the drain
-(`ws_server/opening.close_sockets`). Every other connection is closed as aiohttp closes it."""
+(`ws_server/opening.close_sockets`). Every other connection is closed as aiohttp closes it.
+
+aiohttp (3.14) has no public word for a connection's state: whether it was upgraded (`_upgraded`),
+waits for its next request (`_waiter`) or holds one queued (`_messages`) are its handler's private
+slots, read through `_private`; an aiohttp that has moved one leaves such connections closed as
+aiohttp closes them (what it did before this module), where the shutdown's `pre_shutdown` raised an
+AttributeError half-way through the connections, the rest left unclosed. The server's
+`connections`, `pre_shutdown` and `shutdown` and the handler's `keep_alive` and `close` are public."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 from aiohttp import web
+from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import RequestHandler
+
+MOVED = object()  # a private name this aiohttp does not have
+
+
+def _private(handler: RequestHandler, name: str) -> Any:
+    """aiohttp's private state `name` of `handler`, or MOVED where this aiohttp has none by that name."""
+    return getattr(handler, name, MOVED)
+
+
+def arriving_body(handler: RequestHandler) -> StreamReader | None:
+    """The body of the request being answered on `handler`, if it is not yet read to its end."""
+    body = getattr(handler, "_serving_body", None)  # (GuardedHandler's own: the request it answers)
+    # (one with an exception set is read no more: its answer went without it, a 413 before the body)
+    return body if body is not None and not body.is_eof() and body.exception() is None else None
 
 
 def still_receiving(handler: RequestHandler) -> bool:
     """The request being answered on `handler` has a body not yet read to its end."""
-    body = getattr(handler, "_serving_body", None)  # (GuardedHandler's: the request it answers)
-    # (one with an exception set is read no more: its answer went without it, a 413 before the body)
-    return body is not None and not body.is_eof() and body.exception() is None
+    return arriving_body(handler) is not None
+
+
+def upgraded(handler: RequestHandler) -> bool:
+    """`handler`'s connection is a WebSocket's (aiohttp's `_upgraded`; False where it has moved)."""
+    return _private(handler, "_upgraded") is True
 
 
 def waiting_for_a_request(handler: RequestHandler) -> bool:
     """`handler`'s connection is kept alive between requests: closed by aiohttp's `close`, it drops
     the next request's bytes, and that caller waited out the whole drain for a cut connection; left
     reading, the request gets the shutdown's 429 `QueueFull` at once."""
-    waiter = handler._waiter  # (aiohttp's: the future `start` awaits for the next request)
-    return waiter is not None and not waiter.done() and not handler._messages
+    waiter = _private(handler, "_waiter")  # (aiohttp's: the future `start` awaits for the next request)
+    messages = _private(handler, "_messages")  # (aiohttp's: the requests read and not yet answered)
+    if waiter is MOVED or messages is MOVED:
+        return False
+    return waiter is not None and not waiter.done() and not messages
 
 
 def finish_bodies_at_shutdown(server: web.Server) -> None:
@@ -43,7 +72,7 @@ def finish_bodies_at_shutdown(server: web.Server) -> None:
 
     def pre_shutdown() -> None:  # (aiohttp's: `conn.close()` for each connection)
         for conn in server.connections:
-            if still_receiving(conn) or conn._upgraded or waiting_for_a_request(conn):
+            if still_receiving(conn) or upgraded(conn) or waiting_for_a_request(conn):
                 conn.keep_alive(False)  # (a WebSocket: read on until its 1001)
             else:
                 conn.close()
@@ -51,7 +80,7 @@ def finish_bodies_at_shutdown(server: web.Server) -> None:
     ending = server.shutdown
 
     async def shutdown(timeout: float | None = None) -> None:
-        arriving = [conn._serving_body for conn in server.connections if still_receiving(conn)]  # type: ignore[attr-defined]
+        arriving = [body for conn in server.connections if (body := arriving_body(conn)) is not None]
         if arriving:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
