@@ -62,6 +62,21 @@ function outcome(run, sections) {
   };
 }
 
+const synthesisTime = (run) => (run.elapsedTotalSec != null ? ` in ${run.elapsedTotalSec.toFixed(2)} s of synthesis` : "");
+
+/**
+ * A cancelled run in the slide list's words: how many of its sections played out, failed and were
+ * cancelled (they add up to the run's), then how many the worker had synthesised. It said
+ * "Cancelled: 3 ok, 0 failed" for a play-out stopped in its last section, whose row said cancelled,
+ * and "Cancelled: 0 ok, 0 failed" for three sections cancelled before any audio, none of them named.
+ */
+function cancelledSummary(run, sections) {
+  const rows = (state) => sections.filter((s) => s.state === state).length;
+  const { ok } = outcome(run, sections);
+  return `Cancelled: ${rows("done")} of ${run.total} played, ${rows("failed")} failed, ${rows("cancelled")} cancelled; ` +
+    `${ok} synthesised${synthesisTime(run)}.`;
+}
+
 /** The numbers the page shows (and `window.npuPlayer.snapshot()` gives tests). */
 export function figures(state) {
   const run = state.run;
@@ -70,10 +85,10 @@ export function figures(state) {
   let summary = "No request yet.";
   if (run?.running) summary = `Running: ${state.sections.filter((s) => s.synthesised).length} of ${run.total} synthesised.`;
   else if (run?.refused) summary = `Not run: the worker refused the request (${run.refused}).`;
+  else if (run?.cancelled) summary = cancelledSummary(run, state.sections);
   else if (run) {
     const { ok, failed } = outcome(run, state.sections);
-    summary = `${run.cancelled ? "Cancelled" : "Finished"}: ${ok} ok, ${failed} failed` +
-      (run.elapsedTotalSec != null ? ` in ${run.elapsedTotalSec.toFixed(2)} s of synthesis.` : ".");
+    summary = `Finished: ${ok} ok, ${failed} failed${synthesisTime(run)}.`;
   }
   if (run) summary += ` Longest page task: ${run.longestTaskMs ? `${Math.round(run.longestTaskMs)} ms` : "none over 50 ms"}.`;
   return {

@@ -171,7 +171,9 @@ def test_a_rate_mismatch_cancels_every_unfinished_section_and_the_run(
     # The page closed the socket, so the worker's done(cancelled) never comes: the page settles it all.
     assert [s["state"] for s in state["sections"]] == ["cancelled"] * 3
     assert state["run"]["cancelled"] is True
-    assert state["figures"]["summary"].startswith("Cancelled: 0 ok, 0 failed")
+    assert state["figures"]["summary"].startswith(
+        "Cancelled: 0 of 3 played, 0 failed, 3 cancelled; 0 synthesised"
+    )
     details = page.locator("#slides .detail").all_inner_texts()
     assert not any(detail.endswith("…") for detail in details), details  # no synthesis timer runs on
     assert not page.is_enabled("#cancel")
@@ -194,9 +196,11 @@ def test_cancel_during_play_out_stops_playback_and_asks_the_worker_nothing(
     # No cancel went to the worker: it would have answered NotRunning ("Nothing to cancel").
     assert "Nothing to cancel" not in state["message"]
     assert "playback stopped (the worker had already finished synthesising)" in state["message"]
-    assert state["figures"]["summary"].startswith("Cancelled: 3 ok, 0 failed")
     assert all(s["state"] in ("done", "cancelled") for s in state["sections"])
     assert state["sections"][-1]["state"] == "cancelled"
+    played = sum(s["state"] == "done" for s in state["sections"])  # the summary adds up to the rows
+    summary = f"Cancelled: {played} of 3 played, 0 failed, {3 - played} cancelled; 3 synthesised"
+    assert state["figures"]["summary"].startswith(summary), state["figures"]["summary"]
     assert not page.is_enabled("#cancel") and page.is_enabled("#play")
     assert console.errors == []
 

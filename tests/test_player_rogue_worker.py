@@ -279,7 +279,9 @@ def test_a_cancel_the_worker_never_answers_is_given_up_and_the_socket_closed(bro
         wait_on_the_page_clock(page, "s.run.running === false")  # Play stayed disabled for ever
         state = snapshot(page)
         assert [s["state"] for s in state["sections"]] == ["cancelled"]
-        assert state["figures"]["summary"].startswith("Cancelled: 0 ok, 0 failed")
+        assert state["figures"]["summary"].startswith(
+            "Cancelled: 0 of 1 played, 0 failed, 1 cancelled; 0 synthesised"
+        )
         assert "did not confirm the cancel" in state["message"]
         assert not page.is_disabled("#play")
         assert closed.wait(seconds(5))  # the page closed the socket: the worker's request stops too

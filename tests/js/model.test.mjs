@@ -61,7 +61,7 @@ test("cancelRun cancels every unfinished section and the run, and the summary sa
   assert.equal(run.cancelled, true);
   // No `done` came from the worker: the counts are the rows' own (3 synthesised, 1 failed).
   const f = figures({ run, sections, player: null, playerStatus: null });
-  assert.match(f.summary, /^Cancelled: 3 ok, 1 failed\./);
+  assert.match(f.summary, /^Cancelled: 1 of 6 played, 1 failed, 4 cancelled; 3 synthesised\. /);
 });
 
 test("without the worker's done, the summary counts the rows (the socket closed mid-request)", () => {
@@ -72,4 +72,15 @@ test("without the worker's done, the summary counts the rows (the socket closed 
   ];
   const run = { ...newRun(sections), running: false };
   assert.match(figures({ run, sections, player: null, playerStatus: null }).summary, /^Finished: 1 ok, 2 failed\./);
+});
+
+test("a cancelled run's summary adds up to its rows, with the worker's synthesis time when its done came", () => {
+  const sections = [
+    { ...FRESH_SECTION, state: "done", synthesised: true, played: true },
+    { ...FRESH_SECTION, state: "cancelled", synthesised: true },
+    { ...FRESH_SECTION, state: "cancelled" },
+  ];
+  const run = { ...newRun(sections), running: false, cancelled: true, okCount: 2, failCount: 0, elapsedTotalSec: 0.5 };
+  assert.match(figures({ run, sections, player: null, playerStatus: null }).summary,
+    /^Cancelled: 1 of 3 played, 0 failed, 2 cancelled; 2 synthesised in 0\.50 s of synthesis\. /);
 });
