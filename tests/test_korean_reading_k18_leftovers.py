@@ -55,3 +55,75 @@ def test_a_single_letter_with_a_sign_in_english_text() -> None:
     """The same rule for `lang=en`: "C⁺" of a closure as written, "K⁺" beside "Na⁺" an ion."""
     assert spoken_form("The closure C⁺ is finite.", "en") == "The closure C⁺ is finite."
     assert spoken_form("The ions Na⁺ and K⁺ move.", "en") == "The ions Na plus and K plus move."
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "결과는 p < 0.05 here.",
+            "결과는 p 0 점 영오 미만 here.",
+        ),  # korean17: p 0 점 영오 here 미만 ("here" a unit)
+        # as before: a unit apart from its number, "and" after a bound
+        ("x < 10 dBm이면", "x 10 dBm 미만이면"),
+        ("n > 3000 rpm", "n 3000 rpm 초과"),
+        ("x < 5 kg이면", "x 5 킬로그램 미만이면"),
+        ("x >= 0 and y >= 0", "x 0 이상 and y 0 이상"),
+    ],
+)
+def test_a_word_after_a_bounds_amount_is_no_unit(written: str, said: str) -> None:
+    """A small word apart from a bound's amount, "p < 0.05 here.", is the sentence's, not the amount's unit: the bound's
+    word 미만 goes after the amount, before it."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "It costs $3.50 today.",
+            "It costs three dollars and fifty cents today.",
+        ),  # korean17: 3 점 오영 달러
+        (
+            "It costs $1 or $0.50 here.",
+            "It costs one dollar or fifty cents here.",
+        ),  # korean17: 1 달러 or 0 점 오영 달러
+        (
+            "It costs $1,200.05 here.",
+            "It costs one thousand two hundred dollars and five cents here.",
+        ),  # korean17: 1200 점 영오 달러
+        ("We met at 3:30 today.", "We met at three thirty today."),  # korean17: 세 시 30분
+        ("We met at 3:05 PM here.", "We met at three oh five PM here."),  # korean17: 오후 세 시 5분
+        ("It opens at 10:00 here.", "It opens at ten o'clock here."),  # korean17: 열 시
+        ("Add 1/2 cup of sugar.", "Add one half cup of sugar."),  # korean17: 2분의 1
+        ("Use 3/4 of it here.", "Use three quarters of it here."),  # korean17: 4분의 3
+        ("The result has p < 0.05 here.", "The result has p less than zero point zero five here."),
+        # korean17: p 0 점 영오 here 미만
+        (
+            "It holds for n >= 10 here.",
+            "It holds for n greater than or equal to ten here.",
+        ),  # korean17: n 10 here 이상
+        ("It holds for x <= -3 here.", "It holds for x less than or equal to minus three here."),
+        (
+            "It is p<.05 here.",
+            "It is p less than zero point zero five here.",
+        ),  # korean17: p 0 점 영오 here 미만
+        # as before: a scaled amount, a range of times, a ratio, a date, 24/7, a chain, a bound on a term, Korean sentences
+        ("The total is $1.5M now.", "The total is 150만 달러 now."),
+        ("It ran 3:30-4:00 here.", "It ran 세 시 30분에서 네 시 here."),
+        ("The ratio is 16:9 here.", "The ratio is 16 대 9 here."),
+        ("It was on 1/2/2024 here.", "It was on 1/2/2024 here."),
+        ("It runs 24/7 here.", "It runs 24 7 here."),
+        ("It is 0 < x < 1 here.", "It is x는 0 초과 1 미만 here."),
+        ("It is x < y here.", "It is x y 미만 here."),
+        ("가격은 $3.50입니다.", "가격은 3 점 오영 달러입니다."),
+        ("회의는 3:30에 합니다.", "회의는 세 시 30분에 합니다."),
+        ("설탕 1/2컵", "설탕 2분의 1컵"),
+        ("유의수준은 p < 0.05 입니다.", "유의수준은 p는 0 점 영오 미만 입니다."),
+    ],
+)
+def test_an_english_sentences_money_times_fractions_and_bounds_are_english(written: str, said: str) -> None:
+    """In an English sentence of a Korean text, dollars, a clock time, a small fraction and a bound on a number are
+    English words (korean17 left them to the Korean rules: 3 점 오영 달러, 세 시 30분, 2분의 1, 미만 in an English
+    sentence, two voices); a Korean sentence's as before."""
+    assert spoken(written) == said

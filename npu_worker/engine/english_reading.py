@@ -185,12 +185,35 @@ def _decimal(match: re.Match[str]) -> str:
     return f"{whole} point {' '.join(fraction)}"
 
 
+# ... and a bound on a number, "p < 0.05 here.", "n >= 10 is enough." (korean17: p 0 점 영오 미만, the Korean bound's words in
+# an English sentence): p less than zero point zero five; not an arrow's "<=>", "->", nor a bound on a term, "x < y".
+COMPARISON = re.compile(r"(?<=[\w)])(?<![<>=!\-]) ?(<=|>=|[<>≤≥])(?![<>=]) ?([-−](?=\.?\d))?(?=\.?\d)")
+_COMPARISONS = {
+    "<": "less than", ">": "greater than", "≤": "less than or equal to", "<=": "less than or equal to",
+    "≥": "greater than or equal to", ">=": "greater than or equal to",
+}  # fmt: skip
+_BOUND_SIGN = re.compile("[<>≤≥]")
+
+
+def _comparison(match: re.Match[str]) -> str:
+    """One bound in words, ".05" with its 0; a chain's, "-1 ≤ sin x ≤ 1", left to the Korean rules as before."""
+    text, start, end = match.string, match.start(), match.end()
+    before = re.split(r"[\",;(]", text[max(0, start - 30) : start])[-1]
+    after = re.split(r"[\",;)]", text[end : end + 30])[0]
+    if _BOUND_SIGN.search(before) or _BOUND_SIGN.search(after):
+        return match.group()
+    return f" {_COMPARISONS[match.group(1)]} {'minus ' if match.group(2) else ''}{'0' if after[:1] == '.' else ''}"
+
+
 def signs_in_korean_text(sentence: str) -> str:
     """An English `sentence` of a Korean text with its units after a number, "+" and a spaced minus in English words."""
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
     sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
     sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
+    sentence = numbers.amounts_said(
+        COMPARISON.sub(_comparison, sentence)
+    )  # "$3.50", "3:30", "1/2", "p < 0.05"
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
     return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
