@@ -127,3 +127,55 @@ def test_an_english_sentences_money_times_fractions_and_bounds_are_english(writt
     English words (korean17 left them to the Korean rules: 3 점 오영 달러, 세 시 30분, 2분의 1, 미만 in an English
     sentence, two voices); a Korean sentence's as before."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ∈ ℝ^{n+1}", "x in R n plus 1"),  # korean17: x in R^{n+1}
+        ("x is in ℝ^{n-1} here.", "x is in R n minus 1 here."),  # korean17: R^{n-1}
+        ("ℝⁿ⁺¹", "R n plus 1"),  # korean17: R n plus¹
+        ("ℝ^{n+1}_+", "R n plus 1 plus"),
+        # as before
+        ("ℝ^{n}", "R n"),
+        ("ℝ^n_+", "R n plus"),
+        ("ℤ⁺", "Z plus"),
+        ("ℝ^{2n+1}", "R^{2n+1}"),
+    ],
+)
+def test_english_text_says_a_number_sets_dimension_one_more_or_less(written: str, said: str) -> None:
+    """`lang=en`: "ℝ^{n+1}" is R n plus 1 as "ℝ^{n}" is R n (the dimension, no power)."""
+    assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "x is in ℝ^{n+1}.",
+            "x is in n 플러스 1차원 실수 공간.",
+        ),  # korean17: ℝ^{n plus one} (the set, its braces unread)
+        ("x is in ℝⁿ here.", "x is in n차원 실수 공간 here."),  # as before
+        ("The term x^{n+1} is large.", "The term x의 n 플러스 1제곱 is large."),  # korean17: x^{n plus one}
+        ("It is 3 + 4 cm here.", "It is three plus four centimeters here."),  # as before
+    ],
+)
+def test_an_english_sentences_braced_exponent_is_read_whole(written: str, said: str) -> None:
+    """The "+" of a braced exponent in an English sentence is no sum for the English rules: the exponent is read whole,
+    as "ℝⁿ" is in one (korean17 made it "plus one" inside the braces, and the set and the braces went unread)."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said", "lang"),
+    [
+        ("(5) V는 전압이다", "다섯 번째, V는 전압이다", "ko"),
+        ("(5) kV는", "다섯 번째, 킬로볼트는", "ko"),
+        ("(5) V is the voltage.", "다섯 번째, V is the voltage.", "ko"),
+        ("(5) V is the voltage.", "(5) V is the voltage.", "en"),
+    ],
+)
+def test_a_numbered_item_before_a_unit_letter_stays_an_item(written: str, said: str, lang: str) -> None:
+    """The review's "(5) V": an item's number, then a letter (espeak-ng's en voice: five V); no rule takes the number for
+    the amount of a unit (not "(five) volts", as an English sentence's "(5) volts" is). As korean17 read it."""
+    assert spoken_form(written, lang) == said
