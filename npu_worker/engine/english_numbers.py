@@ -44,8 +44,9 @@ _NUMBER_ALONE = r"(\d+)(?![\w.,:/%°])"
 # rules read it whole).
 SAID_INTEGER = re.compile(
     rf"(?:(?<![\w./,:$€£¥₩§#)])([-−])|(?<![\w./,:$€£¥₩§#\-−])(?<![eE]\+)){_NUMBER_ALONE}"
-    rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed))"
-    rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )|(?<=than )|(?<=equal to )){_NUMBER_ALONE}"
+    rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed|(?:less|greater) than))"
+    rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )){_NUMBER_ALONE}"
+    r"|(?:(?<=than )|(?<=equal to ))(\d+)(?![\w:/%°]|[.,]\d)"  # a bound's, before a comma too: "x < 5, y > 3"
 )
 
 # ... and a span of years after a word that dates it, "The year 2024 to 2025", "from 1990 to 2000" (korean16: two
@@ -69,8 +70,8 @@ BRACKETED = re.compile(rf"(?<=\()([-−]?)(\d+)(?=\) {_UNIT_WORDS})")
 
 # An amount of dollars, a clock time and a small fraction, "It costs $3.50.", "We met at 3:30.", "Add 1/2 cup." (korean17:
 # 3 점 오영 달러, 세 시 30분, 2분의 1: the Korean rules' words in an English sentence): three dollars and fifty cents,
-# three thirty, one half. A scaled amount, "$1.5M", a range of times, "3:30-4:00", a date "1/2/2024" stay the Korean rules'.
-DOLLARS = re.compile(r"(?<![\w.,$])\$(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d\d))?(?![\w,]|\.\d)")
+# three thirty, one half. A scaled amount, "$1.5M", a rate, "$3.50/kWh", a range of times, "3:30-4:00", a date "1/2/2024" stay the Korean rules'.
+DOLLARS = re.compile(r"(?<![\w.,$])\$(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d\d))?(?![\w,/]|\.\d)")
 CLOCK = re.compile(r"(?<![\w.:/\-–~])([01]?\d|2[0-3]):([0-5]\d)(?![\d:]|\.\d| ?[-–~] ?\d)")
 FRACTION = re.compile(r"(?<![\w./,\-−])([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
@@ -149,8 +150,8 @@ def year_words(year: str) -> str:
 
 
 def _integer(match: re.Match[str]) -> str:
-    sign, before_a_word, after_a_word = match.groups()
-    said = _number_or_digits(before_a_word or after_a_word)
+    sign, before_a_word, after_a_word, bound = match.groups()
+    said = _number_or_digits(before_a_word or after_a_word or bound)
     return f"minus {said}" if sign else said
 
 

@@ -197,13 +197,16 @@ _COMPARISONS = {
     "≥": "greater than or equal to", ">=": "greater than or equal to",
 }  # fmt: skip
 _BOUND_SIGN = re.compile("[<>≤≥]")
+_CLAUSE_BREAK = re.compile(
+    r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
+)  # "n >= 3 and m < 5": two bounds
 
 
 def _comparison(match: re.Match[str]) -> str:
     """One bound in words, ".05" with its 0; a chain's, "-1 ≤ sin x ≤ 1", left to the Korean rules as before."""
     text, start, end = match.string, match.start(), match.end()
-    before = re.split(r"[\",;(]", text[max(0, start - 30) : start])[-1]
-    after = re.split(r"[\",;)]", text[end : end + 30])[0]
+    before = _CLAUSE_BREAK.split(text[max(0, start - 30) : start])[-1]
+    after = _CLAUSE_BREAK.split(text[end : end + 30])[0]
     if _BOUND_SIGN.search(before) or _BOUND_SIGN.search(after):
         return match.group()
     return f" {_COMPARISONS[match.group(1)]} {'minus ' if match.group(2) else ''}{'0' if after[:1] == '.' else ''}"
