@@ -32,13 +32,22 @@ def test_a_query_strings_pairs_are_no_chain_of_equalities(written: str, said: st
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("The price is $3.50 today.", "The price is 3 점 오영 달러 today."),  # korean14: 3 달러 point 5 0
+        (
+            "The price is $3.50 today.",
+            "The price is three dollars and fifty cents today.",
+        ),  # korean17: 3 점 오영 달러
         ("The total is $1.5M now.", "The total is 150만 달러 now."),  # korean14: 1 달러 point 5M
         ("The price is 5.99$ today.", "The price is 5 점 구구 달러 today."),  # korean14: 5 point 9 9 달러
         ("See §14.2 of the paper.", "See 14 점 이절 of the paper."),  # korean14: 14절 point 2
         ("See § 14.2 of the paper.", "See 14 점 이절 of the paper."),
-        ("p < 0.05 is significant.", "p 0 점 영오 미만 is significant."),  # korean14: p 0 미만 point 0 5
-        ("x > 0.5 is the threshold.", "x 0 점 오 초과 is the threshold."),  # korean14: x 0 초과 point 5
+        (
+            "p < 0.05 is significant.",
+            "p less than zero point zero five is significant.",
+        ),  # korean17: p 0 점 영오 미만
+        (
+            "x > 0.5 is the threshold.",
+            "x greater than zero point five is the threshold.",
+        ),  # korean17: x 0 점 오 초과
         ("0.5 < x is given.", "0 점 오 초과 x is given."),  # korean14: 0 point 5 초과 x
         (
             "The ratio is 0.5/1.0 here.",

@@ -128,10 +128,13 @@ def test_a_code_line_closed_by_a_period_reads_as_code(written: str, said: str) -
             "In 2024 we grew by one point two five here.",
         ),  # a year alone: Korean's
         ("Send HTTP/1.1 to the worker.", "Send HTTP 1 point 1 to the worker."),  # a name's version: as before
-        # a Korean sentence, a bound's number and a mantissa: the Korean rules', as before
+        # a Korean sentence and a mantissa: the Korean rules', as before; a bound's number English words since korean18
         ("배터리는 3.7V입니다.", "배터리는 3 점 칠 볼트입니다."),
         ("The rate is 1.5e-3 here.", "The rate is 1 점 오 곱하기 10의 마이너스 3제곱 here."),
-        ("The score is x >= 90 in the test.", "The score is x 90 이상 in the test."),
+        (
+            "The score is x >= 90 in the test.",
+            "The score is x greater than or equal to ninety in the test.",
+        ),  # korean17: x 90 이상 (korean18: an English sentence's bound in English words)
     ],
 )
 def test_an_english_sentences_numbers_in_english_forms_are_english_words(written: str, said: str) -> None:

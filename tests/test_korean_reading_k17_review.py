@@ -105,7 +105,7 @@ def test_an_english_number_before_a_unit_is_english_whatever_its_digits(written:
 def test_an_unspaced_range_before_a_unit_in_an_english_sentence_is_said_to(written: str, said: str) -> None:
     """Item (2) of the review, by rvk16's rule (a number in a form the English rules made English is English words)
     and korean16's `english_numbers`: a whole number's range before a unit's name, "5-10 volts", is said "to", as a
-    spaced one was (k12), and one in brackets, "(−3) volts". Decided and left, the boundary: "$3.50", "§14.2", "3:30",
-    "1/2", "1.5e-3", "p < 0.05" and a decimal's range "1.5-2.5 V" stay the Korean rules' (no English rule makes their form English:
-    money, a section, a time, a fraction, a mantissa and a bound are read whole by the Korean rules, rvk14)."""
+    spaced one was (k12), and one in brackets, "(−3) volts". Decided and left, the boundary: "§14.2", "1.5e-3"
+    and a decimal's range "1.5-2.5 V" stay the Korean rules' (a section, a mantissa, read whole by the Korean rules, rvk14;
+    "$3.50", "3:30", "1/2" and "p < 0.05" English words since korean18)."""
     assert spoken(written) == said

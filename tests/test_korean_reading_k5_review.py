@@ -115,7 +115,10 @@ def test_what_is_no_particle_reads_as_before(written, said):
         ("x >= 0 and y >= 0", "x 0 이상 and y 0 이상"),  # it was x 0 and 이상 y 0 이상
         ("x > 0 or x < -1", "x 0 초과 or x 마이너스 1 미만"),
         ("n ≥ 1 for all n", "n 1 이상 for all n"),
-        ("n > 5 in the list", "n 5 초과 in the list"),
+        (
+            "n > 5 in the list",
+            "n greater than five in the list",
+        ),  # an English sentence's (korean17: n 5 초과)
         ("x > 3 cm", "x 3 센티미터 초과"),  # a unit stays one
         ("T > 300 K", "T 300 K 초과"),
         ("x > 3 in", "x 3 in 초과"),

@@ -3,9 +3,10 @@
 The Korean voice says digits in Korean and English words in English: "The battery is 3.7V." was read 3 point 7 volts,
 which it said 삼 point 칠 volts, two languages in one number. The forms the English rules have made English, a
 decimal's "point", a number before a unit's name, the terms of "plus", "minus", "to": three point seven volts, five
-kilometers per hour, three plus four; a span of years, "from 1990 to 2000", as years are said, nineteen ninety. Other
-numbers, a year alone, a count, a version, a time, stay the Korean rules' (no English rule reads them; "In 2024 we
-grew." 2024 as the Korean voice says it).
+kilometers per hour, three plus four; a span of years, "from 1990 to 2000", as years are said, nineteen ninety; dollars,
+a clock time and a small fraction, "$3.50", "3:30", "1/2": three dollars and fifty cents, three thirty, one half. Other
+numbers, a year alone, a count, a version, stay the Korean rules' (no English rule reads them; "In 2024 we grew." 2024
+as the Korean voice says it).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ _NUMBER_ALONE = r"(\d+)(?![\w.,:/%°])"
 # rules read it whole).
 SAID_INTEGER = re.compile(
     rf"(?:(?<![\w./,:$€£¥₩§#)])([-−])|(?<![\w./,:$€£¥₩§#\-−])(?<![eE]\+)){_NUMBER_ALONE}"
-    rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed))"
+    rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed|(?:less|greater) than))"
     rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )){_NUMBER_ALONE}"
+    r"|(?:(?<=than )|(?<=equal to ))(\d+)(?![\w:/%°]|[.,]\d)"  # a bound's, before a comma too: "x < 5, y > 3"
 )
 
 # ... and a span of years after a word that dates it, "The year 2024 to 2025", "from 1990 to 2000" (korean16: two
@@ -64,6 +66,51 @@ UNIT_RANGE = re.compile(rf"(?<![\w./,\-−])(\d+)-(?=(\d+) {_UNIT_WORDS})")
 # ... and a whole number in brackets before one, "(−3) volts", "(5) volts" (korean16: (마이너스 3) volts, Korean words
 # beside English ones): (minus three) volts.
 BRACKETED = re.compile(rf"(?<=\()([-−]?)(\d+)(?=\) {_UNIT_WORDS})")
+
+
+# An amount of dollars, a clock time and a small fraction, "It costs $3.50.", "We met at 3:30.", "Add 1/2 cup." (korean17:
+# 3 점 오영 달러, 세 시 30분, 2분의 1: the Korean rules' words in an English sentence): three dollars and fifty cents,
+# three thirty, one half. A scaled amount, "$1.5M", a rate, "$3.50/kWh", a range of times, "3:30-4:00", a date "1/2/2024" stay the Korean rules'.
+DOLLARS = re.compile(r"(?<![\w.,$])\$(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d\d))?(?![\w,/]|\.\d)")
+CLOCK = re.compile(r"(?<![\w.:/\-–~])([01]?\d|2[0-3]):([0-5]\d)(?![\d:]|\.\d| ?[-–~] ?\d)")
+FRACTION = re.compile(r"(?<![\w./,\-−])([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
+_PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
+
+
+def amounts_said(sentence: str) -> str:
+    """`sentence` with its dollars, clock times and small fractions in English words."""
+    if "$" in sentence:
+        sentence = DOLLARS.sub(_dollars, sentence)
+    if ":" in sentence:
+        sentence = CLOCK.sub(_clock, sentence)
+    return FRACTION.sub(_fraction, sentence) if "/" in sentence else sentence
+
+
+def _dollars(match: re.Match[str]) -> str:
+    dollars, cents = int(match.group(1).replace(",", "")), int(match.group(2) or 0)
+    said = (
+        [f"{english_number(str(dollars))} dollar{'' if dollars == 1 else 's'}"]
+        if dollars or not cents
+        else []
+    )
+    if cents:
+        said.append(f"{english_number(str(cents))} cent{'' if cents == 1 else 's'}")
+    return " and ".join(said)
+
+
+def _clock(match: re.Match[str]) -> str:
+    hour, minutes = english_number(str(int(match.group(1)))), int(match.group(2))
+    if not minutes:
+        return f"{hour} o'clock"
+    return f"{hour} {'oh ' if minutes < 10 else ''}{english_number(str(minutes))}"
+
+
+def _fraction(match: re.Match[str]) -> str:
+    numerator, denominator = int(match.group(1)), int(match.group(2))
+    part = _PARTS[denominator]
+    if numerator > 1:
+        part = "halves" if part == "half" else part + "s"
+    return f"{english_number(str(numerator))} {part}"
 
 
 def numbers_said(sentence: str) -> str:
@@ -103,8 +150,8 @@ def year_words(year: str) -> str:
 
 
 def _integer(match: re.Match[str]) -> str:
-    sign, before_a_word, after_a_word = match.groups()
-    said = _number_or_digits(before_a_word or after_a_word)
+    sign, before_a_word, after_a_word, bound = match.groups()
+    said = _number_or_digits(before_a_word or after_a_word or bound)
     return f"minus {said}" if sign else said
 
 

@@ -15,7 +15,7 @@ from . import korean_charges as charges
 from . import korean_ranges as ranges
 from . import korean_units as units
 
-_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789-ni")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ⁺", "0123456789-ni+")
 # A power on a number, a bracket or a symbol of one or two letters ("10³", "(a+b)²", "x²", "mc²", "m²"); a
 # superscript after a longer word is a footnote's mark ("energy¹"), left as it was. Two letters are said
 # apart: "mc squared" was the name "Mc".
@@ -58,8 +58,9 @@ _NUMBER_SETS = {"ℝ": "R", "ℕ": "N", "ℤ": "Z", "ℚ": "Q", "ℂ": "C"}
 # ... a dimension in braces and a sign's half, "ℝ^{n}", "ℝ^n_+", "ℤ⁺", "ℝ₊" (korean14: R^{n}, R to the power of n_+, Z⁺):
 # R n, R n plus, Z plus, R plus; two letters in braces, "ℝ^{nm}" (korean15: as written), R n m.
 _SIGNED_HALF = r"([⁺₊]|_\{?\+\}?(?![\w{]))?"
+# ... and one more or less, "ℝ^{n+1}", "ℝ^{n-1}", "ℝⁿ⁺¹" (korean17: R^{n+1}, R n plus¹): R n plus 1, R n minus 1.
 NUMBER_SET = re.compile(
-    r"([ℝℕℤℚℂ])(?:([⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([a-z]{1,2}|\d{1,3})\}|\^([a-z]|\d{1,3})(?:(?=_\{?\+)|(?![\w^{])))?"
+    r"([ℝℕℤℚℂ])(?:(ⁿ[⁺⁻][¹²³⁴⁵⁶⁷⁸⁹]|[⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ]{1,3})|\^\{([a-z]{1,2}|\d{1,3}|[a-z] ?[+\-−] ?\d{1,2})\}|\^([a-z]|\d{1,3})(?:(?=_\{?\+)|(?![\w^{])))?"
     + _SIGNED_HALF
 )
 # ... and "⊃", "⊇", "⊊", "∅", which korean14 still left unsaid ("A ⊃ B": A B, "x ∉ ∅": x not in); each word spaced
@@ -70,6 +71,7 @@ _SET_WORDS = {
     "∀": "for all", "∃": "there exists",
 }  # fmt: skip
 SET_SIGN = re.compile("[∈∉∪∩⊂⊆⊊⊃⊇∅∀∃]")
+_ONE_MORE = re.compile(r"([a-z]) ?([+\-−]) ?(\d{1,2})")
 _OPENS, _CLOSES = "([{", ")]}.,;:!?"
 COMPLEMENT = re.compile(r"(?<=[\w)′'])ᶜ")
 
@@ -103,6 +105,8 @@ def _number_set(match: re.Match[str]) -> str:
     dimension = (superscript or "").translate(_SUPERSCRIPT) or braced or caret
     if dimension and dimension.isalpha():
         dimension = " ".join(dimension)  # "ℝ^{nm}" R n m (korean15: R^{nm}, as written)
+    elif dimension and (more := _ONE_MORE.fullmatch(dimension)):  # "ℝ^{n+1}": R n plus 1
+        dimension = f"{more.group(1)} {'plus' if more.group(2) == '+' else 'minus'} {more.group(3)}"
     said = f"{_NUMBER_SETS[letter]} {dimension}" if dimension else _NUMBER_SETS[letter]
     return f"{said} plus" if signed else said
 
@@ -185,15 +189,50 @@ def _decimal(match: re.Match[str]) -> str:
     return f"{whole} point {' '.join(fraction)}"
 
 
+# ... and a bound on a number, "p < 0.05 here.", "n >= 10 is enough." (korean17: p 0 점 영오 미만, the Korean bound's words in
+# an English sentence): p less than zero point zero five; not an arrow's "<=>", "->", nor a bound on a term, "x < y".
+COMPARISON = re.compile(r"(?<=[\w)])(?<![<>=!\-]) ?(<=|>=|[<>≤≥])(?![<>=]) ?([-−](?=\.?\d))?(?=\.?\d)")
+_COMPARISONS = {
+    "<": "less than", ">": "greater than", "≤": "less than or equal to", "<=": "less than or equal to",
+    "≥": "greater than or equal to", ">=": "greater than or equal to",
+}  # fmt: skip
+_BOUND_SIGN = re.compile("[<>≤≥]")
+_CLAUSE_BREAK = re.compile(
+    r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
+)  # "n >= 3 and m < 5": two bounds
+
+
+def _comparison(match: re.Match[str]) -> str:
+    """One bound in words, ".05" with its 0; a chain's, "-1 ≤ sin x ≤ 1", left to the Korean rules as before."""
+    text, start, end = match.string, match.start(), match.end()
+    before = _CLAUSE_BREAK.split(text[max(0, start - 30) : start])[-1]
+    after = _CLAUSE_BREAK.split(text[end : end + 30])[0]
+    if _BOUND_SIGN.search(before) or _BOUND_SIGN.search(after):
+        return match.group()
+    return f" {_COMPARISONS[match.group(1)]} {'minus ' if match.group(2) else ''}{'0' if after[:1] == '.' else ''}"
+
+
 def signs_in_korean_text(sentence: str) -> str:
     """An English `sentence` of a Korean text with its units after a number, "+" and a spaced minus in English words."""
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
     sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
     sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
+    sentence = numbers.amounts_said(
+        COMPARISON.sub(_comparison, sentence)
+    )  # "$3.50", "3:30", "1/2", "p < 0.05"
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
-    sentence = _PLUS_MINUS.sub(lambda m: " plus " if "+" in m.group() else " minus ", sentence)
+    sentence = _PLUS_MINUS.sub(_plus_minus, sentence)
     return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
+
+
+def _plus_minus(match: re.Match[str]) -> str:
+    """ "+" or a spaced minus in words; one in a braced exponent, "ℝ^{n+1}", "x^{n+1}", left to the Korean rules, which
+    read the exponent whole (korean17: ℝ^{n plus one}, the set and its braces unread)."""
+    opened = match.string.rfind("^{", max(0, match.start() - 12), match.start())
+    if opened >= 0 and "}" not in match.string[opened : match.start()]:
+        return match.group()
+    return " plus " if "+" in match.group() else " minus "
 
 
 def _range_to(match: re.Match[str]) -> str:

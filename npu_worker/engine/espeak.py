@@ -161,7 +161,11 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # twenty-five (not two thousand twenty-four), "007 volts", "00.5 volts", "1234567890 volts" zero zero seven volts, zero
 # zero point five, one billion …, "5-10 volts" five to ten volts, "(−3) volts" (minus three) volts (not
 # the digits to the Korean voice).
-AUDIO_REVISION = 22
+# 23: stop 58's leftovers (korean18): "H₂SO₄" H투S-O포 (not H₂S-O포); "C⁺", "V⁺" of math as written, an ion only beside chemistry;
+# "p < 0.05 here." p 0 점 영오 미만 here (not here 미만); an English sentence's "$3.50", "3:30", "1/2", "p < 0.05" three
+# dollars and fifty cents, three thirty, one half, p less than zero point zero five (not the Korean rules' words);
+# "ℝ^{n+1}" R n plus 1 (lang=en), n 플러스 1차원 실수 공간 in an English sentence (not ℝ^{n plus one}).
+AUDIO_REVISION = 23
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

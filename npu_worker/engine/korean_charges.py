@@ -3,7 +3,8 @@
 The superscript digit after a chemical symbol is the charge's size, not a power: "Ca²⁺" was Ca의 2제곱⁺ (a square, the
 sign to espeak, unsaid), "Na⁺" Na⁺. A lecturer says the size and the sign in English words, Ca 투 플러스, Na 플러스,
 O 투 마이너스, as for "Fe³⁺" 철 쓰리 플러스. Only a formula of element symbols is an ion: a power "x²", "A²", a set's half
-"ℤ⁺" and a variable's "x⁺" are left to their rules. An English sentence's, "The Ca²⁺ ion is small.", in English words
+"ℤ⁺" and a variable's "x⁺" are left to their rules. A single capital with a sign, "C⁺", "V⁺", is an ion only in a text about
+chemistry (`_CHEMISTRY`). An English sentence's, "The Ca²⁺ ion is small.", in English words
 (Ca two plus: Ca 투 플러스 would be Korean words in it), `english_reading`'s.
 """
 
@@ -35,8 +36,21 @@ _SYMBOL = re.compile(r"[A-Z][a-z]?")
 _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
 
 
-def _is_ion(formula: str) -> bool:
-    return all(symbol in _ELEMENTS for symbol in _SYMBOL.findall(formula))
+# A single capital with a sign and no size, "C⁺", "V⁺", "S⁻", is a letter of math or computing as often (a closure, a
+# space's half, a pseudo-inverse: k17 read them all as ions, C 플러스): an ion only in a text about chemistry, a word of
+# it or another ion beside it ("H⁺ 이온", "Na⁺와 K⁺"); any other left to espeak as "x⁺" is.
+_CHEMISTRY = re.compile(
+    r"이온|전하|용액|전해|원자|분자|화학|산화|환원|양성자|농도|염기|(?i:\bions?\b|charge|electrolyt|electron|proton|acid"
+    r"|oxid|molecul|atom|chemi)|[A-Z][a-z]?[₀-₉]{0,2}(?:[A-Z][a-z]?[₀-₉]{0,2}|[¹²³⁴⁵⁶⁷])[⁺⁻]"
+    r"|[A-Z][a-z][⁺⁻]|e[⁺⁻]"
+)
+
+
+def _is_ion(match: re.Match[str]) -> bool:
+    formula, size = match.group(1, 2)
+    if not all(symbol in _ELEMENTS for symbol in _SYMBOL.findall(formula)):
+        return False
+    return len(formula) > 1 or bool(size) or formula == "e" or bool(_CHEMISTRY.search(match.string))
 
 
 def charges_spoken(text: str) -> str:
@@ -52,7 +66,7 @@ def charges_in_english(text: str) -> str:
 def _charge(match: re.Match[str]) -> str:
     """ "Ca²⁺" as Ca 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
     formula, size, sign, particle = match.groups()
-    if not _is_ion(formula):
+    if not _is_ion(match):
         return match.group()
     said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
     word = "플러스" if sign == "⁺" else "마이너스"
@@ -62,7 +76,7 @@ def _charge(match: re.Match[str]) -> str:
 def _charge_in_english(match: re.Match[str]) -> str:
     """ "Ca²⁺" as Ca two plus, in an English sentence; a particle, none there, as written."""
     formula, size, sign, particle = match.groups()
-    if not _is_ion(formula) or particle:
+    if not _is_ion(match) or particle:
         return match.group()
     said = f"{english_number(size.translate(_SIZES))} " if size else ""
     return f"{_apart(match)}{formula} {said}{'plus' if sign == '⁺' else 'minus'}"

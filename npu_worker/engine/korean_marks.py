@@ -101,6 +101,12 @@ _CATHODE = re.compile(r"(?<![A-Za-z])(?:(NCMA|NCM|NMC|NCA)[ -]?([1-9]{3})|(IP)([
 # "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투, "H₂O" 에이치투오; the letters are joined by hyphens, which espeak
 # spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
 _LETTERS_DIGIT = re.compile(r"(?<![A-Za-z\d.\-])([A-Z]{1,4})([0-9₀-₉])([A-Z]{0,3})(?![A-Za-z\d₀-₉]|\.\d)")
+# ... and a formula with a subscript after more than one of its parts, "H₂SO₄", "H₃PO₄", "H₂O₂" (k17: H₂S-O포, its first
+# part left to espeak's code-point names, as the name above took only "SO₄"): each part so, H투S-O포, H쓰리P-O포, H투O투.
+_SUBSCRIPTED_FORMULA = re.compile(
+    r"(?<![A-Za-z\d.\-₀-₉])(?:[A-Z]{1,4}[₀-₉]){2,4}[A-Z]{0,3}(?![A-Za-z\d₀-₉]|\.\d)"
+)
+_FORMULA_PART = re.compile(r"([A-Z]{1,4})([₀-₉]?)")
 # A range of such names, "Q1~Q3", "H1~H2" (espeak: Q원 Q쓰리, the tilde unsaid): Q원에서 Q쓰리; and a quarter
 # written "1Q", "3Q" (일 큐) as Korean reports say it, 1분기.
 _NAME_RANGE = re.compile(r"(?<=[A-Z][0-9]) ?[~～〜] ?(?=[A-Z][0-9](?![A-Za-z\d]))")
@@ -190,6 +196,7 @@ def marks_spoken(text: str) -> str:
     text = _CATHODE.sub(_digit_by_digit, text)
     text = _NAME_RANGE.sub("에서 ", text)
     text = _QUARTER.sub(template(r"\1분기"), text)
+    text = _SUBSCRIPTED_FORMULA.sub(_subscripted_formula, text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
     return _AMPERSAND.sub("앤", text)
@@ -273,3 +280,11 @@ def _letters_slash(match: re.Match[str]) -> str:
 def _letters_digit(match: re.Match[str]) -> str:
     letters, digit, rest = match.groups()
     return "-".join(letters) + ENGLISH_DIGITS[unicodedata.digit(digit)] + "-".join(rest)
+
+
+def _subscripted_formula(match: re.Match[str]) -> str:
+    """ "H₂SO₄" as H투S-O포: each part as `_letters_digit` says one."""
+    return "".join(
+        "-".join(letters) + (ENGLISH_DIGITS[unicodedata.digit(digit)] if digit else "")
+        for letters, digit in _FORMULA_PART.findall(match.group())
+    )

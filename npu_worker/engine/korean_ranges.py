@@ -82,9 +82,13 @@ _ENGLISH_WORD = (
 # ... and a fraction said in Korean, "x < 3분의 1", "p > 2 분의 1이면" (it was x 3분 미만의 1: 분 read as minutes, the
 # bound's word before 의): x 3분의 1 미만.
 _MINUS_PI = re.compile(r"^[-−](?=\d{0,2}π)")
+# A unit apart from its number, "x < 5 kg", "x < 10 dBm", "n > 3000 rpm": one of `_UNITS`, two letters at most, one with a
+# capital or a rate's; a small word after it is the sentence's, "p < 0.05 here." (korean17: p 0 점 영오 here 미만, "here"
+# taken for the amount's unit).
+_SPACED_UNIT = rf"(?:{_alternatives(_UNITS)}|[A-Za-zΩμµ]{{1,2}}|(?=[a-zμµ]{{0,3}}[A-ZΩ])[A-Za-zΩμµ]{{3,4}}|rpm|psi|bar|fps|ppm|ppb|lux)"
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
-    rf"(?: ?분의 \d+(?:\.\d+)?|π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?: ?분의 \d+(?:\.\d+)?|π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?)|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z])| (?!{_ENGLISH_WORD}){_SPACED_UNIT}(?![A-Za-z])|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{SPACED_COUNTERS})(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"

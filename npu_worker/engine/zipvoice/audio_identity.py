@@ -77,7 +77,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 25: stop 56's leftovers (korean14): the espeak engine's revision 21 lists them.
 # 26: stop 57's leftovers (korean16): an ion's charge, "Ca²⁺" Ca 투 플러스, and the rest the espeak engine's revision 22
 # lists.
-AUDIO_REVISION = 26
+# 27: stop 58's leftovers (korean18): "H₂SO₄" H투S-O포, an English sentence's money, times, fractions and bounds in English,
+# and the rest the espeak engine's revision 23 lists.
+AUDIO_REVISION = 27
 
 
 def audio_settings(
