@@ -26,6 +26,9 @@ from npu_worker.engine.text_form import espeak_pieces
 from npu_worker.protocol import DEFAULT_LANG, EmptyText, EngineError, UnknownLanguage, WorkerError
 
 OUTPUT_RATE = 24000
+READER_WARM_UP = (
+    "3.7V"  # `load` reads it: the reader's patterns a lecture uses compile (`lazy_re`), not at a request
+)
 PROMPT_SECONDS = 0.2  # `stream_into` hands the first audio on buffer by buffer (trim, first frames)...
 GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers back to back
 # Raised whenever a change here makes other audio from the same text, so a cache entry made before it is a
@@ -222,8 +225,9 @@ class EspeakEngine:
     def load(self) -> None:
         """Load and initialise the library (raises protocol.ModelLoadError), then speak one syllable in
         the default language: an instance's first synthesis loads its voice (first chunk 3.8 ms
-        against 0.26 ms after), which no request should pay."""
+        against 0.26 ms after), which no request should pay; and read a number (`READER_WARM_UP`)."""
         self._library = self._library_factory()
+        espeak_text(SynthesisRequest(READER_WARM_UP, DEFAULT_LANG))
         self.stream_into(SynthesisRequest("가", DEFAULT_LANG), lambda _: True)
 
     @property
@@ -308,8 +312,7 @@ def espeak_text(request: SynthesisRequest) -> str:
     """What espeak reads: Korean numbers, units and symbols as words (it read "3.7V" as "삼 칠 V"), and a
     comma where a run without one would outgrow what espeak reads whole (`text_form.espeak_pieces`:
     it dropped the rest of a long Korean clause, a third of a passage without punctuation). The reader
-    loads at the first text (an engine's load speaks one): `serve`'s engine reads none in the worker's
-    process, its child does, and the reader's patterns cost ≈ 0.3 s of CPU there before a ready `/health`."""
+    loads at the first text (an engine's load reads one): in `serve`'s espeak child, not the worker."""
     from npu_worker.engine.korean_reading import spoken_form
 
     pieces = espeak_pieces(spoken_form(request.text, request.lang))

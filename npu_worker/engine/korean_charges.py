@@ -9,8 +9,7 @@ O 투 마이너스, as for "Fe³⁺" 철 쓰리 플러스. Only a formula of ele
 
 from __future__ import annotations
 
-import re
-
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .english_numbers import english_number
 from .korean_formulas import PARTICLE, particle_after
 from .korean_words import ENGLISH_DIGITS
