@@ -54,6 +54,20 @@ def test_after_an_espeak_engines_load_reading_a_lecture_compiles_nothing_more():
     assert compiles_in_a_fresh_interpreter(code) == []  # without the load's number: 119 at the first one
 
 
+def test_the_worker_processs_engine_load_reads_no_text_its_child_does():
+    code = (
+        "from npu_worker.engine.espeak_process_engine import EspeakProcessEngine\n"
+        "engine = EspeakProcessEngine()\n"
+        "engine.load()\n"  # a real espeak child, which warms its own reader
+        "engine.close()\n"
+        "print('READER', 'npu_worker.engine.korean_reading' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys\n" + code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert out.stdout.splitlines() == ["READER False"]  # it cost the worker ≈ 80 ms of CPU at a start
+
+
 def reading_modules() -> list[types.ModuleType]:
     modules = {korean_reading, english_reading, english_numbers, sentence_ends}
     modules |= {module for module in vars(korean_reading).values() if isinstance(module, types.ModuleType)}
