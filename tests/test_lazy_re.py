@@ -54,6 +54,18 @@ def test_after_an_espeak_engines_load_reading_a_lecture_compiles_nothing_more():
     assert compiles_in_a_fresh_interpreter(code) == []  # without the load's number: 119 at the first one
 
 
+def test_after_a_zipvoice_tokenizer_is_made_reading_a_lecture_compiles_nothing_more():
+    code = (
+        "from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer\n"
+        "from npu_worker.engine.korean_reading import spoken_form\n"
+        "EspeakTokenizer()\n"  # as ZipVoice's load makes it (the reader was compiled whole at its import)
+        "compiled.clear()\n"
+        "for section in json.load(open('npu_worker/bench/lecture_ko_39.json'))['sections']:\n"
+        "    spoken_form(section['text'], 'ko')\n"
+    )
+    assert compiles_in_a_fresh_interpreter(code) == []
+
+
 def test_the_worker_processs_engine_load_reads_no_text_its_child_does():
     code = (
         "from npu_worker.engine.espeak_process_engine import EspeakProcessEngine\n"
