@@ -41,6 +41,7 @@ from npu_worker.engine import (
     text_form,
 )
 from npu_worker.engine.korean_reading import PLAIN, spoken
+from npu_worker.engine.lazy_re import LazyPattern
 
 MODULES: list[ModuleType] = [
     korean_absolute,
@@ -189,12 +190,12 @@ def can_match(sequence: list[tuple[object, object]], alphabet: list[str] | Alpha
     return True
 
 
-def patterns() -> list[tuple[str, re.Pattern[str]]]:
+def patterns() -> list[tuple[str, re.Pattern[str] | LazyPattern]]:
     return [
         (f"{module.__name__.rsplit('.', 1)[1]}.{name}", value)
         for module in MODULES
         for name, value in vars(module).items()
-        if isinstance(value, re.Pattern)
+        if isinstance(value, re.Pattern | LazyPattern)
     ]
 
 

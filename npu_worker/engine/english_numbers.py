@@ -11,7 +11,7 @@ as the Korean voice says it).
 
 from __future__ import annotations
 
-import re
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 
 _DIGIT_NAMES = "zero one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()

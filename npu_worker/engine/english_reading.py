@@ -8,12 +8,11 @@ anchored on a single sign, with bounded repeats: linear in the text.
 
 from __future__ import annotations
 
-import re
-
 from . import english_numbers as numbers
 from . import korean_charges as charges
 from . import korean_ranges as ranges
 from . import korean_units as units
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ⁺", "0123456789-ni+")
 # A power on a number, a bracket or a symbol of one or two letters ("10³", "(a+b)²", "x²", "mc²", "m²"); a

@@ -26,6 +26,7 @@ from npu_worker.engine.text_form import espeak_pieces
 from npu_worker.protocol import DEFAULT_LANG, EmptyText, EngineError, UnknownLanguage, WorkerError
 
 OUTPUT_RATE = 24000
+READER_WARM_UP = "3.7V"  # what `warm_up_reader` reads: a number's and a unit's patterns (`lazy_re`)
 PROMPT_SECONDS = 0.2  # `stream_into` hands the first audio on buffer by buffer (trim, first frames)...
 GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers back to back
 # Raised whenever a change here makes other audio from the same text, so a cache entry made before it is a
@@ -169,23 +170,13 @@ AUDIO_REVISION = 23
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {
-    "korean": "ko",
-    "kor": "ko",
-    "en": "en-us",
-    "eng": "en-us",
-    "english": "en-us",
-    "zh": "cmn",
-    "zh-cn": "cmn",
-    "zh-hans": "cmn",
-    "zho": "cmn",
-    "chinese": "cmn",
+    **dict.fromkeys(("korean", "kor"), "ko"),
+    **dict.fromkeys(("en", "eng", "english"), "en-us"),
+    **dict.fromkeys(("zh", "zh-cn", "zh-hans", "zho", "chinese"), "cmn"),
     "zh-hk": "yue",
-    "japanese": "ja",
-    "jpn": "ja",
-    "fr": "fr-fr",
-    "fra": "fr-fr",
-    "deu": "de",
-    "ger": "de",
+    **dict.fromkeys(("japanese", "jpn"), "ja"),
+    **dict.fromkeys(("fr", "fra"), "fr-fr"),
+    **dict.fromkeys(("deu", "ger"), "de"),
     "spa": "es",
 }
 
@@ -226,9 +217,14 @@ class EspeakEngine:
     def load(self) -> None:
         """Load and initialise the library (raises protocol.ModelLoadError), then speak one syllable in
         the default language: an instance's first synthesis loads its voice (first chunk 3.8 ms
-        against 0.26 ms after), which no request should pay."""
+        against 0.26 ms after), which no request should pay; and read a number (`warm_up_reader`)."""
         self._library = self._library_factory()
+        self.warm_up_reader()
         self.stream_into(SynthesisRequest("가", DEFAULT_LANG), lambda _: True)
+
+    def warm_up_reader(self) -> None:
+        """The reader's patterns a lecture's texts use compile now (`lazy_re`: 121 of 286), not at a request."""
+        espeak_text(SynthesisRequest(READER_WARM_UP, DEFAULT_LANG))
 
     @property
     def library(self) -> EspeakLibrary:
@@ -312,8 +308,7 @@ def espeak_text(request: SynthesisRequest) -> str:
     """What espeak reads: Korean numbers, units and symbols as words (it read "3.7V" as "삼 칠 V"), and a
     comma where a run without one would outgrow what espeak reads whole (`text_form.espeak_pieces`:
     it dropped the rest of a long Korean clause, a third of a passage without punctuation). The reader
-    loads at the first text (an engine's load speaks one): `serve`'s engine reads none in the worker's
-    process, its child does, and the reader's patterns cost ≈ 0.3 s of CPU there before a ready `/health`."""
+    loads at an engine's load (`warm_up_reader`): in `serve`'s espeak child, never in the worker."""
     from npu_worker.engine.korean_reading import spoken_form
 
     pieces = espeak_pieces(spoken_form(request.text, request.lang))

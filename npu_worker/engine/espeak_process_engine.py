@@ -71,6 +71,10 @@ class EspeakProcessEngine(EspeakEngine):
         started.close()
         raise EngineError(CLOSED)
 
+    def warm_up_reader(self) -> None:
+        """Nothing here: the child reads the texts, and its engine's load warms its reader; the worker's
+        process never loads the reader (≈ 75 ms of its CPU at a start, benchmarks/SERVER_OVERHEAD.md)."""
+
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         """The child's chunks; one that died while idle is found by the request's write, and another
         started and sent it, once (`ChildEspeak.chunks`'s `again`)."""

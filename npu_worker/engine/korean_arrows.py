@@ -11,8 +11,7 @@ which applies these last, when the words before a sign are said as they will be 
 
 from __future__ import annotations
 
-import re
-
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_chains import SUBJECT_NOUN, subject_before
 from .korean_copulas import GOING_COPULAS, NEGATED_COPULAS, STATEMENT_COPULAS
 from .korean_formulas import final_sound

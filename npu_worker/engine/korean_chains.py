@@ -9,8 +9,7 @@ which puts b's bound before b and its other bound after c, and "a < 1 < b" came 
 
 from __future__ import annotations
 
-import re
-
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_absolute import ABSOLUTE, said_at
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_functions import FUNCTION_NAMES

@@ -10,8 +10,7 @@ chemistry (`_CHEMISTRY`). An English sentence's, "The Ca²⁺ ion is small.", in
 
 from __future__ import annotations
 
-import re
-
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .english_numbers import english_number
 from .korean_formulas import PARTICLE, particle_after
 from .korean_words import ENGLISH_DIGITS

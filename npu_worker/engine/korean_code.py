@@ -11,8 +11,8 @@ voice): one line in two voices. Only where a line is code beyond doubt: a variab
 from __future__ import annotations
 
 import bisect
-import re
 
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_formulas import particle_after
 from .korean_ranges import BOUND_WORDS
 

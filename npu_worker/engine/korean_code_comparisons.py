@@ -5,8 +5,7 @@ opens) and how they are said; `korean_ranges`' bounds ask it before saying a bou
 
 from __future__ import annotations
 
-import re
-
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_formulas import particle_after
 
 # A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the

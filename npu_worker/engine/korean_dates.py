@@ -9,8 +9,8 @@ a part of `korean_reading`, which applies these in its order.
 from __future__ import annotations
 
 import functools
-import re
 
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_words import DIGITS as _DIGITS
 
 DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")

@@ -9,8 +9,7 @@ in its order.
 
 from __future__ import annotations
 
-import re
-
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_words import ENGLISH_DIGITS as _ENGLISH_DIGITS
 from .korean_words import MATH_NAMES as _MATH_NAMES
 

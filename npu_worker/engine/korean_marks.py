@@ -10,9 +10,9 @@ pattern is anchored on a letter, a digit or a single sign, with bounded repeats:
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_formulas import PARTICLE, particle_after
 from .korean_templates import template
 from .korean_words import DIGITS, ENGLISH_DIGITS, HANJA

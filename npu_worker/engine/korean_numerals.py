@@ -8,8 +8,7 @@ every number Sino-Korean ("3개": 삼 개); a part of `korean_reading`, which ap
 
 from __future__ import annotations
 
-import re
-
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_words import DIGITS as _DIGITS
 from .korean_words import ENGLISH_DIGITS as _ENGLISH_DIGITS
 from .korean_words import ENGLISH_ORDINALS as _ENGLISH_ORDINALS

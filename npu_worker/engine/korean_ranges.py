@@ -8,9 +8,8 @@ five), said a spaced hyphen as the minus 빼기 and nothing at all for a bound's
 
 from __future__ import annotations
 
-import re
-
 from . import korean_code_comparisons as code_comparisons
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES, SUBSCRIPT_SPANS

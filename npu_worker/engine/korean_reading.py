@@ -29,8 +29,6 @@ arrows, Hanja, "≠" and the rest of `korean_arrows` and `korean_marks`, the lec
 
 from __future__ import annotations
 
-import re
-
 from . import english_reading
 from . import korean_absolute as absolute
 from . import korean_arrows as arrows
@@ -47,6 +45,7 @@ from . import korean_phone_numbers as phones
 from . import korean_ranges as ranges
 from . import korean_sets as sets
 from . import korean_units as units
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .base import language_code
 from .korean_marks import list_marks_spoken, marks_spoken
 from .korean_templates import template

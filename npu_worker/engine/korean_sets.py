@@ -9,8 +9,7 @@ between sets are read with the Greek letters' names, "¬" after the arrows (whos
 
 from __future__ import annotations
 
-import re
-
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_copulas import DOING_COPULAS, NEGATED_COPULAS, STATEMENT_COPULAS
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES

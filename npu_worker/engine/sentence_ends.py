@@ -15,7 +15,7 @@ pause. Pure; each decision looks at a bounded window around the point.
 
 from __future__ import annotations
 
-import re
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 
 # Words that, with a point, lead into the rest of their sentence (a title before a name, a Latin "see").
 LEADING_ABBREVIATIONS = frozenset(

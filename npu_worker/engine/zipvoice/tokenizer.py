@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from npu_worker.engine.base import language_code
-from npu_worker.engine.espeak import voice_names
+from npu_worker.engine.espeak import READER_WARM_UP, voice_names
 from npu_worker.engine.espeak_phonemizer import ChildPhonemizer
 from npu_worker.engine.korean_reading import spoken_form
 from npu_worker.engine.text_form import espeak_pieces
@@ -144,6 +144,7 @@ class EspeakTokenizer:
 
     def __init__(self, phonemize: Phonemize | None = None) -> None:
         self._phonemize = phonemize or _default_phonemize
+        spoken_form(READER_WARM_UP, "ko")  # the reader's patterns a lecture uses compile now (`lazy_re`)
 
     def symbols(self, text: str, lang: str) -> list[str]:
         voice = espeak_voice(lang)
