@@ -183,14 +183,17 @@ class ChildEspeak:
         request: SynthesisRequest,
         sink: Callable[[np.ndarray], bool],
         again: Callable[[], ChildEspeak] | None = None,
+        before_wait: Callable[[], None] | None = None,
     ) -> None:
         """`chunks` pushed: each chunk handed to `sink` as its frame is read, until the request ends or
         `sink` returns False (stopped early, as closing `chunks` does: the same `STOP` and drain). The
         engine lane's way (`stream_into`): the generator resumed a frame and its `read` were two Python
         calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
-        and failures as `chunks`."""
+        and failures as `chunks`. `before_wait`: called before each read of the request's frames that
+        blocks on the pipe (`FrameReader.before_wait`)."""
         child = self._sent(request, again)
         ended, answers = False, child._answers
+        answers.before_wait = before_wait
         try:
             try:
                 last = answers.audio_into(AUDIO, sink)
@@ -319,7 +322,7 @@ class ChildEspeak:
     def _request_over(self, ended: bool) -> None:
         """`chunks`' and `chunks_into`'s end: a request stopped early (`ended` False) drained (one that
         failed is closed), its deadline and the id a `STOP` names let go."""
-        self._answers.watch = None
+        self._answers.watch = self._answers.before_wait = None
         if not ended and not self._closed:
             self._stop()  # (bounded by the `STOP`'s own deadline)
         self._synthesis.end()
