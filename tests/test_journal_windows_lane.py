@@ -154,6 +154,38 @@ async def test_a_call_that_drains_a_held_window_leaves_the_lane_s_wait_nothing_t
     assert (handoff.arms, handoff.timers_fired, handoff.drains) == (0, 0, 1)
 
 
+async def test_a_lane_s_engine_output_that_comes_within_the_window_joins_it_at_the_wait():
+    """At its wait the lane asks its engine whether more comes within the window's time (`readable`,
+    the child's pipe polled): it does, and the window stays held for it, as it would have joined the
+    window's timer; then it does not, and the window goes to the loop in one drain."""
+    handoff = Counted(asyncio.get_running_loop())
+    ran: list[int] = []
+    within = seconds(5)
+    asked: list[float] = []
+
+    def more_comes(seconds_left: float) -> bool:
+        asked.append(seconds_left)
+        return len(asked) == 1  # (the engine's next batch came within the window, then no more)
+
+    thread, paused, go = lane(
+        handoff.hold_for_waits,
+        lambda: handoff.later(ran.append, 1, within),
+        lambda: handoff.before_wait(more_comes),
+        lambda: handoff.later(ran.append, 2, within),
+        None,
+        lambda: handoff.before_wait(more_comes),
+        handoff.stop_holding,
+    )
+    assert await asyncio.to_thread(paused.wait, seconds(10))
+    await turns()
+    assert (ran, handoff.drains) == ([], 0) and 0 < asked[0] <= within
+    go.set()
+    await until(lambda: ran == [1, 2], "the drain at the lane's second wait")
+    await asyncio.to_thread(thread.join)
+    await turns()
+    assert (handoff.arms, handoff.timers_fired, handoff.drains, len(asked)) == (0, 0, 1, 2)
+
+
 def test_the_espeak_child_s_reader_tells_each_wait_of_a_request_and_no_other(engine):
     """`stream_into`'s `before_wait` is called on the lane before each read that blocks on the child's
     pipe (at least the request's first), never after the request; the chunks are the same."""
@@ -171,7 +203,7 @@ def test_the_espeak_child_s_reader_tells_each_wait_of_a_request_and_no_other(eng
     engine.stream_into(
         SynthesisRequest("오늘은 음성 합성에 대해 이야기합니다.", "ko"),
         take,
-        before_wait=lambda: events.append("wait"),
+        before_wait=lambda readable: events.append("wait" if readable(0.0) in (True, False) else "?"),
     )
     assert events[0] == "wait"
     assert [bytes.fromhex(e) for e in events if e != "wait"] == plain
@@ -187,6 +219,7 @@ class BatchedTone(ToneEngine):
     def __init__(self) -> None:
         super().__init__(chunk_seconds=0.1)
         self.pause = 0.03  # longer than a later window: each batch came after the last one's timer
+        self.made = threading.Event()  # (never set: no batch is ready while the lane looks)
 
     def stream_into(self, request: SynthesisRequest, sink: Any, before_wait: Any = None) -> None:
         chunks = list(self.stream(request))
@@ -194,7 +227,7 @@ class BatchedTone(ToneEngine):
         batches = [chunks[:urgent], *(chunks[start : start + 2] for start in range(urgent, len(chunks), 2))]
         for number, chunks_of_batch in enumerate(batches):
             if number and before_wait is not None:
-                before_wait()
+                before_wait(self.made.wait)  # (the next batch comes after the window: never within it)
             if number:
                 time.sleep(self.pause)  # (the engine's own time: the child making the next batch)
             for chunk in chunks_of_batch:

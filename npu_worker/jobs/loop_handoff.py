@@ -105,10 +105,16 @@ class LoopHandoff:
         (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 58)."""
         _lane_local.holds = True
 
-    def before_wait(self) -> None:
+    def before_wait(self, readable: Callable[[float], bool] | None = None) -> None:
         """This lane is about to block on its engine: a window it holds goes to the loop now (its
-        chunks would otherwise wait for the lane's next call, which the engine decides)."""
+        chunks would otherwise wait for the lane's next call, which the engine decides), unless
+        `readable(seconds)` (the engine's wait for its next output, at most that long) says more came
+        within the window's time: that joins it, as it would have joined the window's timer."""
         if self._held:
+            if readable is not None:
+                left = self._due_at - time.monotonic()
+                if left > 0 and readable(left):
+                    return
             with self._lock:
                 wake = self._held and not self._scheduled
                 self._held = False
