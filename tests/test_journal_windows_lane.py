@@ -127,7 +127,7 @@ async def test_a_window_still_held_at_the_lane_s_end_goes_over_as_its_arm():
     await turns()
     assert ran == [1, "done"] and (handoff.arms, handoff.timers_fired) == (1, 0)
     thread, _, _ = lane(
-        handoff.hold_for_waits, lambda: handoff.later(ran.append, 2, 0.02), handoff.stop_holding
+        handoff.hold_for_waits, lambda: handoff.later(ran.append, 2, seconds(0.5)), handoff.stop_holding
     )
     await until(lambda: len(ran) == 3, "the window's timer")
     await asyncio.to_thread(thread.join)
