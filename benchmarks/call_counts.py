@@ -14,6 +14,9 @@ the loop's turns (`_run_once`) and `send` calls, and the functions with the most
 
     PYTHONPATH=<checkout> python benchmarks/call_counts.py --previews 200 [--bare] [--out FILE]
 
+`--sentences N` (stop 58): each preview the first N sentences of a lecture section, not its first one
+(a longer preview: several batches of the espeak child's later frames).
+
 `--turns` (stop 55) also lists the loop's turns a preview by what each ran: the callbacks of one
 `_run_once` in order (a task's step by its coroutine), so which turns `serve` takes that the bare server
 does not can be read; its wrappers add their own calls, so compare the calls of runs without it.
@@ -41,7 +44,7 @@ import aiohttp
 from common import free_port, report_header, write_report
 from loop_cost import previews
 from loop_owned_child import connected
-from server_overhead import code_root, preview_texts, ready_ms
+from server_overhead import code_root, lecture, preview_texts, ready_ms
 
 WARM_UP = 30
 
@@ -53,6 +56,16 @@ def callback_name(callback: Any) -> str:
         return f"step:{owner.get_coro().__qualname__}"  # type: ignore[union-attr]
     name = getattr(callback, "__qualname__", None) or type(callback).__qualname__
     return f"{name}({owner.__qualname__})" if name == "Future.set_result" and owner else name
+
+
+def longer_previews(sentences: int) -> list[str]:
+    """The first `sentences` sentences of each lecture section, one preview a section."""
+    texts = []
+    for text in lecture():
+        parts = [part.strip() for part in text.replace("?", ".").split(".") if part.strip()][:sentences]
+        if parts:
+            texts.append(". ".join(parts) + ".")
+    return texts
 
 
 def count_turns() -> Counter[tuple[str, ...]]:
@@ -207,7 +220,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         else:
             async with aiohttp.ClientSession() as session:
                 await ready_ms(session, f"http://127.0.0.1:{port}", time.perf_counter())
-        texts = preview_texts()
+        texts = preview_texts() if args.sentences == 1 else longer_previews(args.sentences)
         await previews(port, WARM_UP, texts)
         server.send_signal(signal.SIGUSR1)
         await asyncio.sleep(1.0)
@@ -220,6 +233,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         server.wait(30)
     threads = sorted({path.name.split(".", 2)[2] for path in root.glob("profile.2.*")} - {"turns"})
     report = report_header(server="bare" if args.bare else "serve", previews=args.previews)
+    report["sentences"] = args.sentences
     report["loadavg_start"] = args.load
     report["frames_per_preview"] = round(frames / args.previews, 2)
     report["threads"] = {thread: per_preview(out, thread, args.previews, args.top) for thread in threads}
@@ -238,6 +252,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=15, help="functions listed a thread")
     parser.add_argument("--out", help="write the report here too")
     parser.add_argument("--turns", action="store_true", help="the loop's turns by what they ran")
+    parser.add_argument("--sentences", type=int, default=1, help="sentences of a lecture section a preview")
     parser.add_argument("--profiled", help=argparse.SUPPRESS)  # (the wrapper the driver starts)
     args, rest = parser.parse_known_args()
     if args.profiled:
