@@ -151,6 +151,12 @@ async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
             body = None
     if not isinstance(body, dict):
         raise NotAWorker(f"{base}/health did not answer a JSON object: is a worker listening there?")
+    if response.status == 404:  # a --base with a path: the whole run was sent, every request a 404
+        said = f"HTTP 404: {body.get('error')}" if body.get("error") else "HTTP 404"
+        raise NotAWorker(
+            f"{base}/health answered {said}: is a worker listening there? --base takes the worker's"
+            " address alone, http://HOST:PORT"
+        )
     return body
 
 
