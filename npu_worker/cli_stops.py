@@ -19,6 +19,7 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 # coreutils `timeout` sends its SIGTERM twice, to the client and to its process group: a repeat this soon
 # is that same stop, not a second one (which would leave the job running)
 REPEATED_SIGTERM_SECONDS = 1.0
+SECTIONS_NAMED = 20  # a job given up on names its ok sections up to this many, then counts the rest
 
 
 class Terminated(KeyboardInterrupt):
@@ -128,8 +129,22 @@ def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path
         )
     return (
         f"job {job_id} was not cancelled: it may still run and write its wavs into {out_dir}"
-        f" (GET /jobs/{job_id}/status says how far; DELETE /jobs/{job_id} stops it)"
+        f" (GET /jobs/{job_id}/status says how far; DELETE /jobs/{job_id} stops it); {finished_so_far(bar)}"
     )
+
+
+def finished_so_far(bar: ProgressBar) -> str:
+    """How far a job given up on had come, said last where it was left to the progress lines above
+    (scrolled away on a long lecture, or never read by a script): which sections' wavs are there."""
+    total = len(bar.chars)
+    if bar.polled_done > len(bar.finished):  # polling: a count; the sections come only with the result
+        return f"{bar.polled_done} of {total} sections had finished when it was given up"
+    made = sorted(idx for idx, status in bar.finished.items() if status == "ok")
+    names = ", ".join(f"s{idx:02d}" for idx in made[:SECTIONS_NAMED])
+    names += f" and {len(made) - SECTIONS_NAMED} more" if len(made) > SECTIONS_NAMED else ""
+    failed = len(bar.finished) - len(made)
+    said = f"{len(bar.finished)} of {total} sections had finished when it was given up: {len(made)} ok"
+    return said + (f" ({names})" if made else "") + (f", {failed} failed" if failed else "")
 
 
 def stopped_printing(command: str, stop: KeyboardInterrupt, made: str) -> str:

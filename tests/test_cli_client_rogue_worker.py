@@ -320,7 +320,8 @@ async def test_a_batch_given_up_says_what_became_of_its_job(tmp_path, capsys, ag
     err = capsys.readouterr().err.splitlines()
     assert code == 2 and err[-1].startswith(said.format(out=out.resolve())), err
     assert err[-1].endswith(
-        "(GET /jobs/j1/status says how far; DELETE /jobs/j1 stops it)"
+        "(GET /jobs/j1/status says how far; DELETE /jobs/j1 stops it); 1 of 2 sections had finished when it"
+        " was given up: 1 ok (s00)"
         if again is LOADING
         else "or the job expired): 1 of 2 sections had finished; send the others again"
     )

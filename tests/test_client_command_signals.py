@@ -228,7 +228,7 @@ def test_a_stop_as_serve_returns_its_refusal_keeps_its_status(tmp_path, signame)
 def test_bench_terminated_as_it_writes_its_report_is_one_line_and_no_file(tmp_path, base):
     """It ended at -15 with no word, its report's part file left beside the name."""
     done = client(
-        SIGNALLED_RENAMING, "SIGTERM", "bench", "--base", base, "--rps", "1", "--duration", "1",
+        SIGNALLED_RENAMING, "SIGTERM", "bench", "--base", base, "--rps", "3", "--duration", "1",
         "--requests", "1", "--out", str(tmp_path / "report"),
     )  # fmt: skip
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (143, ["npu-worker bench: terminated"])

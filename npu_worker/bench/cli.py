@@ -404,6 +404,13 @@ def run_bench_command(args: argparse.Namespace) -> int:
         first = next((record["error"] for record in records), "no request was sent")
         tell(f"npu-worker bench: no request succeeded ({len(records)} sent; {first})")
         return 1
+    if gone := report["health_after"].get("unreachable"):  # figures of a worker that died are no success
+        failed = sum(1 for record in records if record["error"] is not None)
+        tell(
+            f"npu-worker bench: the worker could not be reached after the run ({gone}): it may have died "
+            f"under the load; {failed} of {len(records)} requests failed"
+        )
+        return 1
     return 0
 
 

@@ -46,8 +46,11 @@ class FragmentConfig:
 
     def __post_init__(self) -> None:
         check_loopback(self.base)
-        if self.chars < 1 or not 0 <= self.interval <= 5:
-            raise ValueError("fragments need >= 1 character and an interval of 0-5 s")
+        if self.chars < 1:  # named as the caller gave it: "fragments need >= 1 character" named no flag
+            raise ValueError(f"--fragment-chars must be a whole number >= 1, not {self.chars}")
+        if not 0 <= self.interval <= 5:
+            milliseconds = self.interval * 1000
+            raise ValueError(f"--fragment-interval-ms must be in [0, 5000], not {milliseconds:g}")
         if not 0 < self.timeout <= 600:
             raise ValueError("--timeout must be in (0, 600] s")
         auth_headers(self.token)

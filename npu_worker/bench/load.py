@@ -79,6 +79,11 @@ class LoadConfig:
             raise ValueError(f"--duration must be in (0, {MAX_DURATION}] s")
         if not 0 < self.max_requests <= MAX_REQUESTS:
             raise ValueError(f"--requests must be in (0, {MAX_REQUESTS}]")
+        if idle := [f"{rate:g}" for rate in self.rates if not self.first_arrival(rate)]:  # a row left out
+            raise ValueError(
+                f"--rps {', '.join(idle)}: no request arrives within --duration {self.duration:g} s "
+                f"(--seed {self.seed}): raise --duration or the rate"
+            )
         if not 0 < self.timeout <= MAX_DURATION:  # 0: every request would fail at once
             raise ValueError(f"--timeout must be in (0, {MAX_DURATION}] s")
         auth_headers(self.token)  # a token no header can carry fails every request: say so now
@@ -87,6 +92,11 @@ class LoadConfig:
         unknown = set(self.transports) - set(TRANSPORTS)
         if unknown or not self.transports:
             raise ValueError(f"--transports takes ws, http or both, not {','.join(self.transports)!r}")
+
+    def first_arrival(self, rate: float) -> list[float]:
+        """The first of `rate`'s arrivals within the duration, as `run_rate` draws them; none: that rate
+        would send nothing, and its row went missing from the report without a word."""
+        return poisson_schedule(rate, self.duration, 1, random.Random(f"{self.seed}:{rate}"))
 
     def public(self) -> dict[str, Any]:
         """The configuration as recorded with the results (texts counted, token never written)."""
@@ -141,6 +151,12 @@ async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
             body = None
     if not isinstance(body, dict):
         raise NotAWorker(f"{base}/health did not answer a JSON object: is a worker listening there?")
+    if response.status == 404:  # a --base with a path: the whole run was sent, every request a 404
+        said = f"HTTP 404: {body.get('error')}" if body.get("error") else "HTTP 404"
+        raise NotAWorker(
+            f"{base}/health answered {said}: is a worker listening there? --base takes the worker's"
+            " address alone, http://HOST:PORT"
+        )
     return body
 
 

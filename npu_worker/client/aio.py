@@ -245,7 +245,16 @@ async def _drain(
 
 
 async def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
-    """Perform the core's steps over aiohttp until the plan returns its result."""
+    """Perform the core's steps over aiohttp until the plan returns its result; a batch given up on
+    once queued raises with what had come so far (`ClientError.partial_result`)."""
+    try:
+        return await _steps(plan, http_, collector)
+    except ClientError as exc:
+        exc.partial_result = collector.result() if collector.job_id is not None else None
+        raise
+
+
+async def _steps(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
     outcome: Any = None
     error: ClientError | None = None
     while True:

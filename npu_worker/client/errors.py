@@ -10,6 +10,11 @@ from typing import Any
 class ClientError(Exception):
     """Base of the errors the client raises (a section's failure is never raised: it is reported)."""
 
+    # A batch given up on once its job was queued (the worker gone past the re-attaches, `Stalled`, ...):
+    # what had come so far, as the call returns it (`job_id`, `sections`, `wav_paths` of the ok ones,
+    # `errors`, `done` None); the caller knew which sections were made only from its own `on_progress`.
+    partial_result: dict[str, Any] | None = None
+
 
 class InvalidArgument(ClientError, ValueError):
     """The call was given what no request can carry: a base that is no http(s) URL, a token with a line

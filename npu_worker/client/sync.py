@@ -141,7 +141,9 @@ def _run(plan: Plan, http_: Http, collector: BatchCollector) -> dict[str, Any]:
                     outcome = http_.json(step.method, step.path, step.body, step.at_once)[1]
                 except (TransportError, WorkerHTTPError) as exc:
                     error = exc
-
+    except ClientError as exc:
+        exc.partial_result = collector.result() if collector.job_id is not None else None
+        raise
     finally:
         plan.close()
 
