@@ -8,7 +8,7 @@ import re
 import pytest
 
 from npu_worker.engine import korean_charges
-from npu_worker.engine.korean_reading import spoken_form
+from npu_worker.engine.korean_reading import spoken, spoken_form
 
 
 class CountingSearches:
@@ -33,3 +33,32 @@ def test_a_text_of_many_single_letter_signs_is_searched_for_chemistry_once(monke
     assert said.split() == ["V⁺"] * 300  # no chemistry: each left as "x⁺" is
     ions = spoken_form("용액의 " + "H⁺ " * 300, lang)  # beside chemistry: ions, as before
     assert ions.count("H 플러스" if lang == "ko" else "H plus") == 300
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "The meeting is at 3:30pm today.",
+            "The meeting is at three thirty PM today.",
+        ),  # korean18: three thirtypm
+        (
+            "The meeting is at 10:00am today.",
+            "The meeting is at ten o'clock AM today.",
+        ),  # korean18: o'clockam
+        (
+            "The meeting is at 9:05PM today.",
+            "The meeting is at nine oh five PM today.",
+        ),  # korean18: oh fivePM
+        ("We open 9:00 - 17:00 daily.", "We open 아홉 시 minus 열일곱 시 daily."),
+        # korean18: 아홉 시 - seventeen o'clock (two voices in one range); the Korean rules' as before it
+        # as korean18 read them
+        ("The meeting is at 3:30 PM today.", "The meeting is at three thirty PM today."),
+        ("We open 9:00–17:00 daily.", "We open 아홉 시에서 열일곱 시 daily."),
+        ("회의는 3:30pm에 합니다.", "회의는 오후 세 시 30분에 합니다."),
+    ],
+)
+def test_an_english_sentences_clock_with_am_or_pm_glued_or_in_a_spaced_range(written: str, said: str) -> None:
+    """A clock's "pm" glued to it is said apart (espeak said "thirtypm" as one word, θˈɜːtɪpəm); a spaced range of
+    clock times is no English clock time and a Korean one."""
+    assert spoken(written) == said

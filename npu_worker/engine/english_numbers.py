@@ -72,7 +72,11 @@ BRACKETED = re.compile(rf"(?<=\()([-−]?)(\d+)(?=\) {_UNIT_WORDS})")
 # 3 점 오영 달러, 세 시 30분, 2분의 1: the Korean rules' words in an English sentence): three dollars and fifty cents,
 # three thirty, one half. A scaled amount, "$1.5M", a rate, "$3.50/kWh", a range of times, "3:30-4:00", a date "1/2/2024" stay the Korean rules'.
 DOLLARS = re.compile(r"(?<![\w.,$])\$(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d\d))?(?![\w,/]|\.\d)")
-CLOCK = re.compile(r"(?<![\w.:/\-–~])([01]?\d|2[0-3]):([0-5]\d)(?![\d:]|\.\d| ?[-–~] ?\d)")
+# ... a clock's "am" or "pm" glued to it, "3:30pm" (korean18: three thirtypm), apart, three thirty PM; another letter
+# glued, "10:00Z", and a range spaced, "9:00 - 17:00" (korean18: 아홉 시 - seventeen o'clock), the Korean rules' as before.
+CLOCK = re.compile(
+    r"(?<![\w.:/\-–~])(?<![-–~] )([01]?\d|2[0-3]):([0-5]\d)(?:([AaPp])[Mm]\b)?(?![\w:]|\.\d| ?[-–~] ?\d)"
+)
 FRACTION = re.compile(r"(?<![\w./,\-−])([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
 
@@ -100,9 +104,10 @@ def _dollars(match: re.Match[str]) -> str:
 
 def _clock(match: re.Match[str]) -> str:
     hour, minutes = english_number(str(int(match.group(1)))), int(match.group(2))
+    half_of_day = f" {match.group(3).upper()}M" if match.group(3) else ""
     if not minutes:
-        return f"{hour} o'clock"
-    return f"{hour} {'oh ' if minutes < 10 else ''}{english_number(str(minutes))}"
+        return f"{hour} o'clock{half_of_day}"
+    return f"{hour} {'oh ' if minutes < 10 else ''}{english_number(str(minutes))}{half_of_day}"
 
 
 def _fraction(match: re.Match[str]) -> str:
