@@ -62,3 +62,23 @@ def test_an_english_sentences_clock_with_am_or_pm_glued_or_in_a_spaced_range(wri
     """A clock's "pm" glued to it is said apart (espeak said "thirtypm" as one word, θˈɜːtɪpəm); a spaced range of
     clock times is no English clock time and a Korean one."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("속도가 x < 100 kbps이면", "속도가 x 100 kbps 미만이면"),  # korean18: x 100 미만 kbps이면
+        ("x < 10 lbs이면", "x 10 lbs 미만이면"),  # korean18: x 10 미만 lbs이면
+        ("x < 5 days이면", "x 5 days 미만이면"),  # korean18: x 5 미만 days이면
+        # as korean18 read them
+        ("결과는 p < 0.05 here.", "결과는 p 0 점 영오 미만 here."),
+        ("x >= 0 and y >= 0", "x 0 이상 and y 0 이상"),
+        ("x < 10 dBm이면", "x 10 dBm 미만이면"),
+    ],
+)
+def test_a_spaced_word_with_a_korean_particle_after_a_bounds_amount_is_its_unit(
+    written: str, said: str
+) -> None:
+    """A word of three or four letters apart from a bound's amount with a Korean particle glued to it is the amount's
+    unit, as before korean18 (which took any such word but a capital's or a known unit's for the sentence's)."""
+    assert spoken(written) == said
