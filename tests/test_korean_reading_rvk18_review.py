@@ -82,3 +82,32 @@ def test_a_spaced_word_with_a_korean_particle_after_a_bounds_amount_is_its_unit(
     """A word of three or four letters apart from a bound's amount with a Korean particle glued to it is the amount's
     unit, as before korean18 (which took any such word but a capital's or a known unit's for the sentence's)."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "It costs $5 million in total.",
+            "It costs five million dollars in total.",
+        ),  # korean18: five dollars million
+        (
+            "It costs $2.5 billion in total.",
+            "It costs two point five billion dollars in total.",
+        ),  # korean18: 2 점 오 달러 billion
+        ("It costs $5–10 in total.", "It costs 5에서 10 달러 in total."),  # korean18: five dollars–10
+        (
+            "It costs $5-$10 in total.",
+            "It costs 5에서 10 달러 in total.",
+        ),  # korean18: five dollars-ten dollars
+        ("It costs $5 - $10 in total.", "It costs 5에서 10 달러 in total."),  # korean18: 5 달러 - ten dollars
+        # as korean18 read them
+        ("It costs $5 to $10 in total.", "It costs five dollars to ten dollars in total."),
+        ("It costs $3.50 today.", "It costs three dollars and fifty cents today."),
+        ("The total is $1.5M now.", "The total is 150만 달러 now."),
+    ],
+)
+def test_an_english_sentences_dollars_with_a_scale_or_in_a_range(written: str, said: str) -> None:
+    """Dollars with a scale's word are said as English says them, the scale before "dollars"; a range of dollars is
+    left to the Korean rules as before korean18 (korean18 said its first end in English, its second in Korean)."""
+    assert spoken(written) == said

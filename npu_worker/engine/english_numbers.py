@@ -71,7 +71,17 @@ BRACKETED = re.compile(rf"(?<=\()([-−]?)(\d+)(?=\) {_UNIT_WORDS})")
 # An amount of dollars, a clock time and a small fraction, "It costs $3.50.", "We met at 3:30.", "Add 1/2 cup." (korean17:
 # 3 점 오영 달러, 세 시 30분, 2분의 1: the Korean rules' words in an English sentence): three dollars and fifty cents,
 # three thirty, one half. A scaled amount, "$1.5M", a rate, "$3.50/kWh", a range of times, "3:30-4:00", a date "1/2/2024" stay the Korean rules'.
-DOLLARS = re.compile(r"(?<![\w.,$])\$(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d\d))?(?![\w,/]|\.\d)")
+# ... and a range of dollars, "$5-$10", "$5–10" (korean18: five dollars–10, two voices), the Korean rules' as before; one
+# with a scale's word, "$5 million", "$2.5 billion" (korean18: five dollars million, 2 점 오 달러 billion): five million
+# dollars, two point five billion dollars.
+_NO_RANGE_BEFORE, _NO_RANGE_AFTER = r"(?<![\w.,$])(?<![-–~])(?<![-–~] )", r"(?! ?[-–~] ?\$?\d)"
+_SCALE = "(?:thousand|million|billion|trillion)"
+DOLLARS = re.compile(
+    rf"{_NO_RANGE_BEFORE}\$(\d{{1,3}}(?:,\d{{3}}){{1,3}}|\d{{1,12}})(?:\.(\d\d))?(?![\w,/]|\.\d| {_SCALE}\b){_NO_RANGE_AFTER}"
+)
+SCALED_DOLLARS = re.compile(
+    rf"{_NO_RANGE_BEFORE}\$(\d{{1,3}})(?:\.(\d{{1,2}}))? ({_SCALE})\b{_NO_RANGE_AFTER}"
+)
 # ... a clock's "am" or "pm" glued to it, "3:30pm" (korean18: three thirtypm), apart, three thirty PM; another letter
 # glued, "10:00Z", and a range spaced, "9:00 - 17:00" (korean18: 아홉 시 - seventeen o'clock), the Korean rules' as before.
 CLOCK = re.compile(
@@ -84,7 +94,7 @@ _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
 def amounts_said(sentence: str) -> str:
     """`sentence` with its dollars, clock times and small fractions in English words."""
     if "$" in sentence:
-        sentence = DOLLARS.sub(_dollars, sentence)
+        sentence = DOLLARS.sub(_dollars, SCALED_DOLLARS.sub(_scaled_dollars, sentence))
     if ":" in sentence:
         sentence = CLOCK.sub(_clock, sentence)
     return FRACTION.sub(_fraction, sentence) if "/" in sentence else sentence
@@ -100,6 +110,14 @@ def _dollars(match: re.Match[str]) -> str:
     if cents:
         said.append(f"{english_number(str(cents))} cent{'' if cents == 1 else 's'}")
     return " and ".join(said)
+
+
+def _scaled_dollars(match: re.Match[str]) -> str:
+    whole, fraction, scale = match.groups()
+    said = english_number(whole)
+    if fraction:
+        said += " point " + " ".join(_DIGIT_NAMES[int(digit)] for digit in fraction)
+    return f"{said} {scale} dollars"
 
 
 def _clock(match: re.Match[str]) -> str:
