@@ -111,3 +111,23 @@ def test_an_english_sentences_dollars_with_a_scale_or_in_a_range(written: str, s
     """Dollars with a scale's word are said as English says them, the scale before "dollars"; a range of dollars is
     left to the Korean rules as before korean18 (korean18 said its first end in English, its second in Korean)."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said", "lang"),
+    [
+        ("V⁻ 단자", "V 마이너스 단자", "ko"),  # korean18: V⁻ 단자, which espeak says V hyphen 단자
+        ("The F⁻ level is high.", "The F minus level is high.", "ko"),  # korean18: F⁻ (F hyphen)
+        ("The closure C⁻ is here.", "The closure C minus is here.", "en"),  # korean18: C⁻ (C hyphen)
+        # as korean18 read them
+        ("클로저 C⁺는 집합입니다.", "클로저 C⁺는 집합입니다.", "ko"),
+        ("Cl⁻ 이온", "Cl 마이너스 이온", "ko"),
+        ("A⁻¹", "A의 마이너스 1제곱", "ko"),
+    ],
+)
+def test_a_single_capital_with_a_minus_is_said_minus_beside_no_chemistry(
+    written: str, said: str, lang: str
+) -> None:
+    """A single capital's "⁻" away from chemistry, "V⁻ 단자" (an amplifier's input), is a minus as before korean18: a
+    "⁻" left to espeak is said "hyphen" (its "⁺" is said "plus", so korean18 left "C⁺" to it)."""
+    assert spoken_form(written, lang) == said
