@@ -131,3 +131,25 @@ def test_a_single_capital_with_a_minus_is_said_minus_beside_no_chemistry(
     """A single capital's "⁻" away from chemistry, "V⁻ 단자" (an amplifier's input), is a minus as before korean18: a
     "⁻" left to espeak is said "hyphen" (its "⁺" is said "plus", so korean18 left "C⁺" to it)."""
     assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "It is 5 1/2 inches.",
+            "It is five and one half inches.",
+        ),  # korean18: 5 one half (the 5 the Korean voice's)
+        (
+            "It is 10 3/4 inches long.",
+            "It is ten and three quarters inches long.",
+        ),  # korean18: 10 three quarters
+        # as korean18 read them
+        ("Add 1/2 cup of sugar.", "Add one half cup of sugar."),
+        ("It was on 1/2/2024 here.", "It was on 1/2/2024 here."),
+        ("설탕 1/2컵", "설탕 2분의 1컵"),
+    ],
+)
+def test_an_english_sentences_mixed_number_is_one_number(written: str, said: str) -> None:
+    """A whole number before a small fraction, "5 1/2", is one number in English words: five and one half."""
+    assert spoken(written) == said

@@ -87,7 +87,8 @@ SCALED_DOLLARS = re.compile(
 CLOCK = re.compile(
     r"(?<![\w.:/\-–~])(?<![-–~] )([01]?\d|2[0-3]):([0-5]\d)(?:([AaPp])[Mm]\b)?(?![\w:]|\.\d| ?[-–~] ?\d)"
 )
-FRACTION = re.compile(r"(?<![\w./,\-−])([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
+# ... and a whole number before one, "5 1/2 inches" (korean18: 5 one half, the whole the Korean voice's): five and one half.
+FRACTION = re.compile(r"(?<![\w./,\-−])(?:(\d{1,2}) )?([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
 
 
@@ -129,11 +130,12 @@ def _clock(match: re.Match[str]) -> str:
 
 
 def _fraction(match: re.Match[str]) -> str:
-    numerator, denominator = int(match.group(1)), int(match.group(2))
+    whole, numerator, denominator = match.group(1), int(match.group(2)), int(match.group(3))
     part = _PARTS[denominator]
     if numerator > 1:
         part = "halves" if part == "half" else part + "s"
-    return f"{english_number(str(numerator))} {part}"
+    said = f"{english_number(str(numerator))} {part}"
+    return f"{english_number(whole)} and {said}" if whole else said
 
 
 def numbers_said(sentence: str) -> str:
