@@ -71,16 +71,31 @@ BRACKETED = re.compile(rf"(?<=\()([-−]?)(\d+)(?=\) {_UNIT_WORDS})")
 # An amount of dollars, a clock time and a small fraction, "It costs $3.50.", "We met at 3:30.", "Add 1/2 cup." (korean17:
 # 3 점 오영 달러, 세 시 30분, 2분의 1: the Korean rules' words in an English sentence): three dollars and fifty cents,
 # three thirty, one half. A scaled amount, "$1.5M", a rate, "$3.50/kWh", a range of times, "3:30-4:00", a date "1/2/2024" stay the Korean rules'.
-DOLLARS = re.compile(r"(?<![\w.,$])\$(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d\d))?(?![\w,/]|\.\d)")
-CLOCK = re.compile(r"(?<![\w.:/\-–~])([01]?\d|2[0-3]):([0-5]\d)(?![\d:]|\.\d| ?[-–~] ?\d)")
-FRACTION = re.compile(r"(?<![\w./,\-−])([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
+# ... and a range of dollars, "$5-$10", "$5–10" (korean18: five dollars–10, two voices), the Korean rules' as before; one
+# with a scale's word, "$5 million", "$2.5 billion" (korean18: five dollars million, 2 점 오 달러 billion): five million
+# dollars, two point five billion dollars.
+_NO_RANGE_BEFORE, _NO_RANGE_AFTER = r"(?<![\w.,$])(?<![-–~])(?<![-–~] )", r"(?! ?[-–~] ?\$?\d)"
+_SCALE = "(?:thousand|million|billion|trillion)"
+DOLLARS = re.compile(
+    rf"{_NO_RANGE_BEFORE}\$(\d{{1,3}}(?:,\d{{3}}){{1,3}}|\d{{1,12}})(?:\.(\d\d))?(?![\w,/]|\.\d| {_SCALE}\b){_NO_RANGE_AFTER}"
+)
+SCALED_DOLLARS = re.compile(
+    rf"{_NO_RANGE_BEFORE}\$(\d{{1,3}})(?:\.(\d{{1,2}}))? ({_SCALE})\b{_NO_RANGE_AFTER}"
+)
+# ... a clock's "am" or "pm" glued to it, "3:30pm" (korean18: three thirtypm), apart, three thirty PM; another letter
+# glued, "10:00Z", and a range spaced, "9:00 - 17:00" (korean18: 아홉 시 - seventeen o'clock), the Korean rules' as before.
+CLOCK = re.compile(
+    r"(?<![\w.:/\-–~])(?<![-–~] )([01]?\d|2[0-3]):([0-5]\d)(?:([AaPp])[Mm]\b)?(?![\w:]|\.\d| ?[-–~] ?\d)"
+)
+# ... and a whole number before one, "5 1/2 inches" (korean18: 5 one half, the whole the Korean voice's): five and one half.
+FRACTION = re.compile(r"(?<![\w./,\-−])(?:(\d{1,2}) )?([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
 
 
 def amounts_said(sentence: str) -> str:
     """`sentence` with its dollars, clock times and small fractions in English words."""
     if "$" in sentence:
-        sentence = DOLLARS.sub(_dollars, sentence)
+        sentence = DOLLARS.sub(_dollars, SCALED_DOLLARS.sub(_scaled_dollars, sentence))
     if ":" in sentence:
         sentence = CLOCK.sub(_clock, sentence)
     return FRACTION.sub(_fraction, sentence) if "/" in sentence else sentence
@@ -98,19 +113,29 @@ def _dollars(match: re.Match[str]) -> str:
     return " and ".join(said)
 
 
+def _scaled_dollars(match: re.Match[str]) -> str:
+    whole, fraction, scale = match.groups()
+    said = english_number(whole)
+    if fraction:
+        said += " point " + " ".join(_DIGIT_NAMES[int(digit)] for digit in fraction)
+    return f"{said} {scale} dollars"
+
+
 def _clock(match: re.Match[str]) -> str:
     hour, minutes = english_number(str(int(match.group(1)))), int(match.group(2))
+    half_of_day = f" {match.group(3).upper()}M" if match.group(3) else ""
     if not minutes:
-        return f"{hour} o'clock"
-    return f"{hour} {'oh ' if minutes < 10 else ''}{english_number(str(minutes))}"
+        return f"{hour} o'clock{half_of_day}"
+    return f"{hour} {'oh ' if minutes < 10 else ''}{english_number(str(minutes))}{half_of_day}"
 
 
 def _fraction(match: re.Match[str]) -> str:
-    numerator, denominator = int(match.group(1)), int(match.group(2))
+    whole, numerator, denominator = match.group(1), int(match.group(2)), int(match.group(3))
     part = _PARTS[denominator]
     if numerator > 1:
         part = "halves" if part == "half" else part + "s"
-    return f"{english_number(str(numerator))} {part}"
+    said = f"{english_number(str(numerator))} {part}"
+    return f"{english_number(whole)} and {said}" if whole else said
 
 
 def numbers_said(sentence: str) -> str:

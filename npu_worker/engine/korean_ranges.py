@@ -83,8 +83,12 @@ _ENGLISH_WORD = (
 _MINUS_PI = re.compile(r"^[-−](?=\d{0,2}π)")
 # A unit apart from its number, "x < 5 kg", "x < 10 dBm", "n > 3000 rpm": one of `_UNITS`, two letters at most, one with a
 # capital or a rate's; a small word after it is the sentence's, "p < 0.05 here." (korean17: p 0 점 영오 here 미만, "here"
-# taken for the amount's unit).
-_SPACED_UNIT = rf"(?:{_alternatives(_UNITS)}|[A-Za-zΩμµ]{{1,2}}|(?=[a-zμµ]{{0,3}}[A-ZΩ])[A-Za-zΩμµ]{{3,4}}|rpm|psi|bar|fps|ppm|ppb|lux)"
+# taken for the amount's unit); one with a Korean particle glued to it, "x < 100 kbps이면", a unit still (korean18: x 100
+# 미만 kbps이면).
+_SPACED_UNIT = (
+    rf"(?:{_alternatives(_UNITS)}|[A-Za-zΩμµ]{{1,2}}|(?=[a-zμµ]{{0,3}}[A-ZΩ])[A-Za-zΩμµ]{{3,4}}|rpm|psi|bar|fps|ppm|ppb|lux"
+    r"|[A-Za-zΩμµ]{3,4}(?=[가-힣]))"
+)
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
     rf"(?: ?분의 \d+(?:\.\d+)?|π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?)|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z])| (?!{_ENGLISH_WORD}){_SPACED_UNIT}(?![A-Za-z])|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
