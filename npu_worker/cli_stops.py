@@ -65,12 +65,14 @@ class AnswerStops:
         self.held = self.release()  # (before an outer block puts its own SIGTERM handler back)
 
     def from_done(self, progress: ProgressCallback) -> ProgressCallback:
-        """`progress`, the stops held from the job's `done` event (its wavs are made) before it is told."""
+        """`progress`, the stops held once it has been told the job's `done` (its wavs are made): not
+        while it writes that line, which a stalled stderr would hold for ever with no stop heard."""
 
         def told(idx: int, event: dict[str, Any]) -> Any:
+            answer = progress(idx, event)
             if event.get("event") == "done":
                 self.hold()
-            return progress(idx, event)
+            return answer
 
         return told
 
