@@ -14,6 +14,7 @@ export function newRun(sections) {
     refused: null, // the worker's error when it refused the request before it started (nothing ran)
     error: null, // the worker's request-level error after it started (it ended the request)
     total: sections.length,
+    sections, // its own rows: an edit of the text once it has ended puts others in the list
     ttfaMs: null,
     firstPcmMs: null,
     serverTtfaMs: null,
@@ -82,12 +83,13 @@ export function figures(state) {
   const run = state.run;
   const status = state.playerStatus ?? {};
   const rate = state.player?.sampleRate ?? 0;
+  const rows = run?.sections ?? state.sections; // (the list's, once it ended and the text was edited)
   let summary = "No request yet.";
   if (run?.running) summary = `Running: ${state.sections.filter((s) => s.synthesised).length} of ${run.total} synthesised.`;
   else if (run?.refused) summary = `Not run: the worker refused the request (${run.refused}).`;
-  else if (run?.cancelled) summary = cancelledSummary(run, state.sections);
+  else if (run?.cancelled) summary = cancelledSummary(run, rows);
   else if (run) {
-    const { ok, failed } = outcome(run, state.sections);
+    const { ok, failed } = outcome(run, rows);
     summary = `Finished: ${ok} ok, ${failed} failed${synthesisTime(run)}.`;
   }
   if (run) summary += ` Longest page task: ${run.longestTaskMs ? `${Math.round(run.longestTaskMs)} ms` : "none over 50 ms"}.`;

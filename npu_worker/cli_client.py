@@ -293,11 +293,12 @@ def run_batch(args: argparse.Namespace) -> int:
     # the stream's loss, or a poll's, is said (a line, then one when re-attached or answered again)
     call = partial(synth_batch_polling if args.poll else synth_batch_streaming, report_stream_lost=True)
     started = time.monotonic()
+    stops = AnswerStops()  # held from the job's `done`: its wavs are made then
     try:
-        with sigterm_handled_by(raise_terminated):
+        with sigterm_handled_by(raise_terminated), stops:
             result = call(
                 sections,
-                bar,
+                stops.from_done(bar),
                 base=args.base,
                 lang=args.lang or lecture_lang or "ko",
                 speed_factor=args.speed,
@@ -321,6 +322,8 @@ def run_batch(args: argparse.Namespace) -> int:
         return status
     printed = Printed()
     try:  # the job finished: a stop now leaves its status (`stopped_printing`)
+        if stops.held is not None:
+            raise stops.held  # (one as the client made its result, `AnswerStops`)
         return report_batch(args, result, sections, time.monotonic() - started, out_dir, printed)
     except KeyboardInterrupt as stop:
         said = stopped_printing("batch", stop, batch_made(result, sections, out_dir))

@@ -13,6 +13,7 @@ from typing import Any
 
 from npu_worker.cli_progress import ProgressBar, say
 from npu_worker.client import ClientError, WorkerHTTPError, cancel_job
+from npu_worker.client.collector import ProgressCallback
 from npu_worker.held_signals import STOPPING, StartTerminated, how_stopped
 
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -49,11 +50,32 @@ class AnswerStops:
     done, so a Ctrl-C, SIGTERM or SIGHUP from then until `release` is remembered, not raised, and the
     command says it as for a stop while it prints (the work's status). Raised, it unwound the client
     before the command had the answer: `terminated` and 143 for a wav whole on disk. Until `hold`, a
-    stop ends the wait at once; an ignored one (`nohup`) stays ignored; off the main thread, no hold."""
+    stop ends the wait at once; an ignored one (`nohup`) stays ignored; off the main thread, no hold.
+    `batch` holds them from its job's `done` (`from_done`) for the `with` block around the client
+    (`held` after it): a stop as the client made its result was 143 and a DELETE of the ended job."""
 
     def __init__(self) -> None:
         self.came: list[int] = []
         self._before: dict[int, Any] = {}
+        self.held: KeyboardInterrupt | None = None
+
+    def __enter__(self) -> AnswerStops:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.held = self.release()  # (before an outer block puts its own SIGTERM handler back)
+
+    def from_done(self, progress: ProgressCallback) -> ProgressCallback:
+        """`progress`, the stops held once it has been told the job's `done` (its wavs are made): not
+        while it writes that line, which a stalled stderr would hold for ever with no stop heard."""
+
+        def told(idx: int, event: dict[str, Any]) -> Any:
+            answer = progress(idx, event)
+            if event.get("event") == "done":
+                self.hold()
+            return answer
+
+        return told
 
     def hold(self) -> None:
         if threading.current_thread() is not threading.main_thread() or self._before:

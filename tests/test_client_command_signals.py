@@ -274,3 +274,20 @@ def test_a_stop_as_synth_reads_the_workers_answer_keeps_the_works_status(tmp_pat
     said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
     assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize("poll", [[], ["--poll"]], ids=["stream", "poll"])
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_a_stop_once_batchs_done_came_keeps_the_works_status(tmp_path, base, poll, signame, word):
+    """The job's `done` in, its wavs on disk: a stop as the client made its result (inside the client,
+    before the command had it) was `terminated` and 143 (a DELETE sent for a job already ended), as if
+    nothing had been made; from `done` on it is said as for a stop as the result is printed."""
+    out = tmp_path / "out"
+    done = client(
+        SIGNALLED_CALLING, "result", signame, "batch", str(lecture(tmp_path)), "--out-dir", str(out),
+        "--base", base, *poll,
+    )  # fmt: skip
+    said = f"npu-worker batch: {word} as it printed its result; the work was done: 2/2 sections ok, their wavs in {out}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]

@@ -48,3 +48,24 @@ async def test_on_answer_is_not_called_for_an_answer_cut_short():
                 client.synth, "가.", "/w/a.wav", base=rogue.base, on_answer=lambda: called.append(True)
             )
     assert called == []
+
+
+async def test_the_async_client_calls_on_answer_as_the_sync_one_does():
+    """`client.aio` has the sync client's calls: its `synth` put `on_answer` into the request as a
+    field ("the request holds a value JSON cannot carry") and sent nothing."""
+    said: list[str] = []
+    loading = [1]
+
+    def script(method: str, path: str) -> bytes:
+        if loading[0]:
+            loading[0] -= 1
+            return LOADING
+        return ANSWER
+
+    async with RogueWorker(script) as rogue:
+        body = await client.aio.synth(
+            "가.", "/w/a.wav", base=rogue.base, on_progress=lambda idx, event: said.append(event["event"]),
+            on_answer=lambda: said.append("answer"),
+        )  # fmt: skip
+    assert body["wav_path"] == "/w/a.wav"
+    assert said == ["waiting", "answer"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -75,6 +75,7 @@ class _Http:
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
         self.seconds = timeout  # also each whole line of a stream, and each whole body, must come within it
         self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
+        self.on_answer: Callable[[], object] | None = None  # `json`'s 2xx answer read whole (`synth`'s)
 
     async def open(
         self, method: str, path: str, body: Any = None, at_once: bool = False
@@ -149,6 +150,8 @@ class _Http:
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
         where = f"{method} {self.base}{path}"
+        if self.on_answer is not None:
+            self.on_answer()
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
 
 
@@ -193,12 +196,15 @@ async def synth(
     session: aiohttp.ClientSession | None = None,
     on_progress: ProgressCallback | None = None,
     wait_limit: float = WAIT_LIMIT,
+    on_answer: Callable[[], object] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """POST /synth: one text to one wav; see `npu_worker.client.sync.synth` (it waits as asked)."""
+    """POST /synth: one text to one wav; see `npu_worker.client.sync.synth` (it waits as asked, and
+    calls `on_answer` once the answer is read whole: here it went into the request as a field)."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
     plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
     async with _http(session, base, token, timeout) as http_:
+        http_.on_answer = on_answer
         return await _run(plan, http_, BatchCollector(on_progress))
 
 

@@ -84,3 +84,18 @@ test("a cancelled run's summary adds up to its rows, with the worker's synthesis
   assert.match(figures({ run, sections, player: null, playerStatus: null }).summary,
     /^Cancelled: 1 of 3 played, 0 failed, 2 cancelled; 2 synthesised in 0\.50 s of synthesis\. /);
 });
+
+test("once the run has ended, its summary counts its own rows, not those of a text edited since", () => {
+  const sections = [
+    { ...FRESH_SECTION, state: "done", synthesised: true, played: true },
+    { ...FRESH_SECTION, state: "cancelled" },
+    { ...FRESH_SECTION, state: "cancelled" },
+  ];
+  const run = { ...newRun(sections), running: false, cancelled: true };
+  // the text edited after the cancel: the list shows five new rows, not sent (it read "0 of 3 played, 0 cancelled")
+  const edited = Array.from({ length: 5 }, () => ({ ...FRESH_SECTION, state: "idle" }));
+  assert.match(figures({ run, sections: edited, player: null, playerStatus: null }).summary,
+    /^Cancelled: 1 of 3 played, 0 failed, 2 cancelled; 1 synthesised\. /);
+  const finished = { ...newRun(sections.slice(0, 1)), running: false };
+  assert.match(figures({ run: finished, sections: edited, player: null, playerStatus: null }).summary, /^Finished: 1 ok, 0 failed\./);
+});
