@@ -1,0 +1,58 @@
+"""`GET /jobs/{id}/sections/{idx}/audio` of a finished job holds the open wav while its caller reads,
+not the job read whole to find it: a kept job's sections (every text of a batch of up to 8 MiB) were
+held for as long as the send waited on a caller that reads nothing, a copy per connection. 100 such
+tiny GETs of one section of a 1 000-section batch of 2 000 Hangul characters each grew a `serve`
+(espeak engine) by 445 MiB (2026-12-07); at `--max-connections` that is gigabytes from one batch."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import socket
+
+import aiohttp
+
+from npu_worker.jobs.model import Job
+from tests.timing import until
+
+
+def whole_copies_of(job_id: str) -> int:
+    """How many `Job`s of `job_id` are alive (a finished job is kept as a `KeptJob`, its status only;
+    a request that needs its sections or log reads it again whole, a `Job`)."""
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, Job) and o.id == job_id)
+
+
+def answer_begun(client: socket.socket) -> bool:
+    """Whether the answer's first bytes reached the client (the wav is open then, its send under way)."""
+    try:
+        return bool(client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return False
+
+
+async def test_a_download_nobody_reads_holds_the_open_wav_not_the_whole_job(served, tmp_path):
+    from tests.tone_engine import ToneEngine
+
+    listener = await served(ToneEngine(seconds_per_char=0.1, chunk_seconds=10.0))
+    sections = [{"idx": 0, "text": "가" * 2000}] + [{"idx": i, "text": "나" * 20} for i in range(1, 20)]
+    async with aiohttp.ClientSession() as session:  # section 0: 200 s of audio, 9.6 MB, past every buffer
+        url = f"http://127.0.0.1:{listener.port}/synth_batch"
+        async with session.post(url, json={"sections": sections, "stream": False}) as answer:
+            assert answer.status == 200, await answer.text()
+            job_id = (await answer.json())["job_id"]
+    await until(lambda: not listener.guard.open, "the batch's connection to close")
+    held_anyway = whole_copies_of(job_id)  # (the engine side's last job may still be referenced)
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
+    client.setblocking(False)
+    try:
+        loop = asyncio.get_running_loop()
+        await loop.sock_connect(client, ("127.0.0.1", listener.port))
+        request = f"GET /jobs/{job_id}/sections/0/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        await loop.sock_sendall(client, request.encode())
+        await until(lambda: answer_begun(client), "the wav's answer to begin")
+        assert listener.guard.open, "the download ended: the wav fitted in the buffers"
+        assert whole_copies_of(job_id) == held_anyway  # one more for as long as the send waited
+    finally:
+        client.close()
