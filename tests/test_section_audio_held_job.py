@@ -1,8 +1,9 @@
-"""`GET /jobs/{id}/sections/{idx}/audio` of a finished job holds the open wav while its caller reads,
-not the job read whole to find it: a kept job's sections (every text of a batch of up to 8 MiB) were
-held for as long as the send waited on a caller that reads nothing, a copy per connection. 100 such
-tiny GETs of one section of a 1 000-section batch of 2 000 Hangul characters each grew a `serve`
-(espeak engine) by 445 MiB (2026-12-07); at `--max-connections` that is gigabytes from one batch."""
+"""`GET /jobs/{id}/sections/{idx}/audio` and `GET /jobs/{id}/events` of a finished job hold the open
+wav, or the log, while their caller reads, not the job read whole from its folder: its sections (every
+text of a batch of up to 8 MiB) were held for as long as a send waited on a caller that reads nothing, a
+copy per connection. 100 such GETs of one 1 000-section batch of 2 000 Hangul characters each, arriving
+0.15 s apart, grew a `serve` (espeak engine) by 449 MiB (the wav) and 260 MiB (the events), 2026-12-07;
+at `--max-connections` that is gigabytes from one batch."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ from tests.timing import until
 
 
 def whole_copies_of(job_id: str) -> int:
-    """How many `Job`s of `job_id` are alive (a finished job is kept as a `KeptJob`, its status only;
-    a request that needs its sections or log reads it again whole, a `Job`)."""
+    """How many `Job`s of `job_id` with their sections are alive (a finished job is kept as a `KeptJob`,
+    its status only; a request that needs its sections or log reads it again whole, a `Job`)."""
     gc.collect()
-    return sum(1 for o in gc.get_objects() if isinstance(o, Job) and o.id == job_id)
+    return sum(1 for o in gc.get_objects() if isinstance(o, Job) and o.id == job_id and o.sections)
 
 
 def answer_begun(client: socket.socket) -> bool:
@@ -54,5 +55,34 @@ async def test_a_download_nobody_reads_holds_the_open_wav_not_the_whole_job(serv
         await until(lambda: answer_begun(client), "the wav's answer to begin")
         assert listener.guard.open, "the download ended: the wav fitted in the buffers"
         assert whole_copies_of(job_id) == held_anyway  # one more for as long as the send waited
+    finally:
+        client.close()
+
+
+async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(served):
+    """The same for `GET /jobs/{id}/events` of a finished job: its replay needs the job's log, not its
+    sections, which a stream nobody read held, a copy per connection (100 such streams of a finished
+    1 000-section batch of 2 000 characters each grew a `serve` by 260 MiB, 2026-12-07)."""
+    listener = await served()
+    sections = [{"idx": i, "text": "가" * 5} for i in range(1000)]  # 3 000 lines: past every buffer
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch"
+        async with session.post(url, json={"sections": sections, "stream": False}) as answer:
+            assert answer.status == 200, await answer.text()
+            job_id = (await answer.json())["job_id"]
+    await until(lambda: not listener.guard.open, "the batch's connection to close")
+    held_anyway = whole_copies_of(job_id)
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
+    client.setblocking(False)
+    try:
+        loop = asyncio.get_running_loop()
+        await loop.sock_connect(client, ("127.0.0.1", listener.port))
+        await loop.sock_sendall(
+            client, f"GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        )
+        await until(lambda: answer_begun(client), "the replay to begin")
+        assert listener.guard.open, "the replay ended: it fitted in the buffers"
+        assert whole_copies_of(job_id) == held_anyway  # one more for as long as the replay waited
     finally:
         client.close()

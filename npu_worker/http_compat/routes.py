@@ -315,13 +315,16 @@ async def job_result(request: web.Request) -> web.Response:
 
 
 async def job_events(request: web.Request) -> web.StreamResponse:
-    job = await _whole_job(request, to_run=True)
+    scheduler = request.app[SCHEDULER_KEY]
+    kept = await _job(request, to_run=True)
+    job = await asyncio.get_running_loop().run_in_executor(None, scheduler.stored_job, kept)
+    if isinstance(kept, KeptJob):  # read again from its folder: a slow reader keeps its log, no more
+        job = job.log_only()
     raw_after = query_value(request, "after")
     raw_after = "0" if raw_after is None else raw_after  # `?after=` is refused, not 0
     if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"
         return error_response(BadRequest(after_refused(raw_after)))
     after = int(raw_after)
-    scheduler = request.app[SCHEDULER_KEY]
     response = await open_stream(request)
     if request.method == "HEAD":  # (routed with GET) no lines: a HEAD answer has no body
         await response.write_eof()
@@ -363,9 +366,8 @@ async def section_audio(request: web.Request) -> web.StreamResponse:
 
 
 async def _section_wav(request: web.Request) -> web.Response | bytes | BinaryIO:
-    """The section's wav, open, or the refusal; the job read whole to find it is let go here, before
-    the send: a caller that reads nothing held it (a batch's every text) for as long as the send waited,
-    a copy per connection (100 such GETs of one 1 000-section batch: +445 MiB)."""
+    """The section's wav, open, or the refusal; the job read whole to find it is let go before the send
+    (a caller reading nothing held it, a batch's every text, a copy per connection: +449 MiB for 100)."""
     job = await _whole_job(request)
     raw_idx = request.match_info["idx"]
     if not INDEX_PATTERN.fullmatch(raw_idx):  # int() would also take "+0", " 0", "0_0" and "٠"
