@@ -231,6 +231,11 @@ class Job:
     def entries_after(self, after: int) -> list[LogEntry]:
         return [e for e in self.log if e.seq > after]
 
+    def log_only(self) -> Job:
+        """This job as a replay of its events needs it: its log, not its sections (every text of a
+        batch), which a caller reading a finished job's replay slowly kept, a copy per connection."""
+        return Job(id=self.id, params=self.params, sections=[], created_at=self.created_at, log=self.log)
+
 
 @dataclass(frozen=True, slots=True)
 class KeptJob:

@@ -1,0 +1,92 @@
+"""`GET /jobs/{id}/sections/{idx}/audio` and `GET /jobs/{id}/events` of a finished job hold the open
+wav, or the log, while their caller reads, not the job read whole from its folder: its sections (every
+text of a batch of up to 8 MiB) were held for as long as a send waited on a caller that reads nothing, a
+copy per connection. 100 such GETs of one 1 000-section batch of 2 000 Hangul characters each, arriving
+0.15 s apart, grew a `serve` (espeak engine) by 449 MiB (the wav) and 260 MiB (the events), 2026-12-07;
+at `--max-connections` that is gigabytes from one batch."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import socket
+
+import aiohttp
+
+from npu_worker.app_keys import NDJSON_STREAMS_KEY
+from npu_worker.jobs.model import Job
+from tests.timing import until
+
+
+def whole_copies_of(job_id: str) -> int:
+    """How many `Job`s of `job_id` with their sections are alive (a finished job is kept as a `KeptJob`,
+    its status only; a request that needs its sections or log reads it again whole, a `Job`)."""
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, Job) and o.id == job_id and o.sections)
+
+
+def answer_begun(client: socket.socket) -> bool:
+    """Whether the answer's first bytes reached the client (the wav is open then, its send under way)."""
+    try:
+        return bool(client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return False
+
+
+async def test_a_download_nobody_reads_holds_the_open_wav_not_the_whole_job(served, tmp_path):
+    from tests.tone_engine import ToneEngine
+
+    listener = await served(ToneEngine(seconds_per_char=0.1, chunk_seconds=10.0))
+    sections = [{"idx": 0, "text": "가" * 2000}] + [{"idx": i, "text": "나" * 20} for i in range(1, 20)]
+    async with aiohttp.ClientSession() as session:  # section 0: 200 s of audio, 9.6 MB, past every buffer
+        url = f"http://127.0.0.1:{listener.port}/synth_batch"
+        async with session.post(url, json={"sections": sections, "stream": False}) as answer:
+            assert answer.status == 200, await answer.text()
+            job_id = (await answer.json())["job_id"]
+    await until(lambda: not listener.guard.open, "the batch's connection to close")
+    held_anyway = whole_copies_of(job_id)  # (the engine side's last job may still be referenced)
+    assert held_anyway <= 1
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
+    client.setblocking(False)
+    try:
+        loop = asyncio.get_running_loop()
+        await loop.sock_connect(client, ("127.0.0.1", listener.port))
+        request = f"GET /jobs/{job_id}/sections/0/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        await loop.sock_sendall(client, request.encode())
+        await until(lambda: answer_begun(client), "the wav's answer to begin")
+        assert whole_copies_of(job_id) <= held_anyway  # one more for as long as the send waited
+    finally:
+        client.close()
+
+
+async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(served, tmp_path):
+    """The same for `GET /jobs/{id}/events` of a finished job: its replay needs the job's log, not its
+    sections, which a stream nobody read held, a copy per connection (100 such streams of a finished
+    1 000-section batch of 2 000 characters each grew a `serve` by 42-278 MiB, 2026-12-07)."""
+    listener = await served()
+    folder = tmp_path.joinpath(*["d" * 250] * 15)  # each section's path in its events: 8 MB of replay,
+    folder.mkdir(parents=True)  # past what the kernel buffers for a connection (4 MiB at most by default)
+    sections = [{"idx": i, "text": "가" * 5, "output_path": str(folder / f"{i}.wav")} for i in range(1000)]
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch"
+        async with session.post(url, json={"sections": sections, "stream": False}) as answer:
+            assert answer.status == 200, await answer.text()
+            job_id = (await answer.json())["job_id"]
+    await until(lambda: not listener.guard.open, "the batch's connection to close")
+    held_anyway = whole_copies_of(job_id)
+    assert held_anyway <= 1
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
+    client.setblocking(False)
+    try:
+        loop = asyncio.get_running_loop()
+        await loop.sock_connect(client, ("127.0.0.1", listener.port))
+        await loop.sock_sendall(
+            client, f"GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        )
+        await until(lambda: answer_begun(client), "the replay to begin")
+        assert len(listener.runner.app[NDJSON_STREAMS_KEY]) == 1, "the replay ended: it fitted in the buffers"
+        assert whole_copies_of(job_id) <= held_anyway  # one more for as long as the replay waited
+    finally:
+        client.close()
