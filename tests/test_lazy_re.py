@@ -4,7 +4,9 @@ reads once. Each check that counts compiles runs in a fresh interpreter (this on
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import re
 import subprocess
 import sys
@@ -132,3 +134,19 @@ def test_a_bad_pattern_is_refused_at_its_first_use():
     lazy = lazy_re.compile(r"(unclosed")
     with pytest.raises(re.error):
         lazy.search("unclosed")
+
+
+@pytest.mark.parametrize("used", [False, True], ids=["unused", "used"])
+@pytest.mark.parametrize(
+    "duplicate",
+    [copy.copy, copy.deepcopy, lambda lazy: pickle.loads(pickle.dumps(lazy))],
+    ids=["copy", "deepcopy", "pickle"],
+)
+def test_a_lazy_pattern_is_copied_and_pickled_as_a_compiled_one_is(duplicate, used):
+    """A table of patterns copied (or sent to another process) works as `re.Pattern`s did: each raised
+    RecursionError, `copy` and `pickle` asking the copy for `__setstate__` before it had its source."""
+    lazy = lazy_re.compile(r"(\d+)\.(\d+)")
+    if used:
+        lazy.search("")
+    again = duplicate(lazy)
+    assert again.pattern == lazy.pattern and again.sub(r"\2.\1", "3.7V") == "7.3V"

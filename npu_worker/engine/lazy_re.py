@@ -39,7 +39,11 @@ class LazyPattern:
         self.pattern, self.source_flags = pattern, flags
 
     def __getattr__(self, name: str) -> Any:
-        """Called only for what is not set yet: the first use (or a name no compiled pattern has)."""
+        """Called only for what is not set yet: the first use (or a name no compiled pattern has). Not for
+        a special name: `copy` and `pickle` ask a copy made without `__init__` for `__setstate__`, and the
+        look-up of its missing `pattern` came back here without end (RecursionError)."""
+        if name.startswith("__"):
+            raise AttributeError(name)
         compiled = _re.compile(self.pattern, self.source_flags)
         for attribute in _SET_AT_FIRST_USE:
             setattr(self, attribute, getattr(compiled, attribute))
