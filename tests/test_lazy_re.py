@@ -82,6 +82,21 @@ def test_the_worker_processs_engine_load_reads_no_text_its_child_does():
     assert out.stdout.splitlines() == ["READER False"]  # it cost the worker ≈ 80 ms of CPU at a start
 
 
+def test_a_first_speech_stream_compiles_no_sentence_pattern_on_the_workers_event_loop():
+    """`sentence_ends` is lazy (a lecture's texts use none of its patterns in an espeak child), and the worker
+    imports it for the OpenAI speech stream's sentences, cut on the event loop: there the first stream's
+    first sentences compiled ten of them (one holds a Hangul class's bitmap), with every connection held."""
+    code = (
+        "from npu_worker.openai_compat.sentences import SentenceAssembler\n"
+        "compiled.clear()\n"  # what the worker's import compiled, at its start
+        "assembler = SentenceAssembler()\n"
+        "for word in '오늘은 2024. 12. 5. 입니다. Dr. Kim e.g. 1. 전압을 측정합니다. 다음은? 네! '.split():\n"
+        "    assembler.feed(word + ' ')\n"
+        "assembler.flush()\n"
+    )
+    assert compiles_in_a_fresh_interpreter(code) == []
+
+
 def reading_modules() -> list[types.ModuleType]:
     modules = {korean_reading, english_reading, english_numbers, sentence_ends}
     modules |= {module for module in vars(korean_reading).values() if isinstance(module, types.ModuleType)}
