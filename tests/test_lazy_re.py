@@ -158,8 +158,9 @@ def test_a_bad_pattern_is_refused_at_its_first_use():
     ids=["copy", "deepcopy", "pickle"],
 )
 def test_a_lazy_pattern_is_copied_and_pickled_as_a_compiled_one_is(duplicate, used):
-    """A table of patterns copied (or sent to another process) works as `re.Pattern`s did: each raised
-    RecursionError, `copy` and `pickle` asking the copy for `__setstate__` before it had its source."""
+    """A table of patterns copied (or sent to another process) works as `re.Pattern`s did: `copy` and
+    `pickle` raised RecursionError, asking the copy for `__setstate__` before it had its source (`deepcopy`
+    got the compiled pattern's own `__deepcopy__`, and a compiled pattern)."""
     lazy = lazy_re.compile(r"(\d+)\.(\d+)")
     if used:
         lazy.search("")
