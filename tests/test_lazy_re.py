@@ -4,7 +4,9 @@ reads once. Each check that counts compiles runs in a fresh interpreter (this on
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import re
 import subprocess
 import sys
@@ -80,6 +82,21 @@ def test_the_worker_processs_engine_load_reads_no_text_its_child_does():
     assert out.stdout.splitlines() == ["READER False"]  # it cost the worker ≈ 80 ms of CPU at a start
 
 
+def test_a_first_speech_stream_compiles_no_sentence_pattern_on_the_workers_event_loop():
+    """`sentence_ends` is lazy (a lecture's texts use none of its patterns in an espeak child), and the worker
+    imports it for the OpenAI speech stream's sentences, cut on the event loop: there the first stream's
+    first sentences compiled ten of them (one holds a Hangul class's bitmap), with every connection held."""
+    code = (
+        "from npu_worker.openai_compat.sentences import SentenceAssembler\n"
+        "compiled.clear()\n"  # what the worker's import compiled, at its start
+        "assembler = SentenceAssembler()\n"
+        "for word in '오늘은 2024. 12. 5. 입니다. Dr. Kim e.g. 1. 전압을 측정합니다. 다음은? 네! '.split():\n"
+        "    assembler.feed(word + ' ')\n"
+        "assembler.flush()\n"
+    )
+    assert compiles_in_a_fresh_interpreter(code) == []
+
+
 def reading_modules() -> list[types.ModuleType]:
     modules = {korean_reading, english_reading, english_numbers, sentence_ends}
     modules |= {module for module in vars(korean_reading).values() if isinstance(module, types.ModuleType)}
@@ -132,3 +149,20 @@ def test_a_bad_pattern_is_refused_at_its_first_use():
     lazy = lazy_re.compile(r"(unclosed")
     with pytest.raises(re.error):
         lazy.search("unclosed")
+
+
+@pytest.mark.parametrize("used", [False, True], ids=["unused", "used"])
+@pytest.mark.parametrize(
+    "duplicate",
+    [copy.copy, copy.deepcopy, lambda lazy: pickle.loads(pickle.dumps(lazy))],
+    ids=["copy", "deepcopy", "pickle"],
+)
+def test_a_lazy_pattern_is_copied_and_pickled_as_a_compiled_one_is(duplicate, used):
+    """A table of patterns copied (or sent to another process) works as `re.Pattern`s did: `copy` and
+    `pickle` raised RecursionError, asking the copy for `__setstate__` before it had its source (`deepcopy`
+    got the compiled pattern's own `__deepcopy__`, and a compiled pattern)."""
+    lazy = lazy_re.compile(r"(\d+)\.(\d+)")
+    if used:
+        lazy.search("")
+    again = duplicate(lazy)
+    assert again.pattern == lazy.pattern and again.sub(r"\2.\1", "3.7V") == "7.3V"

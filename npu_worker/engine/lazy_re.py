@@ -23,6 +23,7 @@ from re import fullmatch as fullmatch
 from re import search as search
 from re import split as split
 from re import sub as sub
+from types import ModuleType
 from typing import Any, cast
 
 # What a first use sets on the pattern from the compiled one (anything else is looked up on it each time).
@@ -39,11 +40,19 @@ class LazyPattern:
         self.pattern, self.source_flags = pattern, flags
 
     def __getattr__(self, name: str) -> Any:
-        """Called only for what is not set yet: the first use (or a name no compiled pattern has)."""
+        """Called only for what is not set yet: the first use (or a name no compiled pattern has). Not for
+        a special name: `copy` and `pickle` ask a copy made without `__init__` for `__setstate__`, and the
+        look-up of its missing `pattern` came back here without end (RecursionError)."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.compile_now(), name)
+
+    def compile_now(self) -> Pattern[str]:
+        """Compile (at the first use, or ahead of it: `compile_patterns`) and hold the compiled methods."""
         compiled = _re.compile(self.pattern, self.source_flags)
         for attribute in _SET_AT_FIRST_USE:
             setattr(self, attribute, getattr(compiled, attribute))
-        return getattr(compiled, name)
+        return compiled
 
     def __repr__(self) -> str:
         return f"LazyPattern({self.pattern!r}, {self.source_flags!r})"
@@ -52,3 +61,11 @@ class LazyPattern:
 def compile(pattern: str, flags: int = 0) -> Pattern[str]:
     """The pattern, compiled at its first use (typed as what it then behaves as)."""
     return cast("Pattern[str]", LazyPattern(pattern, flags))
+
+
+def compile_patterns(module: ModuleType) -> None:
+    """Compile a module's patterns now, in a process whose first use of them must not pay for it: the
+    worker's, where `sentence_ends`' first use is a speech stream's, on the event loop (`openai_compat`)."""
+    for value in vars(module).values():
+        if isinstance(value, LazyPattern):
+            value.compile_now()

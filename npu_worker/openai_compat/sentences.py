@@ -19,7 +19,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..engine import lazy_re, sentence_ends
 from ..engine.sentence_ends import LOOK_BACK, ends_sentence
+
+# `sentence_ends`' patterns compile at their first use (`lazy_re`: in an espeak child a lecture's texts use
+# none); in the worker that use is a speech stream's sentences, on the event loop, which held every connection
+# while the first stream's compiled them (one holds a Hangul class's bitmap): they compile with this import
+lazy_re.compile_patterns(sentence_ends)
 
 CLOSERS = re.escape("\"'”’)]」』》")
 # A run of marks is matched from its first mark only, and whole (possessive): tried at every mark of a
