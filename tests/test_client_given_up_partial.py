@@ -46,6 +46,8 @@ async def test_a_batch_given_up_raises_with_what_had_come(worker, tmp_path, call
     assert partial is not None and isinstance(partial["job_id"], str) and partial["done"] is None, partial
     if "poll" in call.__name__:  # a poll sees a count: the sections come with the result at the end
         assert partial["sections"] == [] and partial["total"] == 6, partial
+        # the last polled status's counts: they were 0 and 0, as if nothing had been made
+        assert (partial["ok_count"], partial["fail_count"]) == (3, 1), partial
         return
     assert partial["wav_paths"] == [str(tmp_path / f"s{i}.wav") for i in (0, 1, 3)], partial
     assert [e["idx"] for e in partial["errors"]] == [2], partial
