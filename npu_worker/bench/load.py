@@ -232,6 +232,21 @@ async def health_or_why_not(session: aiohttp.ClientSession, base: str) -> dict[s
         return {"unreachable": f"{type(exc).__name__}: {exc}"}
 
 
+def lost_under_load(before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    """Why the run's figures are those of a worker that did not live through it, or None: unreachable after
+    the run (it died), or no longer `ok` where it was (`loading`: restarted by its supervisor, a QNN load
+    taking minutes; `fail`): the figures of a run that exits 0 are published."""
+    if gone := after.get("unreachable"):
+        return f"the worker could not be reached after the run ({gone}): it may have died under the load"
+    if before.get("status") == "ok" and (status := after.get("status")) != "ok":
+        said = one_line(str(status)[:ERROR_WORDS])
+        return (
+            f"the worker's /health said {said!r} after the run, 'ok' before: it may have restarted or failed"
+            " under the load"
+        )
+    return None
+
+
 async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> str | None:
     """Wait (bounded) until the worker reports no queued sections and no running jobs: None then, else
     why not (still busy after `limit`, or unreachable)."""
