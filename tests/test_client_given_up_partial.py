@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from npu_worker.client import Stalled, aio, synth_batch_polling, synth_batch_streaming
-from tests.test_cli_batch_given_up_sections import HangsOnOne, base_of
+from tests.test_cli_batch_given_up_sections import STALL, HangsOnOne, base_of
 
 TEXTS = ["하나.", "둘.", "bad 셋.", "넷.", "hang 다섯.", "여섯."]
 
@@ -39,13 +39,15 @@ async def test_a_batch_given_up_raises_with_what_had_come(worker, tmp_path, call
     ]
     pace = {"poll_interval": 0.05} if "poll" in call.__name__ else {}
     try:
-        error = await given_up(call, sections, base=base_of(server), stall_limit=0.5, **pace)
+        error = await given_up(call, sections, base=base_of(server), stall_limit=float(STALL), **pace)
     finally:
         engine.release.set()
     partial = error.partial_result
     assert partial is not None and isinstance(partial["job_id"], str) and partial["done"] is None, partial
     if "poll" in call.__name__:  # a poll sees a count: the sections come with the result at the end
         assert partial["sections"] == [] and partial["total"] == 6, partial
+        # the last polled status's counts: they were 0 and 0, as if nothing had been made
+        assert (partial["ok_count"], partial["fail_count"]) == (3, 1), partial
         return
     assert partial["wav_paths"] == [str(tmp_path / f"s{i}.wav") for i in (0, 1, 3)], partial
     assert [e["idx"] for e in partial["errors"]] == [2], partial

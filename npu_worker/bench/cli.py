@@ -26,6 +26,7 @@ from npu_worker.bench.load import (
     LoadConfig,
     NotAWorker,
     TargetNotAllowed,
+    lost_under_load,
     run_load,
 )
 from npu_worker.bench.measure import figure
@@ -404,12 +405,11 @@ def run_bench_command(args: argparse.Namespace) -> int:
         first = next((record["error"] for record in records), "no request was sent")
         tell(f"npu-worker bench: no request succeeded ({len(records)} sent; {first})")
         return 1
-    if gone := report["health_after"].get("unreachable"):  # figures of a worker that died are no success
+    if lost := lost_under_load(
+        report["health"], report["health_after"]
+    ):  # a dead worker's figures: no success
         failed = sum(1 for record in records if record["error"] is not None)
-        tell(
-            f"npu-worker bench: the worker could not be reached after the run ({gone}): it may have died "
-            f"under the load; {failed} of {len(records)} requests failed"
-        )
+        tell(f"npu-worker bench: {lost}; {failed} of {len(records)} requests failed")
         return 1
     return 0
 

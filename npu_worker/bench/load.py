@@ -24,7 +24,7 @@ import aiohttp
 from npu_worker.bench.bounded_body import AnswerTooLarge, bounded_text
 from npu_worker.bench.measure import RequestRecord, http_request, ws_request
 from npu_worker.client.common import auth_headers
-from npu_worker.printable import printable
+from npu_worker.printable import one_line, printable
 
 MAX_RATE = 50.0
 MAX_DURATION = 600.0
@@ -135,6 +135,9 @@ def no_redirects() -> aiohttp.TraceConfig:
     return trace
 
 
+ERROR_WORDS = 300  # characters of a server's error said before the run
+
+
 class NotAWorker(ValueError):
     """The target's /health answered no JSON object: something else listens on that port."""
 
@@ -151,13 +154,20 @@ async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
             body = None
     if not isinstance(body, dict):
         raise NotAWorker(f"{base}/health did not answer a JSON object: is a worker listening there?")
-    if response.status == 404:  # a --base with a path: the whole run was sent, every request a 404
-        said = f"HTTP 404: {body.get('error')}" if body.get("error") else "HTTP 404"
+    if 400 <= response.status < 500:  # a --base with a path (/x: 404, /jobs: 405): every request fails so
         raise NotAWorker(
-            f"{base}/health answered {said}: is a worker listening there? --base takes the worker's"
-            " address alone, http://HOST:PORT"
+            f"{base}/health answered HTTP {response.status}{error_words(body)}: is a worker listening there?"
+            " --base takes the worker's address alone, http://HOST:PORT"
         )
     return body
+
+
+def error_words(body: dict[str, Any]) -> str:
+    """`: ` and the body's `error` as one bounded line, its breaks `␤` (a server on the port chose it: its
+    line breaks forged lines of the bench's own on stderr, and 1 MiB of it was one line), or nothing.
+    `tell` escapes the rest."""
+    error = body.get("error")
+    return f": {one_line(str(error)[:ERROR_WORDS])}" if error else ""
 
 
 class AccessRefused(ValueError):
@@ -220,6 +230,21 @@ async def health_or_why_not(session: aiohttp.ClientSession, base: str) -> dict[s
         return await health(session, base)
     except (NotAWorker, aiohttp.ClientError, OSError, TimeoutError) as exc:
         return {"unreachable": f"{type(exc).__name__}: {exc}"}
+
+
+def lost_under_load(before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    """Why the run's figures are those of a worker that did not live through it, or None: unreachable after
+    the run (it died), or no longer `ok` where it was (`loading`: restarted by its supervisor, a QNN load
+    taking minutes; `fail`): the figures of a run that exits 0 are published."""
+    if gone := after.get("unreachable"):
+        return f"the worker could not be reached after the run ({gone}): it may have died under the load"
+    if before.get("status") == "ok" and (status := after.get("status")) != "ok":
+        said = one_line(str(status)[:ERROR_WORDS])
+        return (
+            f"the worker's /health said {said!r} after the run, 'ok' before: it may have restarted or failed"
+            " under the load"
+        )
+    return None
 
 
 async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> str | None:

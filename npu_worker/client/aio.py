@@ -256,7 +256,7 @@ async def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str,
     try:
         return await _steps(plan, http_, collector)
     except ClientError as exc:
-        exc.partial_result = collector.result() if collector.job_id is not None else None
+        exc.partial_result = collector.partial()
         raise
 
 

@@ -58,6 +58,7 @@ class BatchCollector:
     stall_limit: float | None = None
     clock: Callable[[], float] = time.monotonic
     progressed_at: float = field(init=False)
+    polled: dict[str, Any] | None = None  # polling: the last status delivered (its `ok` and `fail` counts)
 
     def __post_init__(self) -> None:
         if self.stall_limit is not None and not (math.isfinite(self.stall_limit) and self.stall_limit > 0):
@@ -113,6 +114,8 @@ class BatchCollector:
         kind = event.get("event")
         if kind == "stream_lost" and not self.report_stream_lost:
             return None
+        if kind == "status":
+            self.polled = event
         if kind not in UNLOGGED_EVENTS:
             seq = event.get("seq")
             seq = self.last_seq + 1 if not isinstance(seq, int) else seq
@@ -163,6 +166,21 @@ class BatchCollector:
             "fail_count": len(self.errors),
             "done": self.done,
         }
+
+    def partial(self) -> dict[str, Any] | None:
+        """What had come of a batch given up on (`ClientError.partial_result`); None where no job was made.
+        Polling sees the sections only with the result, so its counts are the last polled status's: they
+        were 0 and 0 where sections had been made."""
+        if self.job_id is None:
+            return None
+        made = self.result()
+        if self.polled is not None and not self.ok and not self.errors:
+            for key, said in (("ok_count", "ok"), ("fail_count", "fail")):
+                count = self.polled.get(said)
+                made[key] = (
+                    count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+                )
+        return made
 
 
 def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -142,7 +142,7 @@ def _run(plan: Plan, http_: Http, collector: BatchCollector) -> dict[str, Any]:
                 except (TransportError, WorkerHTTPError) as exc:
                     error = exc
     except ClientError as exc:
-        exc.partial_result = collector.result() if collector.job_id is not None else None
+        exc.partial_result = collector.partial()
         raise
     finally:
         plan.close()

@@ -1,0 +1,65 @@
+"""`npu-worker bench` against a worker that was restarted under the load (its supervisor's `Restart=`, a
+crash of the NPU runtime) and is loading again when the run ends: its `/health` answered, so the run was
+taken for a clean one, exit 0, and its figures (some of them a crashed worker's) published. The server
+here plays that worker: it serves each request, then its `/health` says `loading`, as a restarted one
+does until its engine has loaded (minutes for a QNN start)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from npu_worker.bench.cli import main as bench_main
+
+HEALTH = {"status": "ok", "loaded": True, "backend": "restarting", "device": "cpu", "queue": 0}
+LOADING = {**HEALTH, "status": "loading", "loaded": False, "device": None}
+TONE = (np.sin(np.arange(4800) * 2 * np.pi * 440 / 24000) * 8000).astype("<i2").tobytes()  # 0.2 s
+
+
+def restarting_worker() -> web.Application:
+    served = asyncio.Event()  # a request served: the worker "restarts", loading from then on
+
+    async def health(request: web.Request) -> web.Response:
+        if served.is_set():
+            return web.json_response(LOADING, status=503, headers={"Retry-After": "1"})
+        return web.json_response(HEALTH)
+
+    async def models(request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": []})
+
+    async def preview(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_str(json.dumps({"event": "audio_start", "sample_rate": 24000}))
+        await socket.send_bytes(TONE)
+        await socket.send_str(json.dumps({"event": "done"}))
+        served.set()
+        await socket.close()
+        return socket
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    app.router.add_get("/v1/models", models)
+    app.router.add_get("/ws", preview)
+    return app
+
+
+async def test_a_worker_loading_again_after_the_run_ends_the_bench_with_exit_1(tmp_path, capsys):
+    async with TestServer(restarting_worker(), host="127.0.0.1") as server:
+        base = f"http://127.0.0.1:{server.port}"
+        argv = ["bench", "--base", base, "--rps", "5", "--duration", "1", "--requests", "1"]
+        argv += ["--transports", "ws", "--out", str(tmp_path / "run")]
+        code = await asyncio.to_thread(bench_main, argv)
+    err = capsys.readouterr().err
+    report = json.loads((tmp_path / "run.json").read_text())  # written all the same, the figures kept
+    assert [record["error"] for record in report["records"]] == [None], report["records"]
+    assert code == 1, err
+    assert err.splitlines()[-1] == (
+        "npu-worker bench: the worker's /health said 'loading' after the run, 'ok' before: it may have"
+        " restarted or failed under the load; 0 of 1 requests failed"
+    ), err
