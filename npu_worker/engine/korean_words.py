@@ -95,6 +95,13 @@ UNITS = {
     "Gbps": "기가비피에스",
 }
 
+# Units written out in small letters, "x < 5 ohm.", "x < 5 bits 이면": a bound's amount ends with one (`korean_ranges`), as
+# with "kg"; any other small word apart from it, "p < 0.05 here.", is the sentence's.
+SPELLED_UNITS = (
+    "ohms?|bits?|bytes?|volts?|watts?|amps?|hertz|joules?|newtons?|pascals?|kelvins?|grams?|kilograms?|meters?|metres?"
+    "|liters?|litres?|seconds?|minutes?|hours?|days?|weeks?|months?|years?|miles?|inch(?:es)?|feet|foot|pounds?|degrees?"
+)
+
 SYMBOLS = {"%p": "퍼센트포인트", "%": "퍼센트", "‰": "퍼밀", "°C": "도", "℃": "도", "°": "도"}
 
 CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
