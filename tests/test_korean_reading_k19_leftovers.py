@@ -47,3 +47,25 @@ def test_a_colon_after_a_ratios_word_is_a_ratio(written: str, said: str) -> None
     """ "1:10" after 비율, 축척, 비, ratio or scale is a ratio, 1 대 10 (one to ten in an English sentence), not a time of
     day."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean18: 1000 volts (천, the Korean voice's), less than 1000
+        ("It takes 1,000 volts.", "It takes one thousand volts."),
+        ("The limit is x < 1,000 here.", "The limit is x less than one thousand here."),
+        (
+            "The limit is x < 1,000, y > 3 here.",
+            "The limit is x less than one thousand, y greater than three here.",
+        ),
+        ("It takes 1,000.5 volts.", "It takes one thousand point five volts."),  # korean18: 1000 점 오 volts
+        # as korean18 read them
+        ("It costs $1,000.", "It costs one thousand dollars."),
+        ("The values are 1,2,3 here.", "The values are 1,2,3 here."),
+        ("전압은 1,000 V입니다", "전압은 1000 볼트입니다"),
+    ],
+)
+def test_thousands_grouped_in_an_english_sentence_are_said_in_english(written: str, said: str) -> None:
+    """An English sentence's "1,000" before a unit or after a bound is one number in English words, as "1000" is."""
+    assert spoken_form(written, "ko") == said

@@ -211,11 +211,18 @@ def _comparison(match: re.Match[str]) -> str:
     return f" {_COMPARISONS[match.group(1)]} {'minus ' if match.group(2) else ''}{'0' if after[:1] == '.' else ''}"
 
 
+# "1,000", and before a list's comma, "1,000, 2,000"
+_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?!\d|,\d)")
+
+
 def signs_in_korean_text(sentence: str) -> str:
     """An English `sentence` of a Korean text with its units after a number, "+" and a spaced minus in English words."""
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
     sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
+    # Thousands grouped, "x < 1,000", "1,000 volts" (korean18: 1000, said 천 by the Korean voice): as one number, read
+    # by the rules below, less than one thousand, one thousand volts.
+    sentence = _GROUPED.sub(lambda m: m.group().replace(",", ""), sentence)
     sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
     sentence = numbers.amounts_said(
         COMPARISON.sub(_comparison, sentence)
