@@ -69,3 +69,42 @@ def test_a_colon_after_a_ratios_word_is_a_ratio(written: str, said: str) -> None
 def test_thousands_grouped_in_an_english_sentence_are_said_in_english(written: str, said: str) -> None:
     """An English sentence's "1,000" before a unit or after a bound is one number in English words, as "1000" is."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        ("lim x→0⁻", "ko", "lim x에서 0 minus"),  # korean18: 0⁻, espeak's 0 hyphen
+        ("x→a⁻", "ko", "x에서 a minus"),  # korean18: a⁻ (a hyphen)
+        ("x → 0⁻일 때", "ko", "x에서 0 minus일 때"),  # korean18: 0⁻일 때
+        ("f(0⁻)", "ko", "f(0 minus)"),  # korean18: f(0⁻)
+        ("lim x→0⁻", "en", "lim x→0 minus"),  # korean18: 0⁻ (zero hyphen)
+        # as korean18 read them: the right side's plus (espeak: plus), a power, an ion, an electron
+        ("lim x→0⁺", "ko", "lim x에서 0⁺"),
+        ("10⁻³", "ko", "10의 마이너스 3제곱"),
+        ("e⁻ˣ 는 감소한다.", "ko", "e⁻ˣ 는 감소한다."),
+        ("2e⁻", "ko", "2 e 마이너스"),
+        ("Cl⁻", "en", "Cl minus"),
+    ],
+)
+def test_a_one_sided_limits_minus_is_said_minus(written: str, lang: str, said: str) -> None:
+    """A "⁻" on a number or a lone letter with nothing after it, a left limit's, is said minus as "0⁺" is said plus
+    (espeak-ng says "⁻" as "hyphen")."""
+    assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean18: V⁺ (espeak: English plus) … V 마이너스
+        ("V⁺ 단자와 V⁻ 단자", "V 플러스 단자와 V 마이너스 단자"),
+        ("S⁻와 S⁺", "S 마이너스와 S 플러스"),  # korean18: S 마이너스와 S⁺
+        # as korean18 read them: no single capital's minus in the text, its plus left to espeak
+        ("V⁺ 단자", "V⁺ 단자"),
+        ("클로저 C⁺는 집합입니다.", "클로저 C⁺는 집합입니다."),
+        ("V⁻ 단자", "V 마이너스 단자"),
+    ],
+)
+def test_a_single_capitals_plus_beside_its_minus_is_said_in_the_same_voice(written: str, said: str) -> None:
+    """A text that says a single capital's minus 마이너스 says its plus 플러스, one line in one voice."""
+    assert spoken_form(written, "ko") == said

@@ -82,7 +82,8 @@ def spoken(text: str) -> str:
         text = COMPLEMENT.sub(" complement", text)
     text = NUMBER_SET.sub(_number_set, text)
     text = charges.charges_in_english(text)  # an ion's charge, "Ca²⁺" (korean15: unsaid): Ca two plus
-    return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
+    text = RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
+    return charges.one_sided_said(text)  # "x→0⁻": 0 minus (korean18: 0 hyphen)
 
 
 def _set_word(match: re.Match[str]) -> str:
