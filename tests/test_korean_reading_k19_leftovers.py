@@ -108,3 +108,29 @@ def test_a_one_sided_limits_minus_is_said_minus(written: str, lang: str, said: s
 def test_a_single_capitals_plus_beside_its_minus_is_said_in_the_same_voice(written: str, said: str) -> None:
     """A text that says a single capital's minus 마이너스 says its plus 플러스, one line in one voice."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2H₂SO₄", "2 H투S-O포"),  # korean18: 2H₂S-O포 (its first part to espeak's code-point names)
+        ("2H₂O", "2 H투O"),  # korean18: 2H₂O
+        ("Fe₂O₃", "F-E투O쓰리"),  # korean18: Fe₂O쓰리
+        ("Fe₂O₃는 녹이다", "F-E투O쓰리는 녹이다"),  # korean18: Fe₂O쓰리는
+        ("CaCO₃", "C-A-C-O쓰리"),  # korean18: CaCO₃
+        ("C₆H₁₂O₆", "C식스H트웰브O식스"),  # korean18: C₆H₁₂O식스
+        ("C₁₂H₂₂O₁₁", "C트웰브H트웬티투O일레븐"),  # korean18: C₁₂H₂₂O일레븐
+        # as korean18 read them: capitals with single counts, no count, no element's symbol, a variable's index
+        ("H₂SO₄", "H투S-O포"),
+        ("CO₂", "C-O투"),
+        ("C₂H₅OH", "C투H파이브O-H"),
+        ("NaCl", "NaCl"),
+        ("Xy₂", "Xy₂"),
+        ("x₁₂", "x₁₂"),
+    ],
+)
+def test_a_formula_with_a_coefficient_a_two_letter_element_or_a_two_digit_count_is_read_whole(
+    written: str, said: str
+) -> None:
+    """Each element spelled, its count in English words, the coefficient a number apart, as "H₂SO₄" is read."""
+    assert spoken_form(written, "ko") == said

@@ -17,7 +17,7 @@ from .english_numbers import english_number
 from .korean_formulas import PARTICLE, particle_after
 from .korean_words import ENGLISH_DIGITS
 
-_ELEMENTS = frozenset(
+ELEMENTS = frozenset(
     "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr Rb Sr Y Zr"
     " Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir"
     " Pt Au Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm Bk Cf Es Fm Md No Lr".split()
@@ -65,7 +65,7 @@ def one_sided_said(text: str) -> str:
 
 def _is_ion(match: re.Match[str], about_chemistry: bool) -> bool:
     formula, size, sign = match.group(1, 2, 3)
-    if not all(symbol in _ELEMENTS for symbol in _SYMBOL.findall(formula)):
+    if not all(symbol in ELEMENTS for symbol in _SYMBOL.findall(formula)):
         return False
     return len(formula) > 1 or bool(size) or formula == "e" or sign == "⁻" or about_chemistry
 
