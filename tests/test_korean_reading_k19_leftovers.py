@@ -134,3 +134,33 @@ def test_a_formula_with_a_coefficient_a_two_letter_element_or_a_two_digit_count_
 ) -> None:
     """Each element spelled, its count in English words, the coefficient a number apart, as "H₂SO₄" is read."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        (
+            "It holds for x ‹ 2π.",
+            "ko",
+            "It holds for x less than two pi.",
+        ),  # korean18: x 2파이 미만 (Korean words)
+        ("It holds for x < 2π.", "ko", "It holds for x less than two pi."),  # korean18: less than 2파이
+        ("I <3 you", "ko", "I heart you"),  # korean18: I 3 미만 you
+        ("I <3 you so much.", "ko", "I heart you so much."),  # korean18: I less than three you so much.
+        ("We <3 Python.", "en", "We heart Python."),  # korean18: We <3 Python. (espeak: We three Python)
+        ("Array<5> x;", "ko", "Array<5> x;"),  # korean18: Array 5 미만 미만 x;
+        ("std::array<int, 5> a;", "ko", "std::array<int, 5> a;"),  # korean18: std::array<int, 5 미만 a;
+        # as korean18 read them
+        ("x ‹ 2π", "ko", "x 2파이 미만"),
+        ("le ‹ mot ›", "ko", "le ‹ mot ›"),
+        ("x<3 is true.", "ko", "x less than three is true."),
+        ("n <3 times", "ko", "n 3 미만 times"),
+        ("We use Array<5> in the code.", "ko", "We use Array<5> in the code."),
+    ],
+)
+def test_a_heart_or_a_generic_type_is_no_comparison_and_an_english_bound_on_pi_is_english(
+    written: str, lang: str, said: str
+) -> None:
+    """ "<3" between a pronoun and a word is a heart and a name's "<5>" a generic type's brackets (no bound's words);
+    an English sentence's "‹" is its "<", and π after its "less than" is said pi."""
+    assert spoken_form(written, lang) == said

@@ -75,8 +75,20 @@ _OPENS, _CLOSES = "([{", ")]}.,;:!?"
 COMPLEMENT = re.compile(r"(?<=[\w)′'])ᶜ")
 
 
+# A heart's "<3" after a pronoun and before a word, "I <3 you", "We <3 Python." (korean18: I 3 미만 you, less than three; for
+# lang=en espeak said "I three you"): heart, no comparison.
+HEART = re.compile(r"(?<![\w<])((?:I|[Ww]e|[Tt]hey|[Yy]ou) )<3(?= [A-Za-z]{2,}(?![A-Za-z\d]))")
+
+
+def heart(match: re.Match[str]) -> str:
+    """ "I <3 you" as I heart you."""
+    return match.group(1) + "heart"
+
+
 def spoken(text: str) -> str:
     """`text` with its powers, relation and set signs in English words."""
+    if "<3" in text:
+        text = HEART.sub(heart, text)
     text = SET_SIGN.sub(_set_word, text)
     if "ᶜ" in text:
         text = COMPLEMENT.sub(" complement", text)
@@ -197,6 +209,7 @@ _COMPARISONS = {
     "≥": "greater than or equal to", ">=": "greater than or equal to",
 }  # fmt: skip
 _BOUND_SIGN = re.compile("[<>≤≥]")
+_PI_AMOUNT = re.compile(r"(?<=than )(?:(\d{1,2}) ?)?π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])")  # a bound's said amount
 _CLAUSE_BREAK = re.compile(
     r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
 )  # "n >= 3 and m < 5": two bounds
@@ -228,6 +241,8 @@ def signs_in_korean_text(sentence: str) -> str:
     sentence = numbers.amounts_said(
         COMPARISON.sub(_comparison, sentence)
     )  # "$3.50", "3:30", "1/2", "p < 0.05"
+    if "π" in sentence:  # "x < 2π here." (korean18: less than 2파이, the Korean rules' π): less than two pi
+        sentence = _PI_AMOUNT.sub(lambda m: f"{m.group(1) + ' ' if m.group(1) else ''}pi", sentence)
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(_plus_minus, sentence)
     return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
