@@ -106,7 +106,7 @@ def spoken(text: str) -> str:
     paths: list[str] = []
     if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
         text = _ADDRESS.sub(lambda m: _held(m, paths), text)
-        if "<" in text:
+        if "<" in text and ">" in text:
             text = _GENERIC.sub(lambda m: _held(m, paths), text)
     if "<3" in text:
         text = english_reading.HEART.sub(english_reading.heart, text)
