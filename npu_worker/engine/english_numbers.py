@@ -12,6 +12,7 @@ as the Korean voice says it).
 from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+from .korean_dates import after_a_ratio_word
 
 _DIGIT_NAMES = "zero one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
@@ -123,6 +124,8 @@ def _scaled_dollars(match: re.Match[str]) -> str:
 
 def _clock(match: re.Match[str]) -> str:
     hour, minutes = english_number(str(int(match.group(1)))), int(match.group(2))
+    if not match.group(3) and after_a_ratio_word(match.string, match.start()):
+        return f"{hour} to {english_number(str(minutes))}"  # "ratio is 1:10": one to ten
     half_of_day = f" {match.group(3).upper()}M" if match.group(3) else ""
     if not minutes:
         return f"{hour} o'clock{half_of_day}"

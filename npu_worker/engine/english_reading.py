@@ -75,14 +75,27 @@ _OPENS, _CLOSES = "([{", ")]}.,;:!?"
 COMPLEMENT = re.compile(r"(?<=[\w)′'])ᶜ")
 
 
+# A heart's "<3" after a pronoun and before a word, "I <3 you", "We <3 Python." (korean18: I 3 미만 you, less than three; for
+# lang=en espeak said "I three you"): heart, no comparison.
+HEART = re.compile(r"(?<![\w<])((?:I|[Ww]e|[Tt]hey|[Yy]ou) )<3(?= [A-Za-z]{2,}(?![A-Za-z\d]))")
+
+
+def heart(match: re.Match[str]) -> str:
+    """ "I <3 you" as I heart you."""
+    return match.group(1) + "heart"
+
+
 def spoken(text: str) -> str:
     """`text` with its powers, relation and set signs in English words."""
+    if "<3" in text:
+        text = HEART.sub(heart, text)
     text = SET_SIGN.sub(_set_word, text)
     if "ᶜ" in text:
         text = COMPLEMENT.sub(" complement", text)
     text = NUMBER_SET.sub(_number_set, text)
     text = charges.charges_in_english(text)  # an ion's charge, "Ca²⁺" (korean15: unsaid): Ca two plus
-    return RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
+    text = RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
+    return charges.one_sided_said(text)  # "x→0⁻": 0 minus (korean18: 0 hyphen)
 
 
 def _set_word(match: re.Match[str]) -> str:
@@ -196,6 +209,7 @@ _COMPARISONS = {
     "≥": "greater than or equal to", ">=": "greater than or equal to",
 }  # fmt: skip
 _BOUND_SIGN = re.compile("[<>≤≥]")
+_PI_AMOUNT = re.compile(r"(?<=than )(?:(\d{1,2}) ?)?π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])")  # a bound's said amount
 _CLAUSE_BREAK = re.compile(
     r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
 )  # "n >= 3 and m < 5": two bounds
@@ -211,15 +225,24 @@ def _comparison(match: re.Match[str]) -> str:
     return f" {_COMPARISONS[match.group(1)]} {'minus ' if match.group(2) else ''}{'0' if after[:1] == '.' else ''}"
 
 
+# "1,000", and before a list's comma, "1,000, 2,000"
+_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?!\d|,\d)")
+
+
 def signs_in_korean_text(sentence: str) -> str:
     """An English `sentence` of a Korean text with its units after a number, "+" and a spaced minus in English words."""
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
     sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
+    # Thousands grouped, "x < 1,000", "1,000 volts" (korean18: 1000, said 천 by the Korean voice): as one number, read
+    # by the rules below, less than one thousand, one thousand volts.
+    sentence = _GROUPED.sub(lambda m: m.group().replace(",", ""), sentence)
     sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
     sentence = numbers.amounts_said(
         COMPARISON.sub(_comparison, sentence)
     )  # "$3.50", "3:30", "1/2", "p < 0.05"
+    if "π" in sentence:  # "x < 2π here." (korean18: less than 2파이, the Korean rules' π): less than two pi
+        sentence = _PI_AMOUNT.sub(lambda m: f"{m.group(1) + ' ' if m.group(1) else ''}pi", sentence)
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(_plus_minus, sentence)
     return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)

@@ -17,7 +17,7 @@ from .english_numbers import english_number
 from .korean_formulas import PARTICLE, particle_after
 from .korean_words import ENGLISH_DIGITS
 
-_ELEMENTS = frozenset(
+ELEMENTS = frozenset(
     "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr Rb Sr Y Zr"
     " Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir"
     " Pt Au Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm Bk Cf Es Fm Md No Lr".split()
@@ -48,9 +48,24 @@ _CHEMISTRY = re.compile(
 )
 
 
+# A single capital's minus is said (above): in a text with one, "V⁺ 단자와 V⁻ 단자", a single capital's plus is said with it,
+# V 플러스 (korean18: V⁺, espeak's English "plus", beside V 마이너스: one line in two voices).
+_SINGLE_CAPITALS_MINUS = re.compile(r"(?<![A-Za-z\d₀-₉])[A-Z]⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])")
+# A one-sided limit's sign on a number or a letter alone, "x→0⁻", "a⁻" (no ion's, no power's: nothing after it): espeak
+# says "⁻" as "hyphen"; said minus, as "0⁺" is said plus by espeak (korean18: 0 hyphen).
+ONE_SIDED = re.compile(
+    rf"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])"
+)
+
+
+def one_sided_said(text: str) -> str:
+    """`text` with a one-sided limit's "⁻" said minus, "0⁻" 0 minus (once the ions and powers are read)."""
+    return ONE_SIDED.sub(" minus", text) if "⁻" in text else text
+
+
 def _is_ion(match: re.Match[str], about_chemistry: bool) -> bool:
     formula, size, sign = match.group(1, 2, 3)
-    if not all(symbol in _ELEMENTS for symbol in _SYMBOL.findall(formula)):
+    if not all(symbol in ELEMENTS for symbol in _SYMBOL.findall(formula)):
         return False
     return len(formula) > 1 or bool(size) or formula == "e" or sign == "⁻" or about_chemistry
 
@@ -60,7 +75,8 @@ def charges_spoken(text: str) -> str:
     if "⁺" not in text and "⁻" not in text:
         return text
     # the text searched for chemistry once, not once for each "V⁺" (a text of them took 25 times as long: 0.5 s)
-    return _CHARGE.sub(partial(_charge, about_chemistry=bool(_CHEMISTRY.search(text))), text)
+    about_chemistry = bool(_CHEMISTRY.search(text) or _SINGLE_CAPITALS_MINUS.search(text))
+    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry), text)
 
 
 def charges_in_english(text: str) -> str:

@@ -123,8 +123,21 @@ def meridiem_hours(match: re.Match[str]) -> str:
     return f"{other} {first}시에서 {said} {last}시"  # "9-6pm", "11-12pm": from the morning
 
 
+# ... nor after one, "비율은 1:10", "축척 1:50", "The ratio is 1:10" (korean18: 한 시 10분, one ten): a ratio, `korean_formulas`'.
+_RATIO_WORD_BEFORE = re.compile(
+    r"(?:(?:비율|축척)[은는이]?|(?<![가-힣])비는?|\b(?:[Rr]atio|[Ss]cale)(?: (?:is|was|of))?):? ?$"
+)
+
+
+def after_a_ratio_word(text: str, start: int) -> bool:
+    """Whether a ratio's word ends just before `start`: "1:10" there is no time of day."""
+    return bool(_RATIO_WORD_BEFORE.search(text, max(0, start - 16), start))
+
+
 def clock(match: re.Match[str]) -> str:
     hour, minute, second = match.groups()
+    if not second and after_a_ratio_word(match.string, match.start()):
+        return match.group()  # read by `korean_formulas.RATIO` next: 1 대 10
     return (
         f"{int(hour)}시"
         + (f" {int(minute)}분" if int(minute) else "")

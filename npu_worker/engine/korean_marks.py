@@ -13,9 +13,10 @@ from __future__ import annotations
 import unicodedata
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+from .korean_charges import ELEMENTS
 from .korean_formulas import PARTICLE, particle_after
 from .korean_templates import template
-from .korean_words import DIGITS, ENGLISH_DIGITS, HANJA
+from .korean_words import DIGITS, ENGLISH_DIGITS, ENGLISH_TEENS_HANGUL, ENGLISH_TENS_HANGUL, HANJA
 from .sentence_ends import LIST_LABEL, opens_list_item
 
 # Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a),
@@ -107,6 +108,13 @@ _SUBSCRIPTED_FORMULA = re.compile(
     r"(?<![A-Za-z\d.\-₀-₉])(?:[A-Z]{1,4}[₀-₉]){2,4}[A-Z]{0,3}(?![A-Za-z\d₀-₉]|\.\d)"
 )
 _FORMULA_PART = re.compile(r"([A-Z]{1,4})([₀-₉]?)")
+# ... and one with a coefficient, an element of two letters or a count of two digits, "2H₂SO₄", "Fe₂O₃", "CaCO₃", "C₆H₁₂O₆"
+# (korean18: 2H₂S-O포, Fe₂O쓰리, CaCO₃, C₆H₁₂O식스: the rules above took its last part or none): each element spelled in
+# capitals, its count in English words, the coefficient a number apart: 2 H투S-O포, F-E투O쓰리, C-A-C-O쓰리, C식스H트웰브O식스.
+# Only symbols of elements (`korean_charges.ELEMENTS`) with a count after one of them.
+_ELEMENT_FORMULA = re.compile(
+    r"(?<![A-Za-z\d.\-₀-₉])(\d{1,2}(?=[A-Z]))?((?:[A-Z][a-z]?[₀-₉]{0,2}){1,8})(?![A-Za-z\d₀-₉]|\.\d)"
+)
 # A range of such names, "Q1~Q3", "H1~H2" (espeak: Q원 Q쓰리, the tilde unsaid): Q원에서 Q쓰리; and a quarter
 # written "1Q", "3Q" (일 큐) as Korean reports say it, 1분기.
 _NAME_RANGE = re.compile(r"(?<=[A-Z][0-9]) ?[~～〜] ?(?=[A-Z][0-9](?![A-Za-z\d]))")
@@ -196,6 +204,7 @@ def marks_spoken(text: str) -> str:
     text = _CATHODE.sub(_digit_by_digit, text)
     text = _NAME_RANGE.sub("에서 ", text)
     text = _QUARTER.sub(template(r"\1분기"), text)
+    text = _ELEMENT_FORMULA.sub(_element_formula, text)
     text = _SUBSCRIPTED_FORMULA.sub(_subscripted_formula, text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
@@ -288,3 +297,41 @@ def _subscripted_formula(match: re.Match[str]) -> str:
         "-".join(letters) + (ENGLISH_DIGITS[unicodedata.digit(digit)] if digit else "")
         for letters, digit in _FORMULA_PART.findall(match.group())
     )
+
+
+def _element_formula(match: re.Match[str]) -> str:
+    """ "Fe₂O₃" as F-E투O쓰리; one of capitals and single counts alone, "H₂SO₄", as `_subscripted_formula` says it."""
+    coefficient, formula = match.groups()
+    parts = _element_parts(formula)
+    if not any(count for _, count in parts) or not all(symbol in ELEMENTS for symbol, _ in parts):
+        return match.group()
+    if not (coefficient or any(len(symbol) == 2 or len(count) == 2 for symbol, count in parts)):
+        return match.group()
+    said, counted = "", True
+    for symbol, count in parts:
+        said += ("" if counted else "-") + "-".join(symbol.upper()) + _count_said(count)
+        counted = bool(count)
+    return f"{coefficient} {said}" if coefficient else said
+
+
+def _element_parts(formula: str) -> list[tuple[str, str]]:
+    """ "Fe₂O₃" as [("Fe", "₂"), ("O", "₃")] (no pattern of its own: one the engine's warm-up does not compile)."""
+    parts: list[list[str]] = []
+    for char in formula:
+        if char.isupper():
+            parts.append([char, ""])
+        else:
+            parts[-1][0 if char.islower() else 1] += char
+    return [(symbol, count) for symbol, count in parts]
+
+
+def _count_said(count: str) -> str:
+    """A formula's subscript count in English words, ₂ 투, ₁₂ 트웰브."""
+    if not count:
+        return ""
+    number = int("".join(str(unicodedata.digit(digit)) for digit in count))
+    if number < 10:
+        return ENGLISH_DIGITS[number]
+    if number < 20:
+        return ENGLISH_TEENS_HANGUL[number - 10]
+    return ENGLISH_TENS_HANGUL[number // 10] + (ENGLISH_DIGITS[number % 10] if number % 10 else "")

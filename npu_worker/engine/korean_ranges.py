@@ -12,7 +12,7 @@ from . import korean_code_comparisons as code_comparisons
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
-from .korean_words import ENGLISH_DIGITS, MATH_NAMES, SUBSCRIPT_SPANS
+from .korean_words import ENGLISH_DIGITS, MATH_NAMES, SPELLED_UNITS, SUBSCRIPT_SPANS
 from .korean_words import UNITS as _UNITS
 
 # A range with a tilde, "3~5개", after a number's counter too, "3개~5개"; and after a date's weekday,
@@ -84,10 +84,10 @@ _MINUS_PI = re.compile(r"^[-−](?=\d{0,2}π)")
 # A unit apart from its number, "x < 5 kg", "x < 10 dBm", "n > 3000 rpm": one of `_UNITS`, two letters at most, one with a
 # capital or a rate's; a small word after it is the sentence's, "p < 0.05 here." (korean17: p 0 점 영오 here 미만, "here"
 # taken for the amount's unit); one with a Korean particle glued to it, "x < 100 kbps이면", a unit still (korean18: x 100
-# 미만 kbps이면).
+# 미만 kbps이면); a unit written out in small letters, "x < 5 ohm.", "x < 5 bits 이면" (korean18: x 5 미만 ohm.), a unit too.
 _SPACED_UNIT = (
     rf"(?:{_alternatives(_UNITS)}|[A-Za-zΩμµ]{{1,2}}|(?=[a-zμµ]{{0,3}}[A-ZΩ])[A-Za-zΩμµ]{{3,4}}|rpm|psi|bar|fps|ppm|ppb|lux"
-    r"|[A-Za-zΩμµ]{3,4}(?=[가-힣]))"
+    rf"|[A-Za-zΩμµ]{{3,4}}(?=[가-힣])|(?:{SPELLED_UNITS})(?![A-Za-z]))"
 )
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"

@@ -58,6 +58,9 @@ from .text_form import readable
 # read by the rules "q=1" was "q는 1", "R&D/A4" "R앤D-A4", an arXiv number a decimal. They are left to espeak
 # as written; the host keeps its numbers' reading ("10.0.0.1": 십 점 영 점 영 점 일).
 _ADDRESS = re.compile(r"(?:https?://|www\.)[A-Za-z\d.\-:]{1,253}(/[!-~]{0,2000}[\w/=#&%+\-])?")
+# ... and a generic type's brackets, "Array<5> x;", "std::array<int, 5> a;" (korean18: Array 5 미만 미만 x;, 5 미만 a;), held as
+# a path is: no comparison (a name of two characters or more glued before its "<").
+_GENERIC = re.compile(r"(?<=[A-Za-z_:][A-Za-z\d_])(<[A-Za-z\d_:]{1,40}(?:, ?[A-Za-z\d_:]{1,40}){0,3}>)")
 _FIRST_PRIVATE_USE, _PRIVATE_USE_COUNT = 0xE000, 6400
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 # The signs of a Korean IME's full-width mode, which espeak said nothing for ("50％" was 오십, "３．７" 삼칠),
@@ -103,8 +106,16 @@ def spoken(text: str) -> str:
     paths: list[str] = []
     if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
         text = _ADDRESS.sub(lambda m: _held(m, paths), text)
+        if "<" in text and ">" in text:
+            text = _GENERIC.sub(lambda m: _held(m, paths), text)
+    if "<3" in text:
+        text = english_reading.HEART.sub(english_reading.heart, text)
     if "**" in text:  # "x**2" as "x^2", an English sentence's too
         text = formulas.python_powers(text)
+    if (
+        "‹" in text or "›" in text
+    ):  # as "<" and ">" before an English sentence's bounds are said (korean18: x 2파이 미만)
+        text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
     text = _numbers_spoken(_english_held(text)).replace(_HELD_EQUALS, "=")
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
 
@@ -153,8 +164,6 @@ def _numbers_spoken(text: str) -> str:
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
     text = text.translate(_OTHER_BOUND_SIGNS)
-    if "‹" in text or "›" in text:
-        text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
     text = charges.charges_spoken(text)  # "Ca²⁺" before its "²" is a power
     written = text  # as the writer put its signs, for `chains.subject_of_statement`
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
@@ -229,6 +238,7 @@ def _numbers_spoken(text: str) -> str:
         text = sets.spoken(text)  # "x ∈ A", "A ∪ B", "∀x": before the arrows' particles
     text = arrows.LIMIT.sub(arrows.limit, text)
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
+    text = charges.one_sided_said(text)  # "x에서 0⁻": 0 minus, after the arrow's words
     if "≠" in text:
         text = arrows.SUBJECT_NOT_EQUAL.sub(arrows.subject_not_equal, text)  # "값이 0 ≠ 1입니다"
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)

@@ -95,6 +95,13 @@ UNITS = {
     "Gbps": "기가비피에스",
 }
 
+# Units written out in small letters, "x < 5 ohm.", "x < 5 bits 이면": a bound's amount ends with one (`korean_ranges`), as
+# with "kg"; any other small word apart from it, "p < 0.05 here.", is the sentence's.
+SPELLED_UNITS = (
+    "ohms?|bits?|bytes?|volts?|watts?|amps?|hertz|joules?|newtons?|pascals?|kelvins?|grams?|kilograms?|meters?|metres?"
+    "|liters?|litres?|seconds?|minutes?|hours?|days?|weeks?|months?|years?|miles?|inch(?:es)?|feet|foot|pounds?|degrees?"
+)
+
 SYMBOLS = {"%p": "퍼센트포인트", "%": "퍼센트", "‰": "퍼밀", "°C": "도", "℃": "도", "°": "도"}
 
 CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
@@ -125,6 +132,20 @@ MATH_NAMES = {
 DIGITS = "영일이삼사오육칠팔구"
 # A digit said in English, as Koreans say one inside a name ("A4" 에이포) or a subscript ("ε₀" 엡실론 제로).
 ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
+# ... and two digits' English words, a formula's count "C₆H₁₂O₆" (트웰브), `korean_marks`.
+ENGLISH_TEENS_HANGUL = [
+    "텐",
+    "일레븐",
+    "트웰브",
+    "써틴",
+    "포틴",
+    "피프틴",
+    "식스틴",
+    "세븐틴",
+    "에이틴",
+    "나인틴",
+]
+ENGLISH_TENS_HANGUL = ["", "", "트웬티", "써티", "포티", "피프티", "식스티", "세븐티", "에이티", "나인티"]
 # The subscript letters' code-point spans (ₐ…ₜ, ᵢ…ᵪ, ⱼ), for a character class: `korean_absolute`, `korean_ranges`.
 SUBSCRIPT_SPANS = "\u2090-\u209c\u1d62-\u1d6a\u2c7c"
 
