@@ -2,12 +2,14 @@
 audio and engine time as histograms), kept as plain numbers by the thread that counts and summed when
 `/metrics` is scraped.
 
-prometheus_client's `Counter` and `Histogram` take a lock and call ≈ 6 Python functions a count (≈ 26
-calls a `/ws` preview on the lane: benchmarks/SERVER_OVERHEAD.md, stop 58). Here each thread adds to its
-own numbers, so each number has one writer (no lock, no lost count), and the collectors read every
-thread's at scrape time: the same families, series (in the order they were first counted), labels and
-buckets as the library's objects exposed. The threads that count are the worker's long-lived ones
-(engine lanes, the loop); a thread that ends leaves its numbers, as counters never go down.
+prometheus_client's `Counter` and `Histogram` take a lock and call ≈ 6 Python functions a count (18
+calls of the library a `/ws` preview on the lane: benchmarks/SERVER_OVERHEAD.md, stop 58). Here each
+thread adds to its own numbers, so each number has one writer (no lock, no lost count), and the
+collectors read every thread's at scrape time: the same families, series (in the order they were first
+counted), labels and buckets as the library's objects exposed (a histogram's sum is added up thread by
+thread, so with several threads observing, its last digits may differ from one running sum's). The
+threads that count are the worker's long-lived ones (engine lanes, the loop); a thread that ends leaves
+its numbers, as counters never go down.
 """
 
 from __future__ import annotations
