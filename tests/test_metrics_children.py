@@ -1,6 +1,6 @@
-"""The metrics' label children are made once: a section's and a job's end counted on the engine lanes
-no longer call `labels(...)` (≈ 10 Python calls under its lock each; benchmarks/SERVER_OVERHEAD.md,
-2026-12-06, stop 53), and `/metrics` shows the same series and values."""
+"""A section's and a job's end counted on the engine lanes call no `labels(...)` (≈ 10 Python calls
+under its lock each; benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 53) and, since stop 58, touch no
+prometheus_client value at all (`http_compat/lane_tallies.py`); `/metrics` shows the same series and values."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import threading
 from typing import Any
 
 import pytest
-from prometheus_client.metrics import Counter, MetricWrapperBase
+from prometheus_client import values as prometheus_values
+from prometheus_client.metrics import MetricWrapperBase
 
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.test_metrics import scrape, value
@@ -64,28 +65,42 @@ async def test_a_failed_section_and_a_partial_job_make_their_series(worker):
     assert value(samples, "npu_worker_errors_total", name="EmptyText") == 1
 
 
-async def test_busy_seconds_are_the_section_histograms_sum_counted_once(worker, monkeypatch):
-    """`npu_worker_engine_busy_seconds_total` is read from `npu_worker_section_seconds` when scraped: a
-    preview's lane increments two counters (its section's `ok`, its job's `done`), no third for the busy time."""
-    incremented: list[str] = []
-    real = Counter.inc
+async def test_a_previews_counts_touch_no_prometheus_value_and_busy_seconds_are_the_section_sum(
+    worker, monkeypatch
+):
+    """A preview's section, job, TTFA and engine time are counted in plain numbers by the thread that
+    counts them (`lane_tallies.py`, stop 58): no prometheus_client value is incremented or set (its lock
+    and ≈ 6 calls a count, 2 counters and 2 histograms a preview before); `/metrics` shows the counts, and
+    `npu_worker_engine_busy_seconds_total` is the section histogram's sum, read when scraped."""
+    touched: list[str] = []
+    value_class = prometheus_values.ValueClass
 
-    def counted(self: Counter, *args: Any, **kwargs: Any) -> None:
-        incremented.append(self._name)
-        real(self, *args, **kwargs)
+    def recorded(name: str) -> Any:
+        real = getattr(value_class, name)
+
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            touched.append(f"{name} on {threading.current_thread().name}")
+            return real(self, *args, **kwargs)
+
+        return call
 
     client = await worker()
     ws = await connect(client)
     try:
         assert (await run_request(ws, batch("One."))).done["ok_count"] == 1
-        monkeypatch.setattr(Counter, "inc", counted)
+        for name in ("inc", "set"):
+            monkeypatch.setattr(value_class, name, recorded(name))
         for text in ("Two.", "Three."):
             assert (await run_request(ws, batch(text))).done["ok_count"] == 1
         monkeypatch.undo()
     finally:
         await ws.close()
-    assert sorted(incremented) == ["npu_worker_jobs"] * 2 + ["npu_worker_sections"] * 2
+    assert touched == []
     samples = await scrape(client)
+    assert value(samples, "npu_worker_sections_total", outcome="ok") == 3
+    assert value(samples, "npu_worker_jobs_total", kind="preview", outcome="ok") == 3
+    assert value(samples, "npu_worker_ttfa_seconds_count") == 3
+    assert value(samples, "npu_worker_section_seconds_count") == 3
     busy = value(samples, "npu_worker_engine_busy_seconds_total")
     assert busy > 0 and busy == value(samples, "npu_worker_section_seconds_sum")
     assert ("npu_worker_engine_busy_seconds_created", ()) not in samples  # as no other series has one
@@ -122,4 +137,5 @@ async def test_a_callers_voices_languages_and_texts_make_no_series_or_children(w
     for i in range(1, 40):
         await round_of(i)
     assert set(await scrape(client)) == before
-    assert len(metrics._sections) <= 3 and len(metrics._jobs) <= 8
+    tallies = metrics.tallies
+    assert len(tallies.series("npu_worker_sections")) <= 3 and len(tallies.series("npu_worker_jobs")) <= 8

@@ -18,7 +18,6 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
-    Histogram,
     disable_created_metrics,
     generate_latest,
 )
@@ -33,6 +32,7 @@ from ..jobs.observer import SchedulerObserver
 from ..protocol import Done, Event, Progress, SectionError
 from .bodies import ERROR_COUNTED_KEY
 from .errors import Handler
+from .lane_tallies import LaneTallies, TalliedCounter, TalliedHistogram
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
     from ..jobs.scheduler import Scheduler
@@ -139,16 +139,11 @@ class _BusyCollector(Collector):
     same seconds were counted twice on the engine lane a section, a Counter's `inc` (5 Python calls
     under its lock) beside the histogram's `observe`."""
 
-    def __init__(self, sections: Histogram) -> None:
-        self.sections = sections
+    def __init__(self, tallies: LaneTallies) -> None:
+        self.tallies = tallies
 
     def collect(self) -> Iterator[Metric]:
-        busy = sum(
-            sample.value
-            for family in self.sections.collect()
-            for sample in family.samples
-            if sample.name.endswith("_sum")
-        )
+        _, busy = self.tallies.histogram("npu_worker_section_seconds")
         yield CounterMetricFamily(
             "npu_worker_engine_busy_seconds",
             "Seconds the engine spent on sections",
@@ -168,22 +163,26 @@ class WorkerMetrics(SchedulerObserver):
             ["method", "route", "status"],
             registry=r,
         )
-        self.jobs = Counter(
-            "npu_worker_jobs", "Finished jobs by kind and outcome", ["kind", "outcome"], registry=r
+        # Counted on the engine lanes a section and a job: by each thread in plain numbers, summed when
+        # scraped (lane_tallies.py), not by prometheus_client's objects (a lock and ≈ 6 calls a count).
+        self.tallies = LaneTallies(
+            counters={"npu_worker_jobs": ("kind", "outcome"), "npu_worker_sections": ("outcome",)},
+            histograms={
+                "npu_worker_ttfa_seconds": TTFA_BUCKETS,
+                "npu_worker_section_seconds": SECTION_BUCKETS,
+            },
         )
-        self.sections = Counter(
-            "npu_worker_sections", "Finished sections by outcome", ["outcome"], registry=r
-        )
+        self._here = self.tallies.here
+        r.register(TalliedCounter(self.tallies, "npu_worker_jobs", "Finished jobs by kind and outcome"))
+        r.register(TalliedCounter(self.tallies, "npu_worker_sections", "Finished sections by outcome"))
         self.errors = Counter(
             "npu_worker_errors", "Errors by stable name (requests and sections)", ["name"], registry=r
         )
-        self.ttfa = Histogram(
-            "npu_worker_ttfa_seconds", "Submission to first audio, per job", buckets=TTFA_BUCKETS, registry=r
+        r.register(
+            TalliedHistogram(self.tallies, "npu_worker_ttfa_seconds", "Submission to first audio, per job")
         )
-        self.section_time = Histogram(
-            "npu_worker_section_seconds", "Engine time per section", buckets=SECTION_BUCKETS, registry=r
-        )
-        r.register(_BusyCollector(self.section_time))
+        r.register(TalliedHistogram(self.tallies, "npu_worker_section_seconds", "Engine time per section"))
+        r.register(_BusyCollector(self.tallies))
         self.closed = Counter(
             "npu_worker_connections_closed",
             "Connections the connection guard closed (evicted: waiting for headers; reclaimed: an idle "
@@ -192,10 +191,6 @@ class WorkerMetrics(SchedulerObserver):
             ["reason"],
             registry=r,
         )
-        # Their label children, made by the first event that names them (a series appears only then, as
-        # before): `labels(...)` cost ≈ 10 Python calls under its lock each section's and job's end.
-        self._sections: dict[tuple[str, ...], Counter] = {}
-        self._jobs: dict[tuple[str, ...], Counter] = {}
         self._open_connections: Callable[[], int] = lambda: 0
         Gauge("npu_worker_connections_open", "Open connections", registry=r).set_function(
             lambda: self._open_connections()
@@ -212,21 +207,21 @@ class WorkerMetrics(SchedulerObserver):
     # -- SchedulerObserver ---------------------------------------------------------------------
 
     def event(self, job: Job, event: Event) -> None:
-        if isinstance(event, Progress):
-            if event.status == "ok":
-                _child(self._sections, self.sections, ("cached" if event.cached else "ok",)).inc()
-        elif isinstance(event, SectionError):
-            _child(self._sections, self.sections, ("error",)).inc()
-            self.errors.labels(error_name(event.error)).inc()
-        elif isinstance(event, Done):
-            outcome = ("preview" if job.preview else "batch", job_outcome(event))
-            _child(self._jobs, self.jobs, outcome).inc()
+        match event:  # (class patterns: no `isinstance` calls a preview)
+            case Progress(status="ok", cached=cached):
+                self._here.counts.count("npu_worker_sections", ("cached" if cached else "ok",))
+            case SectionError(error=error):
+                self._here.counts.count("npu_worker_sections", ("error",))
+                self.errors.labels(error_name(error)).inc()
+            case Done():
+                kind = "preview" if job.preview else "batch"
+                self._here.counts.count("npu_worker_jobs", (kind, job_outcome(event)))
 
     def first_audio(self, job: Job, seconds: float) -> None:
-        self.ttfa.observe(seconds)
+        self._here.counts.observe("npu_worker_ttfa_seconds", seconds)
 
     def section_ran(self, job: Job, seconds: float) -> None:
-        self.section_time.observe(seconds)  # (and npu_worker_engine_busy_seconds, its sum)
+        self._here.counts.observe("npu_worker_section_seconds", seconds)  # (and the busy seconds, its sum)
 
     # -- HTTP ----------------------------------------------------------------------------------
 
@@ -258,16 +253,6 @@ class WorkerMetrics(SchedulerObserver):
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
-
-
-def _child(children: dict[tuple[str, ...], Counter], counter: Counter, labels: tuple[str, ...]) -> Counter:
-    """`counter.labels(*labels)`, made once and kept in `children` (the engine lanes count every
-    section's and job's end; the labels are a handful: outcomes and kinds)."""
-    try:
-        return children[labels]
-    except KeyError:
-        child = children[labels] = counter.labels(*labels)
-        return child
 
 
 METRICS_KEY = web.AppKey("metrics", WorkerMetrics)

@@ -15,6 +15,8 @@ import numpy as np
 from ..audio import LeadingSilenceTrimmer, OnsetWatch, to_pcm16, wav_of_chunks
 from .model import AudioChunk, Job, Section
 
+_ONE, _MINUS_ONE = np.float32(1.0), np.float32(-1.0)  # (`to_pcm16`'s bounds)
+
 
 @dataclass
 class SectionAudio:
@@ -128,7 +130,13 @@ class Delivery:
         self.heard += chunk.size
         job = self.job
         if job.stream_audio or job.first_audio_at is None:  # (as `_deliver`)
-            pcm16 = to_pcm16(chunk) if job.pcm16_listener else None  # here, not on the loop
+            pcm16: np.ndarray | None = None
+            if job.pcm16_listener:  # here, not on the loop; `to_pcm16`'s ufuncs inline for the 1-D
+                # float32 chunk it is by now (its call a chunk: benchmarks/SERVER_OVERHEAD.md, stop 58)
+                scaled = np.maximum(chunk, _MINUS_ONE)
+                np.minimum(scaled, _ONE, out=scaled)
+                scaled *= 32767.0
+                pcm16 = np.rint(scaled, out=scaled).astype(np.int16)
             self.publish(job, AudioChunk(self.section.idx, chunk, onset, pcm16))
         return True
 
