@@ -331,10 +331,14 @@ class ChildEspeak:
 
     def _request_over(self, ended: bool) -> None:
         """`chunks`' and `chunks_into`'s end: a request stopped early (`ended` False) drained (one that
-        failed is closed), its deadline and the id a `STOP` names let go."""
-        self._answers.watch = self._answers.before_wait = None
-        if not ended and not self._closed:
-            self._stop()  # (bounded by the `STOP`'s own deadline)
+        failed is closed), its deadline and the id a `STOP` names let go; `before_wait` after the drain,
+        whose reads block on the pipe as the request's did (the lane's held audio waited for its end)."""
+        self._answers.watch = None
+        try:
+            if not ended and not self._closed:
+                self._stop()  # (bounded by the `STOP`'s own deadline)
+        finally:
+            self._answers.before_wait = None
         self._synthesis.end()
         self._live = None
 
