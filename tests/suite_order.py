@@ -1,4 +1,4 @@
-"""The order in which pytest-xdist hands the suite's files to its two workers (`--dist loadfile`).
+"""The order in which pytest-xdist hands the suite's files to its workers (`--dist loadfile`; two on CI).
 
 pytest-xdist's own order (`--loadscope-reorder`, its default) is by number of tests, most first. The
 suite's longest files have few tests each (a simulator run, a whole serve, a long stream), so they came
