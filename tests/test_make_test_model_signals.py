@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,19 @@ FP32 = ("--precision", "fp32")
 their precision, and onnxruntime's quantiser was most of a build's CPU (≈ 4 of 6 s a default build)."""
 
 
+def rerun(out: Path) -> int:
+    """The rerun into the stopped build's folder, in this process: what the command runs once its own
+    signal handling is set (the stopped build before it ran as the command itself), where a process
+    of its own paid an interpreter and the ONNX imports, 0.9 of an fp32 rerun's 1.5 s of CPU. Its umask
+    (the command raises it to 022) is this process's again after."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    try:
+        return make_test_model.main([str(out), *FP32])
+    finally:
+        os.umask(umask)
+
+
 @pytest.mark.parametrize("count", [1, 2])  # the first model's float file; the second's
 def test_a_sigterm_as_it_writes_a_model_leaves_no_truncated_file_and_reruns(tmp_path, count):
     out = tmp_path / "model"
@@ -66,8 +80,7 @@ def test_a_sigterm_as_it_writes_a_model_leaves_no_truncated_file_and_reruns(tmp_
         onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
 
-    again = run_script(console_script(""), "make-test-model", str(out), *FP32, timeout=BUILD_LIMIT)
-    assert again.returncode == 0, again.stderr
+    assert rerun(out) == 0
     for model in out.glob("*.onnx"):
         onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
 
@@ -89,8 +102,7 @@ def test_a_kill_9_as_it_writes_a_model_leaves_a_part_file_the_rerun_removes(tmp_
     assert done.returncode == -9, done.stderr
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] != []
     assert not (out / "text_encoder.onnx").exists()
-    again = run_script(console_script(""), "make-test-model", str(out), *FP32, timeout=BUILD_LIMIT)
-    assert again.returncode == 0, again.stderr
+    assert rerun(out) == 0
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
 
 
@@ -144,8 +156,7 @@ def test_a_kill_9_in_its_very_first_write_leaves_a_folder_the_rerun_takes(tmp_pa
     )
     assert done.returncode == -9, done.stderr
     assert [path.name.startswith(".synthetic.json.") for path in out.iterdir()] == [True]
-    again = run_script(console_script(""), "make-test-model", str(out), *FP32, timeout=BUILD_LIMIT)
-    assert again.returncode == 0, again.stderr
+    assert rerun(out) == 0
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
 
 
