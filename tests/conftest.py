@@ -152,7 +152,7 @@ async def served(settings: Settings) -> AsyncIterator[Start]:
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
-    """Without pytest-xdist (`-p no:xdist`, or an environment without it) pyproject's `-n 2 --dist
+    """Without pytest-xdist (`-p no:xdist`, or an environment without it) pyproject's `-n auto --dist
     loadfile` still parses, and the suite runs in this one process, instead of pytest refusing to start."""
     if not pluginmanager.hasplugin("xdist"):
         group = parser.getgroup("xdist", "pytest-xdist is not loaded: these options are ignored")
@@ -160,6 +160,15 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         group._addoption("-n", "--numprocesses", dest="numprocesses", default=None)
         group.addoption("--dist", dest="dist", default="no")
         group.addoption("--no-loadscope-reorder", dest="loadscopereorder", action="store_false")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (pyproject): the CPUs this run may use, at most 4 (tests/worker_count.py says why);
+    xdist's own count where PYTEST_XDIST_AUTO_NUM_WORKERS names one."""
+    from tests.worker_count import auto_workers
+
+    return None if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") else auto_workers()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

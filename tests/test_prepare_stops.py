@@ -64,20 +64,17 @@ pytestmark = [
 ]
 
 
-@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL"])
-def test_a_rerun_after_a_stopped_prepare_needs_no_manual_delete(tmp_path, signame):
-    out = tmp_path / "out"
-    first = run_script(SIGNALLED_LOCKED, signame, *prepare_words(out), timeout=300)
-    assert first.returncode == (143 if signame == "SIGTERM" else -signal.SIGKILL), first.stderr
-    assert (out / prepare.LOCK).exists()  # left behind, whatever stopped it
-    terminated_at_the_lock(out)
-
-
 def stopped(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "T"
 
 
-def test_a_prepare_alive_with_the_lock_refuses_a_second_one(tmp_path):
+def test_a_prepare_alive_with_the_lock_refuses_a_second_one_and_a_stopped_one_needs_no_manual_delete(
+    tmp_path,
+):
+    """One folder, prepares in turn (each start is seconds of CPU, so one test): one that holds the
+    lock (stopped with SIGSTOP) refuses a second; killed (SIGKILL: no unwinding), it leaves the lock
+    file, which a rerun goes past; that rerun, stopped by a SIGTERM once it holds the lock, leaves it
+    too, and the next rerun goes past it as well."""
     out = tmp_path / "out"
     first = subprocess.Popen(
         [sys.executable, "-c", SIGNALLED_LOCKED, "SIGSTOP", *prepare_words(out)],
@@ -96,7 +93,11 @@ def test_a_prepare_alive_with_the_lock_refuses_a_second_one(tmp_path):
     finally:
         first.kill()
         first.wait(timeout=60)
+    assert first.returncode == -signal.SIGKILL, "the first prepare was not the one killed"
+    assert (out / prepare.LOCK).exists(), "a kill -9 left no lock file: the rerun below proves nothing"
     terminated_at_the_lock(out)  # the killed one's lock let go with it
+    assert (out / prepare.LOCK).exists(), "a SIGTERM left no lock file: the rerun below proves nothing"
+    terminated_at_the_lock(out)  # the terminated one's too
 
 
 # SIGTERM sent from a timer thread DELAY seconds into the first compile of a bucket (the QNN session's

@@ -1,0 +1,60 @@
+"""`pytest` (pyproject's `-n auto`) starts one xdist worker per CPU the run may use, at most
+`MOST_WORKERS`: two on the 2-core CI machine, as `-n 2` did, more on a bigger one, never the host's
+count inside a container limited to fewer (tests/worker_count.py says why)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests import worker_count
+from tests.worker_count import MOST_WORKERS, auto_workers, cgroup_cpus, usable_cpus
+
+ONE_CPU = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+needs_affinity = pytest.mark.skipif(ONE_CPU is None, reason="no sched_setaffinity on this OS")
+
+
+def test_a_cgroup_quota_is_read_as_cpus(tmp_path):
+    cpu_max = tmp_path / "cpu.max"
+    cpu_max.write_text("max 100000\n")
+    assert cgroup_cpus(cpu_max) is None, "no quota ('max') read as a limit"
+    cpu_max.write_text("150000 100000\n")
+    assert cgroup_cpus(cpu_max) == 1.5, "a quota of 1.5 CPUs misread"
+    assert usable_cpus(cpu_max) == 1, "1.5 CPUs of quota is not one whole CPU"
+    cpu_max.write_text("20000 100000\n")
+    assert usable_cpus(cpu_max) == 1, "a fifth of a CPU left no worker"
+    assert cgroup_cpus(tmp_path / "missing") is None, "no cgroup v2 file read as a limit"
+
+
+def test_the_count_is_the_usable_cpus_capped(tmp_path):
+    unlimited = tmp_path / "cpu.max"
+    unlimited.write_text("max 100000\n")
+    cpus = len(os.sched_getaffinity(0)) if ONE_CPU is not None else os.cpu_count()
+    assert auto_workers(unlimited) == min(MOST_WORKERS, cpus)
+    unlimited.write_text(f"{100000 * (MOST_WORKERS + 4)} 100000\n")
+    assert auto_workers(unlimited) <= MOST_WORKERS, "a quota above the cap went past it"
+
+
+@needs_affinity
+def test_the_hook_xdist_asks_counts_the_usable_cpus(pytestconfig, monkeypatch, tmp_path):
+    """The count `-n auto` gets is the one pytest-xdist asks its hook for: one CPU's worth under a cgroup
+    quota of one (xdist's own answer ignores quotas), and one with this thread bound to one CPU (as
+    `taskset -c 0 pytest`; with psutil, xdist's own answer was the host's physical cores)."""
+    if not pytestconfig.pluginmanager.hasplugin("xdist"):
+        pytest.skip("pytest-xdist is not loaded (-p no:xdist): no -n auto to count for")
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    ask = pytestconfig.pluginmanager.hook.pytest_xdist_auto_num_workers
+    one_cpu_quota = tmp_path / "cpu.max"
+    one_cpu_quota.write_text("100000 100000\n")
+    monkeypatch.setattr(worker_count, "CGROUP_CPU_MAX", one_cpu_quota)
+    assert ask(config=pytestconfig) == 1, "-n auto under a quota of one CPU starts more workers"
+    monkeypatch.setattr(worker_count, "CGROUP_CPU_MAX", tmp_path / "no cgroup v2")
+    every_cpu = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {ONE_CPU})
+    try:
+        bound = ask(config=pytestconfig)
+    finally:
+        os.sched_setaffinity(0, every_cpu)
+    assert bound == 1, f"-n auto under one CPU starts {bound} workers"
+    assert ask(config=pytestconfig) == auto_workers(), "the hook's count is not tests/worker_count.py's"
