@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import socket
 
 import aiohttp
+import pytest
 
-from npu_worker.app_keys import NDJSON_STREAMS_KEY
+from npu_worker.app_keys import NDJSON_STREAMS_KEY, SCHEDULER_KEY
 from npu_worker.jobs.model import Job
-from tests.timing import until
+from tests.timing import seconds, until
 
 
 def whole_copies_of(job_id: str) -> int:
@@ -23,6 +25,16 @@ def whole_copies_of(job_id: str) -> int:
     its status only; a request that needs its sections or log reads it again whole, a `Job`)."""
     gc.collect()
     return sum(1 for o in gc.get_objects() if isinstance(o, Job) and o.id == job_id and o.sections)
+
+
+async def engines_alive(port: int) -> None:
+    """Until the Redis queue's one node says its engine is alive (a batch before is refused `Loading`)."""
+    async with aiohttp.ClientSession() as session, asyncio.timeout(seconds(30)):
+        while True:
+            async with session.get(f"http://127.0.0.1:{port}/health") as answer:
+                if (await answer.json()).get("cluster", {}).get("engines_alive") == 1:
+                    return
+            await asyncio.sleep(0.05)
 
 
 def answer_begun(client: socket.socket) -> bool:
@@ -60,11 +72,17 @@ async def test_a_download_nobody_reads_holds_the_open_wav_not_the_whole_job(serv
         client.close()
 
 
-async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(served, tmp_path):
+@pytest.mark.parametrize("queue", ["local", "redis"])
+async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(served, tmp_path, queue, request):
     """The same for `GET /jobs/{id}/events` of a finished job: its replay needs the job's log, not its
     sections, which a stream nobody read held, a copy per connection (100 such streams of a finished
-    1 000-section batch of 2 000 characters each grew a `serve` by 42-278 MiB, 2026-12-07)."""
-    listener = await served()
+    1 000-section batch of 2 000 characters each grew a `serve` by 42-278 MiB, 2026-12-07). A node of a
+    Redis queue reads the finished job whole from Redis for each such GET: it held that copy too."""
+    if queue == "redis":
+        listener = await served(queue=request.getfixturevalue("redis_server").url, claim_timeout=1.0)
+        await engines_alive(listener.port)
+    else:
+        listener = await served()
     folder = tmp_path.joinpath(*["d" * 250] * 15)  # each section's path in its events: 8 MB of replay,
     folder.mkdir(parents=True)  # past what the kernel buffers for a connection (4 MiB at most by default)
     sections = [{"idx": i, "text": "가" * 5, "output_path": str(folder / f"{i}.wav")} for i in range(1000)]
@@ -90,3 +108,14 @@ async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(serv
         assert whole_copies_of(job_id) <= held_anyway  # one more for as long as the replay waited
     finally:
         client.close()
+    async with aiohttp.ClientSession() as session:  # and a caller that reads gets the log once, to its end
+        async with session.get(f"http://127.0.0.1:{listener.port}/jobs/{job_id}/events") as answer:
+            lines = [json.loads(line) async for line in answer.content if line.strip()]
+    seqs = [line["seq"] for line in lines if "seq" in line]  # (a heartbeat has none)
+    assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 2000 and lines[-1]["event"] == "done"
+    if queue == "redis":  # the log-only copy is finished: a node's follower never follows it again
+        scheduler = listener.runner.app[SCHEDULER_KEY]  # from its first entry, into the copy's log
+        replayed = (await asyncio.to_thread(scheduler.find_job, job_id)).log_only()
+        assert scheduler.followers.attach(replayed) is replayed
+        assert all(live is not replayed for live in scheduler.followers.live_jobs())
+        assert replayed.log[-1].seq == seqs[-1]
