@@ -11,6 +11,7 @@ import asyncio
 import gc
 import json
 import socket
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -119,3 +120,53 @@ async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(serv
         assert scheduler.followers.attach(replayed) is replayed
         assert all(live is not replayed for live in scheduler.followers.live_jobs())
         assert replayed.log[-1].seq == seqs[-1]
+
+
+async def test_a_download_nobody_reads_on_a_redis_queue_fetches_the_wav_a_piece_at_a_time(
+    served, tmp_path, redis_server
+):
+    """On a `--queue redis://` node a section's wav is Redis's copy: it was fetched whole for each GET
+    and held while its caller read nothing (28.8 MB for 600 s of audio, a copy per connection); now a
+    piece (256 KiB) is read from Redis as the caller takes the one before, ranges and HEAD alike."""
+    import redis.asyncio as aioredis
+
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(seconds_per_char=0.3, chunk_seconds=10.0)
+    listener = await served(engine, queue=redis_server.url, claim_timeout=1.0)
+    await engines_alive(listener.port)
+    base = f"http://127.0.0.1:{listener.port}"
+    async with aiohttp.ClientSession() as session:  # section 0: 600 s of audio, 28.8 MB
+        body = {"sections": [{"idx": 0, "text": "가" * 2000}], "stream": False}
+        async with session.post(f"{base}/synth_batch", json=body) as answer:
+            assert answer.status == 200, await answer.text()
+            job_id = (await answer.json())["job_id"]
+        async with session.get(f"{base}/jobs/{job_id}/result") as answer:
+            written = await asyncio.to_thread(Path((await answer.json())["wav_paths"][0]).read_bytes)
+    redis = aioredis.from_url(redis_server.url)
+    try:
+        sent_before = (await redis.info("stats"))["total_net_output_bytes"]
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
+        client.setblocking(False)
+        try:
+            loop = asyncio.get_running_loop()
+            await loop.sock_connect(client, ("127.0.0.1", listener.port))
+            request = f"GET /jobs/{job_id}/sections/0/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            await loop.sock_sendall(client, request.encode())
+            await until(lambda: answer_begun(client), "the wav's answer to begin")
+            fetched = (await redis.info("stats"))["total_net_output_bytes"] - sent_before
+            assert fetched < len(written) // 2, f"{fetched} bytes of the wav fetched from Redis for a reader"
+        finally:
+            client.close()
+    finally:
+        await redis.aclose()
+    async with aiohttp.ClientSession() as session:  # a caller that reads gets the wav whole, or its range
+        async with session.get(f"{base}/jobs/{job_id}/sections/0/audio") as answer:
+            assert answer.status == 200 and await answer.read() == written
+        ranged = {"Range": "bytes=300000-300999"}
+        async with session.get(f"{base}/jobs/{job_id}/sections/0/audio", headers=ranged) as answer:
+            assert answer.status == 206 and await answer.read() == written[300000:301000]
+            assert answer.headers["Content-Range"] == f"bytes 300000-300999/{len(written)}"
+        async with session.head(f"{base}/jobs/{job_id}/sections/0/audio") as answer:
+            assert answer.status == 200 and answer.content_length == len(written)
