@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import socket
+from pathlib import Path
 
 import aiohttp
+import pytest
 
-from npu_worker.app_keys import NDJSON_STREAMS_KEY
+from npu_worker.app_keys import NDJSON_STREAMS_KEY, SCHEDULER_KEY
 from npu_worker.jobs.model import Job
-from tests.timing import until
+from tests.timing import seconds, until
 
 
 def whole_copies_of(job_id: str) -> int:
@@ -23,6 +26,16 @@ def whole_copies_of(job_id: str) -> int:
     its status only; a request that needs its sections or log reads it again whole, a `Job`)."""
     gc.collect()
     return sum(1 for o in gc.get_objects() if isinstance(o, Job) and o.id == job_id and o.sections)
+
+
+async def engines_alive(port: int) -> None:
+    """Until the Redis queue's one node says its engine is alive (a batch before is refused `Loading`)."""
+    async with aiohttp.ClientSession() as session, asyncio.timeout(seconds(30)):
+        while True:
+            async with session.get(f"http://127.0.0.1:{port}/health") as answer:
+                if (await answer.json()).get("cluster", {}).get("engines_alive") == 1:
+                    return
+            await asyncio.sleep(0.05)
 
 
 def answer_begun(client: socket.socket) -> bool:
@@ -60,11 +73,17 @@ async def test_a_download_nobody_reads_holds_the_open_wav_not_the_whole_job(serv
         client.close()
 
 
-async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(served, tmp_path):
+@pytest.mark.parametrize("queue", ["local", "redis"])
+async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(served, tmp_path, queue, request):
     """The same for `GET /jobs/{id}/events` of a finished job: its replay needs the job's log, not its
     sections, which a stream nobody read held, a copy per connection (100 such streams of a finished
-    1 000-section batch of 2 000 characters each grew a `serve` by 42-278 MiB, 2026-12-07)."""
-    listener = await served()
+    1 000-section batch of 2 000 characters each grew a `serve` by 42-278 MiB, 2026-12-07). A node of a
+    Redis queue reads the finished job whole from Redis for each such GET: it held that copy too."""
+    if queue == "redis":
+        listener = await served(queue=request.getfixturevalue("redis_server").url, claim_timeout=1.0)
+        await engines_alive(listener.port)
+    else:
+        listener = await served()
     folder = tmp_path.joinpath(*["d" * 250] * 15)  # each section's path in its events: 8 MB of replay,
     folder.mkdir(parents=True)  # past what the kernel buffers for a connection (4 MiB at most by default)
     sections = [{"idx": i, "text": "가" * 5, "output_path": str(folder / f"{i}.wav")} for i in range(1000)]
@@ -90,3 +109,65 @@ async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(serv
         assert whole_copies_of(job_id) <= held_anyway  # one more for as long as the replay waited
     finally:
         client.close()
+    async with aiohttp.ClientSession() as session:  # and a caller that reads gets the log once, to its end
+        async with session.get(f"http://127.0.0.1:{listener.port}/jobs/{job_id}/events") as answer:
+            lines = [json.loads(line) async for line in answer.content if line.strip()]
+    seqs = [line["seq"] for line in lines if "seq" in line]  # (a heartbeat has none)
+    assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 2000 and lines[-1]["event"] == "done"
+    if queue == "redis":  # the log-only copy is finished: a node's follower never follows it again
+        scheduler = listener.runner.app[SCHEDULER_KEY]  # from its first entry, into the copy's log
+        replayed = (await asyncio.to_thread(scheduler.find_job, job_id)).log_only()
+        assert scheduler.followers.attach(replayed) is replayed
+        assert all(live is not replayed for live in scheduler.followers.live_jobs())
+        assert replayed.log[-1].seq == seqs[-1]
+
+
+async def test_a_download_nobody_reads_on_a_redis_queue_fetches_the_wav_a_piece_at_a_time(
+    served, tmp_path, redis_server
+):
+    """On a `--queue redis://` node a section's wav is Redis's copy: it was fetched whole for each GET
+    and held while its caller read nothing (28.8 MB for 600 s of audio, a copy per connection); now a
+    piece (256 KiB) is read from Redis as the caller takes the one before, ranges and HEAD alike."""
+    import redis.asyncio as aioredis
+
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(seconds_per_char=0.3, chunk_seconds=10.0)
+    listener = await served(engine, queue=redis_server.url, claim_timeout=1.0)
+    await engines_alive(listener.port)
+    base = f"http://127.0.0.1:{listener.port}"
+    async with aiohttp.ClientSession() as session:  # section 0: 600 s of audio, 28.8 MB
+        body = {"sections": [{"idx": 0, "text": "가" * 2000}], "stream": False}
+        async with session.post(f"{base}/synth_batch", json=body) as answer:
+            assert answer.status == 200, await answer.text()
+            job_id = (await answer.json())["job_id"]
+        async with session.get(f"{base}/jobs/{job_id}/result") as answer:
+            written = await asyncio.to_thread(Path((await answer.json())["wav_paths"][0]).read_bytes)
+    redis = aioredis.from_url(redis_server.url)
+    try:
+        sent_before = (await redis.info("stats"))["total_net_output_bytes"]
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
+        client.setblocking(False)
+        try:
+            loop = asyncio.get_running_loop()
+            await loop.sock_connect(client, ("127.0.0.1", listener.port))
+            request = f"GET /jobs/{job_id}/sections/0/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            await loop.sock_sendall(client, request.encode())
+            await until(lambda: answer_begun(client), "the wav's answer to begin")
+            fetched = (await redis.info("stats"))["total_net_output_bytes"] - sent_before
+            # (pieces past the first only as the kernel takes them: its buffers, 4 MiB at most by default)
+            assert fetched < len(written) // 2, f"{fetched} bytes of the wav fetched from Redis for a reader"
+        finally:
+            client.close()
+    finally:
+        await redis.aclose()
+    async with aiohttp.ClientSession() as session:  # a caller that reads gets the wav whole, or its range
+        async with session.get(f"{base}/jobs/{job_id}/sections/0/audio") as answer:
+            assert answer.status == 200 and await answer.read() == written
+        ranged = {"Range": "bytes=300000-300999"}
+        async with session.get(f"{base}/jobs/{job_id}/sections/0/audio", headers=ranged) as answer:
+            assert answer.status == 206 and await answer.read() == written[300000:301000]
+            assert answer.headers["Content-Range"] == f"bytes 300000-300999/{len(written)}"
+        async with session.head(f"{base}/jobs/{job_id}/sections/0/audio") as answer:
+            assert answer.status == 200 and answer.content_length == len(written)

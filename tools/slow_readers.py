@@ -10,6 +10,10 @@ until stop 58.
 
     python tools/slow_readers.py --route audio --readers 100 --spacing 0.15
     python tools/slow_readers.py --route events --readers 100 --spacing 0.15
+    python tools/slow_readers.py --route audio --readers 50 --spacing 0.1 -- --queue redis://127.0.0.1:6379/0
+
+On a `--queue redis://` node (a redis-server of its own, emptied before each run) a waiting wav answer
+held Redis's whole copy of the wav, and an events replay the job read whole from Redis, until stop 58.
 """
 
 from __future__ import annotations

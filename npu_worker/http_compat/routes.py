@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import os
 import re
 import statistics
 from typing import TYPE_CHECKING, BinaryIO
@@ -316,10 +315,9 @@ async def job_result(request: web.Request) -> web.Response:
 
 async def job_events(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
-    kept = await _job(request, to_run=True)
-    job = await asyncio.get_running_loop().run_in_executor(None, scheduler.stored_job, kept)
-    if isinstance(kept, KeptJob):  # read again from its folder: a slow reader keeps its log, no more
-        job = job.log_only()
+    job = await _whole_job(request, to_run=True)
+    if job.finished and job.done_event is not None:  # a replay that ends at its `done` (a copy read from
+        job = job.log_only()  # its folder or Redis): a slow reader keeps its log, not its every text
     raw_after = query_value(request, "after")
     raw_after = "0" if raw_after is None else raw_after  # `?after=` is refused, not 0
     if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"
@@ -360,12 +358,10 @@ async def section_audio(request: web.Request) -> web.StreamResponse:
     wav = await _section_wav(request)
     if isinstance(wav, web.Response):
         return wav
-    if isinstance(wav, bytes):  # a copy from Redis
-        return await _send_file(request, io.BytesIO(wav))  # (as a file: the same write deadlines)
-    return await _send_file(request, wav)
+    return await _send_file(request, wav)  # (Redis's copy too, read a piece at a time)
 
 
-async def _section_wav(request: web.Request) -> web.Response | bytes | BinaryIO:
+async def _section_wav(request: web.Request) -> web.Response | BinaryIO:
     """The section's wav, open, or the refusal; the job read whole to find it is let go before the send
     (a caller reading nothing held it, a batch's every text, a copy per connection: +449 MiB for 100)."""
     job = await _whole_job(request)
@@ -381,7 +377,8 @@ async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse
     until the piece's write deadline (`send_within`), not for as long as it keeps the socket open.
     One byte range asked for is that range, 206 (`byte_range.py`)."""
     try:
-        size = file.getbuffer().nbytes if isinstance(file, io.BytesIO) else os.fstat(file.fileno()).st_size
+        size = file.seek(0, io.SEEK_END)  # (a file's length, or Redis's copy's as looked up: no read)
+        file.seek(0)
         try:
             part = asked_range(range_field(request.headers), request.headers.get("If-Range"), size)
         except Unsatisfiable:  # no bytes: no `Content-Type: audio/wav` (it named an empty body a wav)

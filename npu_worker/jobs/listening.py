@@ -29,7 +29,7 @@ class JobListening(JobEnding):
     store: JobStore
     voices: VoiceLibrary
 
-    async def section_audio(self, job: Job, idx: int) -> bytes | BinaryIO:
+    async def section_audio(self, job: Job, idx: int) -> BinaryIO:
         """The wav of a finished section: its file, open (the caller sends it in pieces and closes
         it); AudioNotFound if it has none."""
         return await open_section_audio(job, idx, self.paths)

@@ -232,9 +232,19 @@ class Job:
         return [e for e in self.log if e.seq > after]
 
     def log_only(self) -> Job:
-        """This job as a replay of its events needs it: its log, not its sections (every text of a
-        batch), which a caller reading a finished job's replay slowly kept, a copy per connection."""
-        return Job(id=self.id, params=self.params, sections=[], created_at=self.created_at, log=self.log)
+        """This finished job as a replay of its events needs it: its log, not its sections (every text
+        of a batch), which a caller reading a finished job's replay slowly kept, a copy per connection.
+        Still finished (a Redis node's follower follows an unfinished copy, from its `next_seq`)."""
+        return Job(
+            id=self.id,
+            params=self.params,
+            sections=[],
+            created_at=self.created_at,
+            status=self.status,
+            finished_at=self.finished_at,
+            log=self.log,
+            next_seq=self.next_seq,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ...config import Settings
 from ...config_values import shown_url
@@ -41,6 +41,7 @@ from .node_name import stable_node_name
 from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
 from .preview_drain import drain_previews
 from .queueing import queue_shared_job
+from .redis_wav import open_redis_wav
 from .retention import ClusterRetention
 from .store import RedisJobs
 from .writer import OutputWriter
@@ -317,14 +318,16 @@ class ClusterScheduler(ClusterEngines):
             return True
         return self._rjournal.call(lambda: cancel_shared_job(self.jobs, job_id, self.stats, self.observer))
 
-    async def section_audio(self, job: Job, idx: int) -> bytes:
+    async def section_audio(self, job: Job, idx: int) -> BinaryIO:
         """A section's wav from Redis, once its `ok` is logged (the copy is there before, and stays
-        after a failed write, but only an `ok` section has audio to give)."""
+        after a failed write, but only an `ok` section has audio to give): read a piece at a time as
+        it is sent (`redis_wav.py`), not fetched whole for a caller that may read slowly."""
         section = job.section(idx)
         if section is None or not isinstance(section.final, Progress):
             raise no_audio(job, idx)
+        assert self._rjournal is not None
         try:
-            wav = await self.jobs.audio(job.id, idx)
+            wav = await open_redis_wav(self._rjournal, self.jobs, job.id, idx)
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
             raise redis_unreachable(exc) from exc
