@@ -82,6 +82,21 @@ async def test_a_batch_is_bounded_in_items_and_in_characters(worker):
         assert (await response.json())["error"]["param"] == "items"
 
 
+async def test_a_batch_over_a_lower_queue_bound_is_told_which_setting_bounds_it(worker):
+    """With `--max-queue 2` a batch of 3 items was told "3 items, the limit is 2", where the docs
+    said 64 and nothing named the queue's bound."""
+    client = await worker(max_queue=2)
+    items = [{"input": "가"} for _ in range(3)]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        assert response.status == 400
+        error = (await response.json())["error"]
+    assert (error["code"], error["param"]) == ("TooManySections", "items")
+    assert error["message"].startswith("3 items, the limit is 2 (--max-queue")
+    async with client.post("/v1/audio/speech/batch", json={"items": items[:2]}) as response:
+        assert response.status == 200
+        assert (await response.json())["succeeded"] == 2
+
+
 async def test_an_item_whose_format_the_engines_rate_cannot_take_is_its_own_error(worker):
     """An engine at 22 050 Hz: libsndfile cannot encode opus at that rate. That was a RuntimeError, no
     WorkerError: first the whole batch's 500, then the item's InternalError; now it is that item's

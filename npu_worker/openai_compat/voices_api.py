@@ -182,7 +182,9 @@ async def upload_voice(request: web.Request) -> web.Response:
 
 @openai_errors
 async def delete_voice(request: web.Request) -> web.Response:
-    name = request.match_info["name"]
+    """The name read as the upload and the speech routes read it (blanks around it dropped), so the
+    name an upload took is the name that deletes it."""
+    name = request.match_info["name"].strip()
     scheduler = request.app[SCHEDULER_KEY]
     await asyncio.to_thread(voice_library(scheduler).delete, name, scheduler.voice_user)
     return json_response(VoiceDeleted(id=name, name=name))
