@@ -1,0 +1,27 @@
+"""rvk19: the review of korean19's readings, each case against what korean19 read (the comment beside it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken_form
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("S₂₁ 파라미터", "S₂₁ 파라미터"),  # korean19: S트웬티원 (an S-parameter's index said as a count)
+        ("S₁₁과 S₂₁", "S₁₁과 S₂₁"),  # korean19: S일레븐과 S트웬티원
+        ("V₁₂는 전압이다", "V₁₂는 전압이다"),  # korean19: V트웰브는, while R₁₂ stayed as written
+        ("B₁₂ 비타민", "B₁₂ 비타민"),  # korean19: B트웰브
+        # formulas korean19 read whole, as it did
+        ("Fe₂O₃", "F-E투O쓰리"),
+        ("C₆H₁₂O₆", "C식스H트웰브O식스"),
+        ("2H₂O", "2 H투O"),
+        ("Cl₂ 기체", "C-L투 기체"),
+    ],
+)
+def test_a_single_capitals_two_digit_index_is_no_formulas_count(written: str, said: str) -> None:
+    """A lone capital with two subscript digits, "S₂₁", "V₁₂", is a variable's index (as "R₁₂" and "x₁₂" are), not an
+    element's count read twenty-one."""
+    assert spoken_form(written, "ko") == said
