@@ -8,6 +8,26 @@ from npu_worker.engine.korean_reading import spoken_form
 
 
 @pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        ("I <3 mA이면", "ko", "I 3 밀리암페어 미만이면"),  # korean19: I heart 밀리암페어이면
+        # korean19: The current I heart 밀리암페어 here.
+        ("The current I <3 mA here.", "ko", "The current I less than three milliamperes here."),
+        ("We <3 ms later", "ko", "We 3 밀리초 미만 later"),  # korean19: We heart 밀리초 later
+        ("I <3 volts", "ko", "I 3 volts 미만"),  # korean19: I heart volts
+        ("I <3 and J > 5", "ko", "I 3 미만 and J 5 초과"),  # korean19: I heart and J 5 초과
+        ("If I <3 mA, stop.", "en", "If I <3 mA, stop."),  # korean19: If I heart mA, stop.
+        # a heart still before any other word
+        ("I <3 you", "ko", "I heart you"),
+        ("We <3 Python.", "en", "We heart Python."),
+    ],
+)
+def test_a_bound_on_a_current_before_a_unit_is_no_heart(written: str, lang: str, said: str) -> None:
+    """ "I <3 mA" bounds a current I: the unit or a conjunction after "<3" makes it no heart."""
+    assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
     ("written", "said"),
     [
         ("S₂₁ 파라미터", "S₂₁ 파라미터"),  # korean19: S트웬티원 (an S-parameter's index said as a count)
