@@ -45,3 +45,19 @@ def test_a_single_capitals_two_digit_index_is_no_formulas_count(written: str, sa
     """A lone capital with two subscript digits, "S₂₁", "V₁₂", is a variable's index (as "R₁₂" and "x₁₂" are), not an
     element's count read twenty-one."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean19: less than or equal to 2파이 (the Korean rules' π in an English sentence)
+        ("It holds for x ≤ 2π.", "It holds for x less than or equal to two pi."),
+        ("It holds for x >= 2π.", "It holds for x greater than or equal to two pi."),
+        # as korean19 read them
+        ("It holds for x < 2π.", "It holds for x less than two pi."),
+        ("x ≥ 2π 일 때", "x 2파이 이상 일 때"),
+    ],
+)
+def test_pi_after_an_english_bound_or_equal_is_english(written: str, said: str) -> None:
+    """ "x ≤ 2π" in an English sentence is said two pi after "less than or equal to", as after "less than"."""
+    assert spoken_form(written, "ko") == said

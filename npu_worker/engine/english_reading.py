@@ -214,7 +214,8 @@ _COMPARISONS = {
     "≥": "greater than or equal to", ">=": "greater than or equal to",
 }  # fmt: skip
 _BOUND_SIGN = re.compile("[<>≤≥]")
-_PI_AMOUNT = re.compile(r"(?<=than )(?:(\d{1,2}) ?)?π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])")  # a bound's said amount
+# a bound's said amount, after "less than" and "less than or equal to", "x ≤ 2π" (korean19: equal to 2파이)
+_PI_AMOUNT = re.compile(r"(?:(?<=than )|(?<=equal to ))(?:(\d{1,2}) ?)?π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])")
 _CLAUSE_BREAK = re.compile(
     r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
 )  # "n >= 3 and m < 5": two bounds
