@@ -61,3 +61,18 @@ def test_a_single_capitals_two_digit_index_is_no_formulas_count(written: str, sa
 def test_pi_after_an_english_bound_or_equal_is_english(written: str, said: str) -> None:
     """ "x ≤ 2π" in an English sentence is said two pi after "less than or equal to", as after "less than"."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean19: 오늘 비는 1 대 10에 그쳤다 (the rain's time a ratio)
+        ("오늘 비는 1:10에 그쳤다", "오늘 비는 한 시 10분에 그쳤다"),
+        # a ratio's 비 after 의, as korean19 read it
+        ("A와 B의 비는 1:10입니다", "A와 B의 비는 1 대 10입니다"),
+        ("두 값의 비 1:10", "두 값의 비 1 대 10"),
+    ],
+)
+def test_rain_is_no_ratios_word(written: str, said: str) -> None:
+    """A bare 비 before a clock is a ratio's only as "A와 B의 비"; "비는 1:10에" is also the rain's (비) time."""
+    assert spoken_form(written, "ko") == said

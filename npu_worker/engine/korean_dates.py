@@ -124,8 +124,9 @@ def meridiem_hours(match: re.Match[str]) -> str:
 
 
 # ... nor after one, "비율은 1:10", "축척 1:50", "The ratio is 1:10" (korean18: 한 시 10분, one ten): a ratio, `korean_formulas`'.
+# A bare 비 only as "A와 B의 비": "오늘 비는 1:10에 그쳤다" is the rain's time (korean19: 1 대 10).
 _RATIO_WORD_BEFORE = re.compile(
-    r"(?:(?:비율|축척)[은는이]?|(?<![가-힣])비는?|\b(?:[Rr]atio|[Ss]cale)(?: (?:is|was|of))?):? ?$"
+    r"(?:(?:비율|축척)[은는이]?|(?<=의 )비는?|\b(?:[Rr]atio|[Ss]cale)(?: (?:is|was|of))?):? ?$"
 )
 
 
