@@ -76,3 +76,21 @@ def test_pi_after_an_english_bound_or_equal_is_english(written: str, said: str) 
 def test_rain_is_no_ratios_word(written: str, said: str) -> None:
     """A bare 비 before a clock is a ratio's only as "A와 B의 비"; "비는 1:10에" is also the rain's (비) time."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("len<5, size>3이면 오류", "len 5 미만, size 3 초과이면 오류"),  # korean19: len<5, size>3이면 (held)
+        ("조건 ab<5, cd>3", "조건 ab 5 미만, cd 3 초과"),  # korean19: 조건 ab<5, cd>3
+        ("ab<3, cd>2", "ab 3 미만, cd 2 초과"),  # korean19: ab<3, cd>2
+        # generic types held as korean19 held them
+        ("std::array<int, 5> a;", "std::array<int, 5> a;"),
+        ("Map<K, V> m;", "Map<K, V> m;"),
+        ("Array<Array<int>> a;", "Array<Array<int>> a;"),
+        ("Array<5>는 배열이다", "Array<5>는 배열이다"),
+    ],
+)
+def test_two_bounds_joined_by_a_comma_are_no_generic_type(written: str, said: str) -> None:
+    """ "len<5, size>3" bounds two names: a ">" glued to the number after it closes no generic type's brackets."""
+    assert spoken_form(written, "ko") == said
