@@ -94,3 +94,20 @@ def test_rain_is_no_ratios_word(written: str, said: str) -> None:
 def test_two_bounds_joined_by_a_comma_are_no_generic_type(written: str, said: str) -> None:
     """ "len<5, size>3" bounds two names: a ">" glued to the number after it closes no generic type's brackets."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("비율을 1:10으로 맞춘다", "비율을 1 대 10으로 맞춘다"),  # korean19: 비율을 한 시 10분으로
+        ("혼합 비율은 약 1:10입니다", "혼합 비율은 약 1 대 10입니다"),  # korean19: 약 한 시 10분
+        ("비율은 1:10~1:20", "비율은 1 대 10에서 1 대 20"),  # korean19: 1 대 10에서 1시 20분
+        # korean19: 비율은 1 대 10에서 1시 20분으로
+        ("비율은 1:10에서 1:20으로", "비율은 1 대 10에서 1 대 20으로"),
+        # a range of times as korean19 read it
+        ("회의는 1:10~1:20에 합니다", "회의는 한 시 10분에서 한 시 20분에 합니다"),
+    ],
+)
+def test_a_ratio_words_object_amount_and_range_are_ratios(written: str, said: str) -> None:
+    """ "비율을 1:10으로", "비율은 약 1:10" and a range from a ratio, "비율은 1:10~1:20", are ratios at both ends."""
+    assert spoken_form(written, "ko") == said
