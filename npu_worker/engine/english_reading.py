@@ -13,6 +13,7 @@ from . import korean_charges as charges
 from . import korean_ranges as ranges
 from . import korean_units as units
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+from .korean_words import SPELLED_UNITS, UNITS
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ⁺", "0123456789-ni+")
 # A power on a number, a bracket or a symbol of one or two letters ("10³", "(a+b)²", "x²", "mc²", "m²"); a
@@ -76,8 +77,12 @@ COMPLEMENT = re.compile(r"(?<=[\w)′'])ᶜ")
 
 
 # A heart's "<3" after a pronoun and before a word, "I <3 you", "We <3 Python." (korean18: I 3 미만 you, less than three; for
-# lang=en espeak said "I three you"): heart, no comparison.
-HEART = re.compile(r"(?<![\w<])((?:I|[Ww]e|[Tt]hey|[Yy]ou) )<3(?= [A-Za-z]{2,}(?![A-Za-z\d]))")
+# lang=en espeak said "I three you"): heart, no comparison. Not before a unit or a conjunction: "I <3 mA", "I <3 and J > 5"
+# bound a current I (korean19 read I heart 밀리암페어).
+HEART = re.compile(
+    r"(?<![\w<])((?:I|[Ww]e|[Tt]hey|[Yy]ou) )<3"
+    rf"(?= (?!(?:{units.alternatives(UNITS)}|{SPELLED_UNITS}|and|or|then)(?![A-Za-z]))[A-Za-z]{{2,}}(?![A-Za-z\d]))"
+)
 
 
 def heart(match: re.Match[str]) -> str:
@@ -209,7 +214,8 @@ _COMPARISONS = {
     "≥": "greater than or equal to", ">=": "greater than or equal to",
 }  # fmt: skip
 _BOUND_SIGN = re.compile("[<>≤≥]")
-_PI_AMOUNT = re.compile(r"(?<=than )(?:(\d{1,2}) ?)?π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])")  # a bound's said amount
+# a bound's said amount, after "less than" and "less than or equal to", "x ≤ 2π" (korean19: equal to 2파이)
+_PI_AMOUNT = re.compile(r"(?:(?<=than )|(?<=equal to ))(?:(\d{1,2}) ?)?π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])")
 _CLAUSE_BREAK = re.compile(
     r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
 )  # "n >= 3 and m < 5": two bounds

@@ -307,6 +307,8 @@ def _element_formula(match: re.Match[str]) -> str:
         return match.group()
     if not (coefficient or any(len(symbol) == 2 or len(count) == 2 for symbol, count in parts)):
         return match.group()
+    if not coefficient and len(parts) == 1 and len(parts[0][0]) == 1:
+        return match.group()  # a single capital's index, "S₂₁", "V₁₂", "B₁₂": no count (korean19: S트웬티원)
     said, counted = "", True
     for symbol, count in parts:
         said += ("" if counted else "-") + "-".join(symbol.upper()) + _count_said(count)
