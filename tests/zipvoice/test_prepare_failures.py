@@ -211,35 +211,6 @@ def test_a_weight_shared_quantised_prepare_the_simulator_cannot_check_is_refused
     assert not out.exists()
 
 
-@qnn
-def test_a_prepare_that_fails_part_way_leaves_the_earlier_prepared_folder_whole_and_servable(
-    qnn_model_dir, cpu_only_model_dir, tmp_path
-):
-    """A re-prepare into a prepared folder removed its manifest and contexts and replaced its model
-    files before compiling anything, so one that then failed (a bucket QNN could not compile, Ctrl-C, a
-    model QNN runs none of) left neither the old folder nor a new one: `serve` refused it as unfinished,
-    and the minutes (hours on the simulator) of the earlier compile were lost. Now nothing in the folder
-    changes until every bucket is compiled and checked."""
-    out = tmp_path / "out"
-    first = subprocess.run(
-        [*PREPARE, "--model-dir", str(qnn_model_dir), "--out", str(out)], capture_output=True, text=True
-    )
-    assert first.returncode == 0, first.stderr
-    before = {path.relative_to(out): path.read_bytes() for path in out.rglob("*") if path.is_file()}
-    failed = subprocess.run(
-        [*PREPARE, "--model-dir", str(cpu_only_model_dir), "--out", str(out)], capture_output=True, text=True
-    )
-    assert failed.returncode == 2 and "QNN runs none of the 2 nodes" in failed.stderr, failed.stderr
-    after = {path.relative_to(out): path.read_bytes() for path in out.rglob("*") if path.is_file()}
-    assert after == before  # (the staging it wrote in is gone too)
-    engine = create(engine_config(out, tmp_path / "state", device="qnn", allow_htp_simulator=True))
-    engine.load()
-    try:
-        assert engine.info.placement["fm_decoder@383"]["device"] == "qnn"
-    finally:
-        engine.close()
-
-
 def prepare_in_process(model_dir: Path, out: Path) -> int:
     """`npu-worker prepare` of one small bucket in this process (a fault can be put in its way)."""
     command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(model_dir)]
@@ -248,6 +219,33 @@ def prepare_in_process(model_dir: Path, out: Path) -> int:
 
 def files_of(out: Path) -> dict[Path, bytes]:
     return {path.relative_to(out): path.read_bytes() for path in out.rglob("*") if path.is_file()}
+
+
+@qnn
+def test_a_prepare_that_fails_part_way_leaves_the_earlier_prepared_folder_whole_and_servable(
+    qnn_model_dir, cpu_only_model_dir, tmp_path, capsys
+):
+    """A re-prepare into a prepared folder removed its manifest and contexts and replaced its model
+    files before compiling anything, so one that then failed (a bucket QNN could not compile, Ctrl-C, a
+    model QNN runs none of) left neither the old folder nor a new one: `serve` refused it as unfinished,
+    and the minutes (hours on the simulator) of the earlier compile were lost. Now nothing in the folder
+    changes until every bucket is compiled and checked. Both prepares run in this process (the folder is
+    what is checked; the command's own refusal, in a fresh process, is
+    test_a_decoder_qnn_runs_none_of_is_refused_by_prepare_not_written_as_prepared's)."""
+    out = tmp_path / "out"
+    assert prepare_in_process(qnn_model_dir, out) == 0
+    before = files_of(out)
+    capsys.readouterr()
+    assert prepare_in_process(cpu_only_model_dir, out) == 2
+    said = capsys.readouterr().err
+    assert "QNN runs none of the 2 nodes" in said, said
+    assert files_of(out) == before  # (the staging it wrote in is gone too)
+    engine = create(engine_config(out, tmp_path / "state", device="qnn", allow_htp_simulator=True))
+    engine.load()
+    try:
+        assert engine.info.placement["fm_decoder@63"]["device"] == "qnn"
+    finally:
+        engine.close()
 
 
 @qnn

@@ -16,6 +16,7 @@ import pytest
 from npu_worker.engine import qnn_targets
 from npu_worker.engine.zipvoice import model_files, prepare, prepared
 from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.simple_decoder import write_simple_decoder
 
 SMALL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_small_structure"
 TINY = SMALL.with_name("zipvoice_tiny_structure")
@@ -90,10 +91,16 @@ def test_a_thread_count_no_machine_can_use_is_refused_before_prepare_starts(tmp_
 
 def test_a_prepared_folder_is_readable_by_the_service_and_by_no_one_else_writable(tmp_path):
     """Under umask 000 prepare made --out 0777, then refused it as one others can write in (and left it
-    so); under any umask the manifest was 0600, unreadable by a service user serving what root prepared."""
-    out = tmp_path / "made" / "out"
+    so); under any umask the manifest was 0600, unreadable by a service user serving what root prepared.
+    The modes are what is checked: the tiny export with a decoder that compiles in a second (the same
+    files written: model files, staging, `qnn/`, manifest); specialising its real-structure decoder on
+    the simulator was half the test's CPU."""
+    source, out = tmp_path / "model", tmp_path / "made" / "out"
+    shutil.copytree(TINY, source)
+    (source / "fm_decoder.onnx").unlink()  # (read-only in the export)
+    write_simple_decoder(source / "fm_decoder.onnx")
     done = subprocess.run(
-        [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(TINY), "--out", str(out)]
+        [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(source), "--out", str(out)]
         + ["--buckets", "383", "--optimization", "fast"],
         capture_output=True,
         text=True,
