@@ -37,6 +37,14 @@ def argv_of(base: str, mode: str, out: str) -> list[str]:
     return argv + (["--rps", "5", "--duration", "1", "--transports", "ws"] if mode == "load" else [])
 
 
+REDIS_DOWN = {
+    **HEALTH,
+    "status": "fail",
+    "redis": "unreachable",
+    "error": "QueueUnavailable: Redis is unreachable",
+}
+
+
 @pytest.mark.parametrize("mode", ["load", "fragments"])
 async def test_a_worker_whose_health_says_fail_is_refused_before_the_run(tmp_path, capsys, mode):
     sent = []
@@ -57,13 +65,31 @@ async def test_a_worker_whose_health_says_fail_is_refused_before_the_run(tmp_pat
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.startswith(
-        f"npu-worker bench: {base}/health says the worker failed: ModelLoadError: cannot open"
-        " /models/fp32.onnx␤npu-worker bench: written: /tmp/r.jsonyyy"
+        f"npu-worker bench: {base}/health says the worker cannot serve (status 'fail'): ModelLoadError: cannot"
+        " open /models/fp32.onnx␤npu-worker bench: written: /tmp/r.jsonyyy"
     ), err
-    assert err.endswith("y: every request would fail; see its log, then restart it\n"), err
+    assert err.endswith("y: every request would fail; see its log\n"), err
     assert err.count("\n") == 1 and len(err) < 500, err
     assert sent == [], "requests were sent to a worker that failed to load"
     assert not list(tmp_path.glob("r*")), "a run refused before it began wrote something"
+
+
+async def test_a_node_whose_queue_is_unreachable_is_refused_before_the_run(tmp_path, capsys):
+    """A cluster node whose Redis is down answers /health 503 `fail`: it takes no request either."""
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response(REDIS_DOWN, status=503, headers={"Retry-After": "1"})
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    async with TestServer(app, host="127.0.0.1") as server:
+        base = f"http://127.0.0.1:{server.port}"
+        code = await asyncio.to_thread(bench_main, argv_of(base, "load", str(tmp_path / "r")))
+    assert (code, capsys.readouterr().err) == (
+        2,
+        f"npu-worker bench: {base}/health says the worker cannot serve (status 'fail'): QueueUnavailable: Redis"
+        " is unreachable: every request would fail; see its log\n",
+    )
 
 
 async def test_the_no_request_succeeded_line_is_one_bounded_escaped_line(tmp_path, capsys):

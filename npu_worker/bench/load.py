@@ -163,17 +163,18 @@ async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
 
 
 class WorkerFailed(NotAWorker):
-    """The worker's /health says `fail` (its engine failed to load: HTTP 500): every request would fail."""
+    """The worker's /health says `fail` (its engine failed to load, a 500; its queue's Redis unreachable, a
+    503): every request would fail."""
 
 
 async def health_before_run(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
-    """/health, refused (WorkerFailed) where it says the worker failed: a 500 `fail` was taken as healthy,
-    the whole run sent, every request refused, then exit 1."""
+    """/health, refused (WorkerFailed) where it says `fail`: a 500 `fail` was taken as healthy, the whole
+    run sent, every request refused, then exit 1."""
     body = await health(session, base)
     if body.get("status") == "fail":
         raise WorkerFailed(
-            f"{base}/health says the worker failed{error_words(body)}: every request would fail; see its"
-            " log, then restart it"
+            f"{base}/health says the worker cannot serve (status 'fail'){error_words(body)}: every request"
+            " would fail; see its log"
         )
     return body
 
