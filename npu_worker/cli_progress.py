@@ -68,6 +68,7 @@ class ProgressBar:
         self.finished: dict[int, str] = {}
         self.current: int | None = None
         self.polled_done = 0  # polling mode: the status body's count (sections arrive only at the end)
+        self.polled_split: tuple[int, int] | None = None  # the last status's `ok` and `fail`, if it said
         self.drawn = False  # a live line is on the terminal, not ended yet
         self.job_id: str | None = None  # from the stream's `start` or a polled status: what Ctrl-C cancels
         self.told: tuple[str, float] | None = None  # the last `waiting` line: its error name, waited
@@ -168,16 +169,18 @@ class ProgressBar:
         self.told = None
         if kind in ("start", "status") and isinstance(event.get("job_id"), str):
             self.job_id = event["job_id"]
-        if kind == "progress" and event.get("status") == "synth":
+        own = idx in self.chars  # a section of this job: a worker's idx 7 of 6 sections counted too
+        if kind == "progress" and event.get("status") == "synth" and own:
             self.current = idx
         elif kind == "status":
             self.current = event.get("current_idx") if isinstance(event.get("current_idx"), int) else None
-            done = int(number(event.get("done")))
+            done = min(int(number(event.get("done"))), len(self.chars))  # never "7 of 6 sections"
+            self.polled_split = counts_of(event)
             if done > self.polled_done and not self.live:
                 self.polled_done = done
                 self.write(f"{self.polled_done} done  ({self.line()})\n")
             self.polled_done = max(self.polled_done, done)
-        elif kind == "progress" and event.get("status") == "ok" or kind == "error":
+        elif (kind == "progress" and event.get("status") == "ok" or kind == "error") and own:
             self.finished[idx] = "ok" if kind == "progress" else "fail"
             if not self.live:
                 detail = "ok" if kind == "progress" else f"FAILED {printable(event.get('error', ''))}"
@@ -194,6 +197,14 @@ class ProgressBar:
         if self.drawn:
             self.write("\n")
             self.drawn = False
+
+
+def counts_of(status: dict[str, Any]) -> tuple[int, int] | None:
+    """A polled status's `ok` and `fail` counts, or None where either is no count (an older worker's)."""
+    ok, fail = status.get("ok"), status.get("fail")
+    if isinstance(ok, bool) or isinstance(fail, bool) or not isinstance(ok, int) or not isinstance(fail, int):
+        return None
+    return (ok, fail) if ok >= 0 and fail >= 0 else None
 
 
 def number(value: Any) -> float:

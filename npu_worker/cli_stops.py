@@ -159,8 +159,12 @@ def finished_so_far(bar: ProgressBar) -> str:
     """How far a job given up on had come, said last where it was left to the progress lines above
     (scrolled away on a long lecture, or never read by a script): which sections' wavs are there."""
     total = len(bar.chars)
-    if bar.polled_done > len(bar.finished):  # polling: a count; the sections come only with the result
-        return f"{bar.polled_done} of {total} sections had finished when it was given up"
+    if bar.polled_done > len(bar.finished):  # polling: counts; the sections come only with the result
+        said = f"{bar.polled_done} of {total} sections had finished when it was given up"
+        if bar.polled_split is None or sum(bar.polled_split) > bar.polled_done:  # none, or no true split
+            return said
+        ok, failed = bar.polled_split
+        return f"{said}: {ok} ok" + (f", {failed} failed" if failed else "")
     made = sorted(idx for idx, status in bar.finished.items() if status == "ok")
     names = ", ".join(f"s{idx:02d}" for idx in made[:SECTIONS_NAMED])
     names += f" and {len(made) - SECTIONS_NAMED} more" if len(made) > SECTIONS_NAMED else ""

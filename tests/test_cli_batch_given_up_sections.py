@@ -44,7 +44,8 @@ def base_of(test_client: Any) -> str:
     ("flags", "said"),
     [
         ([], "; 4 of 6 sections had finished when it was given up: 3 ok (s00, s01, s03), 1 failed"),
-        (["--poll"], "; 4 of 6 sections had finished when it was given up"),  # a count: no section yet
+        # counts, no section yet: the last status's split (it gave the count alone)
+        (["--poll"], "; 4 of 6 sections had finished when it was given up: 3 ok, 1 failed"),
     ],
     ids=["stream", "poll"],
 )

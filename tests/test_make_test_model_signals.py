@@ -155,9 +155,12 @@ def test_a_kill_9_in_its_very_first_write_leaves_a_folder_the_rerun_takes(tmp_pa
         timeout=BUILD_LIMIT,
     )
     assert done.returncode == -9, done.stderr
-    assert [path.name.startswith(".synthetic.json.") for path in out.iterdir()] == [True]
+    left = sorted(path.name for path in out.iterdir())  # and the lock file, its flock let go with it
+    assert [name.startswith(".synthetic.json.") for name in left] == [False, True], left
+    assert left[0] == make_test_model.LOCK, left
     assert rerun(out) == 0
     assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
+    assert not (out / make_test_model.LOCK).exists()
 
 
 # The process waits, as it writes its first `.onnx` under FOLDER, for a line on stdin, having said

@@ -26,7 +26,7 @@ from npu_worker.bench.load import (
     LoadConfig,
     NotAWorker,
     TargetNotAllowed,
-    lost_under_load,
+    run_failed,
     run_load,
 )
 from npu_worker.bench.measure import figure
@@ -347,7 +347,9 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
     print(text)
     tell(f"written: {prefix}.json, {prefix}.md")
-    return 0 if result["summary"]["errors"] == 0 else 1
+    if failed := run_failed(result["health"], result["health_after"], result["records"]):
+        tell(f"npu-worker bench: {failed}")  # (a worker that died: it was exit 1 with no line saying so)
+    return 0 if result["summary"]["errors"] == 0 and failed is None else 1
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
@@ -400,16 +402,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
     tell("written: " + ", ".join(map(str, paths)))
     if not any(path.suffix == ".png" for path in paths):
         tell(PLOT_HINT)
-    records = report["records"]
-    if not any(record["error"] is None for record in records):  # a benchmark of nothing is no success
-        first = next((record["error"] for record in records), "no request was sent")
-        tell(f"npu-worker bench: no request succeeded ({len(records)} sent; {first})")
-        return 1
-    if lost := lost_under_load(
-        report["health"], report["health_after"]
-    ):  # a dead worker's figures: no success
-        failed = sum(1 for record in records if record["error"] is not None)
-        tell(f"npu-worker bench: {lost}; {failed} of {len(records)} requests failed")
+    # a benchmark of nothing, or a dead worker's figures, is no success
+    if failed := run_failed(report["health"], report["health_after"], report["records"]):
+        tell(f"npu-worker bench: {failed}")
         return 1
     return 0
 

@@ -23,7 +23,8 @@ from npu_worker.bench.load import (
     LanguageRefused,
     check_access,
     check_loopback,
-    health,
+    health_before_run,
+    health_or_why_not,
     no_redirects,
     unspoken,
 )
@@ -207,7 +208,7 @@ async def run_fragments(config: FragmentConfig, say: Callable[[str], None] = pri
     """Every text once, one after another; records and p50/p95/p99 of each figure."""
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
     async with aiohttp.ClientSession(headers=headers, trace_configs=[no_redirects()]) as session:
-        before = await health(session, config.base)
+        before = await health_before_run(session, config.base)
         if refused := unspoken(config.lang, before):
             raise refused
         await check_access(session, config.base, config.token is not None)
@@ -216,11 +217,18 @@ async def run_fragments(config: FragmentConfig, say: Callable[[str], None] = pri
             record = await stream_one(session, config, idx)
             say(f"text {idx}: ttfa from sentence {record.ttfa_from_sentence_ms} ms, error {record.error}")
             records.append(record.to_dict())
+        after = await health_or_why_not(session, config.base)  # (a worker that died: `run_failed` says so)
     figures = ("ttfa_from_sentence_ms", "ttfa_from_first_fragment_ms", "server_ttfa_ms")
     ok = [r for r in records if r["error"] is None]
     summary: dict[str, Any] = {name: summarize(r[name] for r in ok) for name in figures}
     summary["errors"] = len(records) - len(ok)
-    return {"config": config.public(), "health": before, "summary": summary, "records": records}
+    return {
+        "config": config.public(),
+        "health": before,
+        "health_after": after,
+        "summary": summary,
+        "records": records,
+    }
 
 
 def fragments_markdown(result: dict[str, Any], command: str) -> str:

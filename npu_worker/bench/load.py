@@ -162,6 +162,23 @@ async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     return body
 
 
+class WorkerFailed(NotAWorker):
+    """The worker's /health says `fail` (its engine failed to load, a 500; its queue's Redis unreachable, a
+    503): every request would fail."""
+
+
+async def health_before_run(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
+    """/health, refused (WorkerFailed) where it says `fail`: a 500 `fail` was taken as healthy, the whole
+    run sent, every request refused, then exit 1."""
+    body = await health(session, base)
+    if body.get("status") == "fail":
+        raise WorkerFailed(
+            f"{base}/health says the worker cannot serve (status 'fail'){error_words(body)}: every request"
+            " would fail; see its log"
+        )
+    return body
+
+
 def error_words(body: dict[str, Any]) -> str:
     """`: ` and the body's `error` as one bounded line, its breaks `␤` (a server on the port chose it: its
     line breaks forged lines of the bench's own on stderr, and 1 MiB of it was one line), or nothing.
@@ -244,6 +261,19 @@ def lost_under_load(before: dict[str, Any], after: dict[str, Any]) -> str | None
             f"the worker's /health said {said!r} after the run, 'ok' before: it may have restarted or failed"
             " under the load"
         )
+    return None
+
+
+def run_failed(before: dict[str, Any], after: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
+    """The closing line of a run whose figures are no success (both modes), or None: no request succeeded
+    (the first error said as one bounded line: a worker's line breaks forged lines of the bench's own),
+    or the worker was lost under the load (`lost_under_load`)."""
+    if not any(record["error"] is None for record in records):
+        first = next((str(record["error"]) for record in records), "no request was sent")
+        return f"no request succeeded ({len(records)} sent; {one_line(first[:ERROR_WORDS])})"
+    if lost := lost_under_load(before, after):
+        failed = sum(1 for record in records if record["error"] is not None)
+        return f"{lost}; {failed} of {len(records)} requests failed"
     return None
 
 
@@ -335,7 +365,7 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
     async with aiohttp.ClientSession(
         headers=headers, connector=connector, trace_configs=[no_redirects()]
     ) as session:
-        before = await health(session, config.base)
+        before = await health_before_run(session, config.base)
         if refused := unspoken(config.lang, before):
             raise refused
         await check_access(session, config.base, config.token is not None)

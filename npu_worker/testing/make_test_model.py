@@ -2,20 +2,22 @@
 
 The command's options and its checks before writing (a folder that holds other files than a killed
 build's own `.part` leftovers, one others can write in, a file where the folder goes, one another
-make-test-model is writing: an exclusive `flock` on the folder, held for the build), apart from
-`zipvoice_model.py`, which builds the graphs and writes the files and which tests and benchmarks call
-directly (`build_model_dir`).
+make-test-model is writing: an exclusive `flock` on its `.make-test-model.lock`, held for the build),
+apart from `zipvoice_model.py`, which builds the graphs and writes the files and which tests and
+benchmarks call directly (`build_model_dir`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import fcntl
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from npu_worker.files import locked_directory
 from npu_worker.other_writers import shared_with_others
 from npu_worker.testing.zipvoice_model import (
     FILE_NAMES,
@@ -53,12 +55,65 @@ def _precision(text: str) -> str:
     return text
 
 
+LOCK = ".make-test-model.lock"  # held (flock) by the build writing the folder; removed at its end
+NO_FLOCK = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)  # a filesystem that takes none (some NFS)
+
+
+def say(line: str) -> None:
+    print(f"npu-worker make-test-model: {line}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def build_lock(out: Path) -> Iterator[None]:
+    """Hold `out`'s lock file for the build (BlockingIOError at once when another build holds it). A
+    file only this user can open, made in a folder only this user can write (`run` checks first): the
+    lock was a `flock` on the folder itself, which any local user could open read-only and hold, so
+    refusing every build. Removed at the end while still held; a build that opened the old file as it
+    was removed finds another file at the name and opens that one instead."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    while True:
+        descriptor = os.open(out / LOCK, flags, 0o600)  # (a link there: ELOOP, never followed)
+        try:
+            _flock(descriptor, out)
+            now = os.stat(out / LOCK, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None  # removed by the build that held it, as this one waited for it
+        except BaseException:
+            os.close(descriptor)
+            raise
+        mine = os.fstat(descriptor)
+        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+            break
+        os.close(descriptor)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(out / LOCK)
+        os.close(descriptor)
+
+
+def _flock(descriptor: int, out: Path) -> None:
+    """Take the lock: a filesystem that takes no `flock` builds as it did, with a warning."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in NO_FLOCK:
+            raise
+        say(
+            f"warning: {out}'s filesystem takes no lock ({exc.strerror}): two builds at once are not kept apart"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     os.umask(os.umask(0) | 0o022)  # else, under umask 000, the folder it made was refused as others'
     out = Path(args.dir)
     try:
-        out.mkdir(parents=True, exist_ok=True)  # (as `build_model_dir`: a folder to hold the lock on)
-        with locked_directory(out, wait=False):
+        out.mkdir(parents=True, exist_ok=True)  # (as `build_model_dir`: a folder to hold the lock in)
+        if (shared := shared_with_others(out)) is not None:  # before the lock file: none made there
+            say(f"{out}: {shared}; use a folder only this user can change")
+            return 2
+        with build_lock(out):
             return _build(args, out)
     except BlockingIOError:  # two at once: the second removed the first's `.part` and wrote over it
         print(
@@ -68,15 +123,19 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     except OSError as exc:  # a file where the folder goes, too: one line, not a traceback
-        print(f"npu-worker make-test-model: {exc}", file=sys.stderr)
+        if exc.errno == errno.ELOOP and exc.filename == str(out / LOCK):
+            say(
+                f"{out / LOCK} is a symbolic link, not the lock file a build makes (never followed): remove it"
+            )
+        else:
+            say(str(exc))
         return 2
 
 
 def _build(args: argparse.Namespace, out: Path) -> int:
     """The build, under the folder's lock (`run`): refused into a folder of other files."""
-    unsafe = shared_with_others(out) is not None  # build_model_dir says why, below
-    others = any(not is_leftover_part(entry.name) for entry in out.iterdir())
-    if others and not unsafe and not (out / SYNTHETIC_STAMP).exists():
+    others = any(entry.name != LOCK and not is_leftover_part(entry.name) for entry in out.iterdir())
+    if others and not (out / SYNTHETIC_STAMP).exists():
         # `make-test-model ~/models/zipvoice_distill` wrote random weights over the downloaded model
         print(
             f"npu-worker make-test-model: {out} holds other files (it is no earlier make-test-model's "
@@ -85,7 +144,7 @@ def _build(args: argparse.Namespace, out: Path) -> int:
         )
         return 2
     out = build_model_dir(out, args.size, args.precision, distill=not args.no_distill, layout=args.layout)
-    for file in sorted(out.iterdir()):
+    for file in sorted(entry for entry in out.iterdir() if entry.name != LOCK):
         print(f"{file.lstat().st_size:>12,d}  {file}")  # a dangling link there was a traceback
     return 0
 
