@@ -1,10 +1,11 @@
 """How late a lane's later-audio window reaches the event loop (issue 25, stop 58's review): `later`
 lets a preview's audio past its first 0.5 s wait up to 3 ms (`LATER_AUDIO_SECONDS`, docs/protocol.md's
 pacing) to share one drain; this measures, for each window a `later` call opens, the time from that
-call to the start of the drain that runs it. The window was armed on the loop (a wake-up, then its
-timer); since stop 58 an espeak lane holds it and hands it over itself (`LoopHandoff.hold_for_waits`),
-so its lateness also waits for that lane to be scheduled: compare two commits on the same VM,
-interleaved, as the load moves every figure.
+call to the start of the drain that runs it. The loop arms the window (a lane's wake-up, then its
+timer); a variant where the espeak lane held the window and handed it over itself before blocking on
+the child's pipe was measured with this script in stop 58 (later under load: it waited for the lane's
+thread to be scheduled) and reverted (benchmarks/SERVER_OVERHEAD.md, 2026-12-07). Compare two commits
+on the same VM, interleaved, as the load moves every figure.
 
 The measured server runs under this script's `--wrapped OUT` wrapper (`LoopHandoff.later` and
 `_drain` timed, nothing else changed; SIGUSR1 clears, SIGUSR2 writes OUT), started as

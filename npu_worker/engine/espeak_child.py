@@ -149,7 +149,6 @@ class FrameReader:
         self._most = max(size, most)
         self._start = self._end = 0  # the bytes read and not yet cut out
         self.watch: Watch | None = None
-        self.before_wait: Callable[[], None] | None = None  # called before a read that waits on the pipe
 
     def read(self) -> tuple[bytes, bytearray]:
         """The next frame's kind and payload; BrokenStream at EOF or on garbage."""
@@ -231,8 +230,6 @@ class FrameReader:
         return payload
 
     def _wait(self, into: memoryview) -> int:
-        if self.before_wait is not None:
-            self.before_wait()
         watch = self.watch
         if watch is not None:
             watch.waiting_since = time.monotonic()

@@ -10,11 +10,9 @@ again for the next one.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import os
-import select
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -81,8 +79,6 @@ class ChildEspeak:
             raise ModelLoadError(f"cannot start espeak-ng's process: {error}") from error
         assert self._process.stdin is not None and self._process.stdout is not None
         self._requests = self._process.stdin.fileno()
-        self._answers_ready = select.poll()  # (`_readable`'s: the child's next bytes, waited for a while)
-        self._answers_ready.register(self._process.stdout.fileno(), select.POLLIN)
         # Frames to the child come from the engine thread (requests) and from a canceller on another
         # (`stop_running`): one writer at a time, and none once the pipe (its fd number) is closed
         self._writing = threading.Lock()
@@ -187,18 +183,14 @@ class ChildEspeak:
         request: SynthesisRequest,
         sink: Callable[[np.ndarray], bool],
         again: Callable[[], ChildEspeak] | None = None,
-        before_wait: Callable[[Callable[[float], bool]], None] | None = None,
     ) -> None:
         """`chunks` pushed: each chunk handed to `sink` as its frame is read, until the request ends or
         `sink` returns False (stopped early, as closing `chunks` does: the same `STOP` and drain). The
         engine lane's way (`stream_into`): the generator resumed a frame and its `read` were two Python
         calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
-        and failures as `chunks`. `before_wait`: called before each read of the request's frames that
-        blocks on the pipe (`FrameReader.before_wait`), with `readable` (it may wait for the child's next
-        bytes that long first)."""
+        and failures as `chunks`."""
         child = self._sent(request, again)
         ended, answers = False, child._answers
-        answers.before_wait = None if before_wait is None else functools.partial(before_wait, child._readable)
         try:
             try:
                 last = answers.audio_into(AUDIO, sink)
@@ -210,11 +202,6 @@ class ChildEspeak:
             child._last_frame(*last)
         finally:
             child._request_over(ended)
-
-    def _readable(self, seconds: float) -> bool:
-        """Whether the child's pipe has bytes to read (or has closed) within `seconds` (unbuffered: the
-        pipe's own fd sees all)."""
-        return bool(self._answers_ready.poll(seconds * 1000))  # (poll: a pipe's fd may be ≥ 1024)
 
     def phonemize(self, text: str, voice: str) -> str:
         """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock).
@@ -331,14 +318,10 @@ class ChildEspeak:
 
     def _request_over(self, ended: bool) -> None:
         """`chunks`' and `chunks_into`'s end: a request stopped early (`ended` False) drained (one that
-        failed is closed), its deadline and the id a `STOP` names let go; `before_wait` after the drain,
-        whose reads block on the pipe as the request's did (the lane's held audio waited for its end)."""
+        failed is closed), its deadline and the id a `STOP` names let go."""
         self._answers.watch = None
-        try:
-            if not ended and not self._closed:
-                self._stop()  # (bounded by the `STOP`'s own deadline)
-        finally:
-            self._answers.before_wait = None
+        if not ended and not self._closed:
+            self._stop()  # (bounded by the `STOP`'s own deadline)
         self._synthesis.end()
         self._live = None
 

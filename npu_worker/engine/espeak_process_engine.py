@@ -81,25 +81,14 @@ class EspeakProcessEngine(EspeakEngine):
         self.voice_for(request.lang)  # an unknown language fails here, as in-process
         return self.child.chunks(request, again=lambda: self.child)
 
-    # `stream_into` takes `before_wait`, called on this thread before each block on the child's pipe
-    # with a `readable(seconds)` that waits that long at most for the child's next bytes
-    tells_waits = True
-
-    def stream_into(
-        self,
-        request: SynthesisRequest,
-        sink: Callable[[np.ndarray], bool],
-        before_wait: Callable[[Callable[[float], bool]], None] | None = None,
-    ) -> None:
+    def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
         """`stream`'s chunks pushed into `sink` by the child's reader (`ChildEspeak.chunks_into`), not
-        pulled from a generator: the same chunks, stop, deadline and child started again. `before_wait`:
-        called before each read that blocks on the child (the lane hands over what it holds then, or
-        first waits for the child's next bytes within its window's time)."""
+        pulled from a generator: the same chunks, stop, deadline and child started again."""
         lang = request.lang
         if lang != self._spoken_lang:
             self.voice_for(lang)  # an unknown language fails here, as in-process (and is not kept)
             self._spoken_lang = lang
-        self.child.chunks_into(request, sink, again=lambda: self.child, before_wait=before_wait)
+        self.child.chunks_into(request, sink, again=lambda: self.child)
 
     def interrupt(self, restart: bool) -> bool:
         """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the

@@ -26,7 +26,6 @@ def call_soon_unless_closed(
 
 
 _drain_local = threading.local()  # the flushes due once the drain running on this thread has run
-_lane_local = threading.local()  # `holds`: this lane tells its waits (`LoopHandoff.hold_for_waits`)
 
 
 def after_this_drain(flush: Callable[[], None]) -> bool:
@@ -60,7 +59,6 @@ class LoopHandoff:
         self._last_queued = False  # a stream's last event waits: its drain opens no window
         self._timer: asyncio.TimerHandle | None = None  # the window's, while armed (the loop's thread only)
         self._due_at = 0.0  # when the open window is due: its first `later` call's time plus `within`
-        self._held = False  # the open window is a lane's that tells its waits: no timer, no wake-up yet
 
     def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
         with self._lock:
@@ -79,61 +77,13 @@ class LoopHandoff:
         with self._lock:
             self._pending.append((callback, argument))
             if self._scheduled or self._timed:
-                if not self._held or self._scheduled or time.monotonic() < self._due_at:
-                    return
-                self._held, self._scheduled = False, True  # a held window past its time: to the loop now
-                wake = True
-            else:
-                self._timed, wake = True, False
-                self._due_at = time.monotonic() + within
-                if getattr(_lane_local, "holds", False):  # its lane hands it over before it waits
-                    self._held = True
-                    return
-        if wake:
-            self._wake(self._drain)
-        elif threading.get_ident() == self._loop_thread:
+                return
+            self._timed = True
+            self._due_at = time.monotonic() + within
+        if threading.get_ident() == self._loop_thread:
             self._arm(within)
         else:
             self._wake(self._arm_woken)
-
-    def hold_for_waits(self) -> None:
-        """From now on this (lane) thread tells its waits: `before_wait` before each block on its engine
-        (the espeak child's pipe read), `stop_holding` at the end. A `later` it calls with no window open
-        opens one that wakes nobody and arms no timer; `before_wait` hands it to the loop (one drain, one
-        turn), or a `later` past its time does. A batch of espeak-ng's frames that came after a window's
-        timer woke the loop only to arm a timer, whose turn then drained it: two turns where one does
-        (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 58)."""
-        _lane_local.holds = True
-
-    def before_wait(self, readable: Callable[[float], bool] | None = None) -> None:
-        """This lane is about to block on its engine: a window it holds goes to the loop now (its
-        chunks would otherwise wait for the lane's next call, which the engine decides), unless
-        `readable(seconds)` (the engine's wait for its next output, at most that long) says more came
-        within the window's time: that joins it, as it would have joined the window's timer."""
-        if self._held:
-            if readable is not None:
-                left = self._due_at - time.monotonic()
-                if left > 0 and readable(left):
-                    return
-            with self._lock:
-                wake = self._held and not self._scheduled
-                self._held = False
-                self._scheduled = self._scheduled or wake
-            if wake:
-                self._wake(self._drain)
-
-    def stop_holding(self) -> None:
-        """The end of `hold_for_waits`: a window still held goes to the loop as a lane's `later` did
-        before (its arm: drained in that turn if the stream's `done` has joined it or its time has
-        passed, else its timer for what is left of that time), so `later`'s bound holds whatever the
-        lane does next."""
-        _lane_local.holds = False
-        if self._held:
-            with self._lock:
-                wake = self._held and not self._scheduled
-                self._held = False
-            if wake:
-                self._wake(self._arm_woken)
 
     def then_later(self, callback: Callable[[Any], None], argument: Any, within: float) -> None:
         """Like a call; the drain that runs it then opens a `later` window of `within` seconds on the
@@ -251,7 +201,7 @@ class LoopHandoff:
             window, self._window_after = self._window_after, None
             if self._last_queued:
                 window, self._last_queued = None, False
-            self._scheduled, self._timed, self._held = False, window is not None, False
+            self._scheduled, self._timed = False, window is not None
             if window is not None:  # (a lane's arm that comes late finds this window's own time)
                 self._due_at = time.monotonic() + window
         stale, self._timer = self._timer, None

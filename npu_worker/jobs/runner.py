@@ -362,33 +362,12 @@ class Runner(AudioHandover):
         pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
-            self._push(engine, push, request, delivery)
+            push(request, delivery.take)
         else:
             self._pull(job, delivery, source or engine.stream(request), pausable)
         if job.cancel_requested.requested:
             return None
         return delivery.finish(key, hit)
-
-    def _push(
-        self,
-        engine: Engine,
-        push: Callable[..., None],
-        request: SynthesisRequest,
-        delivery: Delivery,
-    ) -> None:
-        """The engine's chunks pushed into `delivery`; a live listener's later audio held on this lane
-        until the engine blocks, where the engine tells its waits (`tells_waits`: the espeak child's
-        reader): one turn of the loop for a batch of frames, not an arm's wake-up and a timer's turn
-        (`LoopHandoff.hold_for_waits`)."""
-        if not (delivery.job.stream_audio and getattr(engine, "tells_waits", False)):
-            push(request, delivery.take)
-            return
-        handoff = self.journal.handoff
-        handoff.hold_for_waits()
-        try:
-            push(request, delivery.take, handoff.before_wait)
-        finally:
-            handoff.stop_holding()
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
