@@ -360,3 +360,29 @@ async def test_a_cancel_published_for_a_job_that_goes_on_loses_none_of_its_secti
             await asyncio.sleep(0.1)
     result = await (await client.get(f"/jobs/{job_id}/result")).json()
     assert result["ok_count"] == 3, result
+
+
+async def test_a_section_wav_key_of_another_type_is_a_503_not_a_500(worker, redis_server, tmp_path):
+    """A finished section's wav key replaced by another type (a hash): `GET .../audio` and its HEAD were
+    a 500 with Redis's WRONGTYPE traceback (the length looked up, as the whole wav fetched was); now a
+    named 503, as every other Redis refusal, and the node's log says which key."""
+    import redis.asyncio as aioredis
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    body = {"sections": [{"idx": 0, "text": "one", "output_path": str(tmp_path / "0.wav")}], "stream": False}
+    job_id = (await (await client.post("/synth_batch", json=body)).json())["job_id"]
+    lines = [json.loads(line) async for line in (await client.get(f"/jobs/{job_id}/events")).content]
+    assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
+    assert (await client.get(f"/jobs/{job_id}/sections/0/audio")).status == 200
+    planter = aioredis.from_url(redis_server.url)
+    await planter.delete(f"npu:wav:{job_id}:0")
+    await planter.hset(f"npu:wav:{job_id}:0", "x", "y")
+    await planter.aclose()
+    for method in ("GET", "HEAD"):
+        refused = await client.request(method, f"/jobs/{job_id}/sections/0/audio")
+        assert refused.status == 503, (method, refused.status, await refused.text())
+    refused = await client.get(f"/jobs/{job_id}/sections/0/audio")
+    assert (await refused.json())["error"].startswith("QueueUnavailable: ")

@@ -20,6 +20,8 @@ from npu_worker.app_keys import NDJSON_STREAMS_KEY, SCHEDULER_KEY
 from npu_worker.jobs.model import Job
 from tests.timing import seconds, until
 
+SECTIONS = 125  # a finished batch's sections (a replay of 8 KiB each: their paths' 3 750 characters twice)
+
 
 def whole_copies_of(job_id: str) -> int:
     """How many `Job`s of `job_id` with their sections are alive (a finished job is kept as a `KeptJob`,
@@ -84,9 +86,11 @@ async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(serv
         await engines_alive(listener.port)
     else:
         listener = await served()
-    folder = tmp_path.joinpath(*["d" * 250] * 15)  # each section's path in its events: 8 MB of replay,
-    folder.mkdir(parents=True)  # past what the kernel buffers for a connection (4 MiB at most by default)
-    sections = [{"idx": i, "text": "가" * 5, "output_path": str(folder / f"{i}.wav")} for i in range(1000)]
+    folder = tmp_path.joinpath(*["d" * 250] * 15)  # each section's path in its events: 1 MB of replay,
+    folder.mkdir(parents=True)  # past what the kernel buffers for the connection (small: set below)
+    sections = [
+        {"idx": i, "text": "가" * 5, "output_path": str(folder / f"{i}.wav")} for i in range(SECTIONS)
+    ]
     async with aiohttp.ClientSession() as session:
         url = f"http://127.0.0.1:{listener.port}/synth_batch"
         async with session.post(url, json={"sections": sections, "stream": False}) as answer:
@@ -95,6 +99,9 @@ async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(serv
     await until(lambda: not listener.guard.open, "the batch's connection to close")
     held_anyway = whole_copies_of(job_id)
     assert held_anyway <= 1
+    # the worker's side of the connection buffers 16 KiB at most (a connection inherits its listener's;
+    # the kernel may grow it to 4 MiB, which 1 000 sections' replay was made to pass: 67 s loaded, Redis)
+    listener.server.sockets[0].setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
     client = socket.socket()
     client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
     client.setblocking(False)
@@ -113,7 +120,7 @@ async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(serv
         async with session.get(f"http://127.0.0.1:{listener.port}/jobs/{job_id}/events") as answer:
             lines = [json.loads(line) async for line in answer.content if line.strip()]
     seqs = [line["seq"] for line in lines if "seq" in line]  # (a heartbeat has none)
-    assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 2000 and lines[-1]["event"] == "done"
+    assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 2 * SECTIONS and lines[-1]["event"] == "done"
     if queue == "redis":  # the log-only copy is finished: a node's follower never follows it again
         scheduler = listener.runner.app[SCHEDULER_KEY]  # from its first entry, into the copy's log
         replayed = (await asyncio.to_thread(scheduler.find_job, job_id)).log_only()
@@ -171,3 +178,46 @@ async def test_a_download_nobody_reads_on_a_redis_queue_fetches_the_wav_a_piece_
             assert answer.headers["Content-Range"] == f"bytes 300000-300999/{len(written)}"
         async with session.head(f"{base}/jobs/{job_id}/sections/0/audio") as answer:
             assert answer.status == 200 and answer.content_length == len(written)
+
+
+@pytest.mark.parametrize("loss", ["key removed", "redis stopped"])
+async def test_a_redis_wav_lost_mid_download_cuts_the_answer_short(served, redis_server, loss):
+    """A Redis node reads the wav a piece at a time while it is sent: once the answer began, the key
+    removed (retention) or Redis gone cuts it short, the connection closed: never a wav that reads as
+    whole, nor a caller left waiting for the rest; the node goes on answering other requests."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.jobs.cluster.keys import wav_key
+    from tests.tone_engine import ToneEngine
+
+    listener = await served(ToneEngine(seconds_per_char=0.05, chunk_seconds=10.0), queue=redis_server.url)
+    await engines_alive(listener.port)
+    base = f"http://127.0.0.1:{listener.port}"
+    async with aiohttp.ClientSession() as session:  # section 0: 100 s of audio, 4.8 MB
+        body = {"sections": [{"idx": 0, "text": "가" * 2000}], "stream": False}
+        async with session.post(f"{base}/synth_batch", json=body) as answer:
+            assert answer.status == 200, await answer.text()
+            job_id = (await answer.json())["job_id"]
+    listener.server.sockets[0].setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)  # (16 KiB buffered)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port, limit=2**16)
+    try:
+        writer.write(f"GET /jobs/{job_id}/sections/0/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        assert head.startswith("HTTP/1.1 200"), head
+        length = int(
+            next(h for h in head.split("\r\n") if h.lower().startswith("content-length:")).split(":")[1]
+        )
+        if loss == "key removed":
+            redis = aioredis.from_url(redis_server.url)
+            assert await redis.delete(wav_key(job_id, 0)) == 1
+            await redis.aclose()
+        else:
+            await asyncio.to_thread(redis_server.stop)
+        async with asyncio.timeout(seconds(60)):  # the rest, to the connection's end
+            received = len(await reader.read())
+        assert received < length, f"{received} of {length} bytes: the answer read as whole"
+    finally:
+        writer.close()
+    async with aiohttp.ClientSession() as session:  # (a 503 naming Redis unreachable while it is gone)
+        async with session.get(f"{base}/health") as answer:
+            assert answer.status == (200 if loss == "key removed" else 503), await answer.text()

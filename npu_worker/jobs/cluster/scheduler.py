@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from redis.exceptions import ResponseError
+
 from ...config import Settings
 from ...config_values import shown_url
 from ...engine.base import Engine
@@ -331,6 +333,9 @@ class ClusterScheduler(ClusterEngines):
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
             raise redis_unreachable(exc) from exc
+        except ResponseError as exc:  # a key not of ours (WRONGTYPE): a named 503, not a 500
+            log.error("Redis answered %s for job %s's section %d wav", exc, job.id, idx)
+            raise QueueUnavailable("the shared queue answered with an error (see the node's log)") from exc
         if wav is None:
             raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
         return wav
