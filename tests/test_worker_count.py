@@ -5,6 +5,7 @@ count inside a container limited to fewer (tests/worker_count.py says why)."""
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,22 @@ def test_a_quota_of_this_process_cgroup_or_a_parent_is_read(monkeypatch, tmp_pat
     finally:
         os.sched_setaffinity(0, every_cpu)
     assert workers == 1, f"-n auto under a quota of one CPU starts {workers} workers"
+
+
+def test_a_worker_count_that_is_no_number_leaves_the_quota_counted(pytestconfig, monkeypatch, tmp_path):
+    """PYTEST_XDIST_AUTO_NUM_WORKERS=four: xdist warns that it ignores it and counts the host's cores
+    (with psutil, the physical ones), where the hook had handed the count to xdist for any value set."""
+    if not pytestconfig.pluginmanager.hasplugin("xdist"):
+        pytest.skip("pytest-xdist is not loaded (-p no:xdist): no -n auto to count for")
+    monkeypatch.setattr(worker_count, "CGROUP_ROOT", tmp_path)
+    monkeypatch.setattr(
+        worker_count, "PROC_SELF_CGROUP", cgroup_tree(tmp_path, "0::/\n", {"cpu.max": "1 1\n"})
+    )
+    ask = pytestconfig.pluginmanager.hook.pytest_xdist_auto_num_workers
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
+    assert ask(config=pytestconfig) == 3, "a count named in the environment is not the one taken"
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "four")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # xdist's `not a number`, where it answers
+        workers = ask(config=pytestconfig)
+    assert workers == 1, f"-n auto with a count that is no number, under a quota of one CPU: {workers}"

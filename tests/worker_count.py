@@ -76,5 +76,13 @@ def usable_cpus(cpu_max: Path | None = None) -> int:
     return cpus
 
 
+def named_workers() -> int | None:
+    """PYTEST_XDIST_AUTO_NUM_WORKERS's count, as xdist reads it; None where unset or not a number."""
+    try:
+        return int(os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or "")
+    except ValueError:
+        return None
+
+
 def auto_workers(cpu_max: Path | None = None) -> int:
     return max(1, min(MOST_WORKERS, usable_cpus(cpu_max)))
