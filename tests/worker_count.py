@@ -40,8 +40,9 @@ def cgroup_cpus(quota_file: Path) -> float | None:
 def quota_files(root: Path | None = None, proc_cgroup: Path | None = None) -> Iterator[Path]:
     """Every quota file that bounds this process: its cgroup's and each parent's (a parent's quota
     limits its children too), under cgroup v2 (`0::PATH`) and v1 (the `cpu` controller's hierarchy).
-    The file at the root alone (`/sys/fs/cgroup/cpu.max`) is there only inside a cgroup namespace: a
-    CI job in a systemd slice, or a v1 host (this 2-core VM), had its quota missed."""
+    The file at the root alone (`/sys/fs/cgroup/cpu.max`, all that was read) is there only inside a v2
+    cgroup namespace: a quota on a CI job in a systemd slice, or under cgroup v1 (as this 2-core VM's
+    cgroups are), was missed."""
     root = root or CGROUP_ROOT
     try:
         lines = (proc_cgroup or PROC_SELF_CGROUP).read_text().splitlines()
