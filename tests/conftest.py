@@ -165,10 +165,11 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` (pyproject): the CPUs this run may use, at most 4 (tests/worker_count.py says why);
-    xdist's own count where PYTEST_XDIST_AUTO_NUM_WORKERS names one."""
-    from tests.worker_count import auto_workers
+    xdist's own count where PYTEST_XDIST_AUTO_NUM_WORKERS names one (not a number: xdist ignored it and
+    counted the host's cores, past any quota)."""
+    from tests.worker_count import auto_workers, named_workers
 
-    return None if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") else auto_workers()
+    return None if named_workers() is not None else auto_workers()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -85,6 +85,20 @@ def test_a_sigterm_as_it_writes_a_model_leaves_no_truncated_file_and_reruns(tmp_
         onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
 
 
+def test_a_sigterm_as_the_quantiser_writes_an_int8_model_leaves_no_truncated_file(tmp_path):
+    """The int8 files are onnxruntime's quantiser's writes, not `write_whole`'s: stopped as it writes the
+    first (the 2nd `.onnx` opened), the float file before it is whole, the int8 one is not there, truncated
+    or aside. (The other stops here build fp32 only; their reruns complete the folder.)"""
+    out = tmp_path / "model"
+    done = run_script(
+        SIGNALLED_WRITING_ONNX, str(out), "2", "SIGTERM", "make-test-model", str(out), timeout=BUILD_LIMIT
+    )
+    assert (done.returncode, done.stderr) == (143, "npu-worker make-test-model: terminated\n")
+    assert sorted(model.name for model in out.glob("*.onnx")) == ["text_encoder.onnx"]
+    onnxruntime.InferenceSession(str(out / "text_encoder.onnx"), providers=["CPUExecutionProvider"])
+    assert [path.name for path in out.iterdir() if path.name.endswith(PART_SUFFIX)] == []
+
+
 def test_a_kill_9_as_it_writes_a_model_leaves_a_part_file_the_rerun_removes(tmp_path):
     """No unwinding: the file being written stays aside (`.NAME.TOKEN.part`), never under its name;
     the rerun removed none of them, each a copy of a model file."""
