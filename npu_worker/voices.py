@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .config import Settings
+from .errors import counted
 from .files import LinkRefused
 from .other_writers import shared_with_others
 from .paths import resolve_ref_wav
@@ -193,7 +194,8 @@ class VoiceLibrary:
         with self._changing() as store:  # two uploads under one name: one gets 409, never a mix of both
             self._refuse_taken(name)
             if len(store.names(".wav")) >= self.max_voices:  # each up to 5 MiB, forever
-                raise TooManyVoices(f"{self.max_voices} voices are stored; delete one first")
+                stored = counted(self.max_voices, "voice is stored", "voices are stored")
+                raise TooManyVoices(f"{stored}; delete one first")
             _store(store, name, text, wav)
             found = self.find(name)
         if found is None:  # the folder was moved away or replaced by a link while it was written
