@@ -45,7 +45,7 @@ from .voice_names import (
     is_voice_name,
     read_transcript,
 )
-from .voice_upload import UploadLimits, upload_wav
+from .voice_upload import INLINE_REF_AUDIO, UploadLimits, upload_wav
 from .voice_upload import decode_upload as decode_upload  # (callers import it from here)
 
 log = logging.getLogger(__name__)
@@ -303,7 +303,7 @@ class VoiceLibrary:
             with contextlib.suppress(FileNotFoundError):  # else pruned meanwhile: stored again below
                 os.utime(transcript)
                 return name
-        wav = upload_wav(data, limits) if wav is None else wav
+        wav = upload_wav(data, limits, INLINE_REF_AUDIO) if wav is None else wav
         with self._changing() as store, self._inline(store, create=True) as inline:
             assert inline is not None  # made if missing
             if inline.holds(f"{name}.wav"):

@@ -126,7 +126,7 @@ def test_an_upload_with_nan_samples_is_refused_as_such_not_as_silent():
     samples[5, 1] = np.nan
     buffer = io.BytesIO()
     soundfile.write(buffer, samples, RATE, format="WAV", subtype="FLOAT")
-    with pytest.raises(InvalidAudio, match="1 samples that are not finite numbers"):
+    with pytest.raises(InvalidAudio, match="holds 1 sample that is not a finite number"):
         decode_upload(buffer.getvalue(), UploadLimits(max_bytes=1 << 20, max_seconds=30.0))
 
 

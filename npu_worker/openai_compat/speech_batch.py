@@ -21,7 +21,7 @@ from ..http_compat.hang_up import send_within, until_caller_gone
 from ..http_compat.request_body import read_body
 from ..incidents import internal_error
 from ..protocol import BadRequest, InvalidAudio, TextTooLong, TooManySections, WorkerError
-from ..voice_upload import upload_wav
+from ..voice_upload import INLINE_REF_AUDIO, upload_wav
 from .bodies import SpeechBatchResult, SpeechItem
 from .core import engine_info
 from .errors import openai_error, openai_errors, with_param
@@ -149,7 +149,9 @@ async def default_audio(request: web.Request, value: str | None) -> DecodedAudio
     limits, data = upload_limits(request.app), audio.data
     gone = lambda: until_caller_gone(request)  # noqa: E731
     try:
-        wav = await request.app[DECODE_SLOTS_KEY].run(upload_wav, data, limits, holding=len(data), gone=gone)
+        wav = await request.app[DECODE_SLOTS_KEY].run(
+            upload_wav, data, limits, INLINE_REF_AUDIO, holding=len(data), gone=gone
+        )
     except InvalidAudio as error:
         raise with_param(error, "ref_audio") from None
     return DecodedAudio(data, wav)
