@@ -105,7 +105,8 @@ def read_wav(
         else:
             samples, bad = read_mono(source)
     if bad:
-        raise ValueError(f"{bad} of {total} samples are not finite numbers (NaN or infinity)")
+        said = "is not a finite number" if bad == 1 else "are not finite numbers"  # (1 of 12000 samples is)
+        raise ValueError(f"{bad} of {total} samples {said} (NaN or infinity)")
     return samples, rate
 
 

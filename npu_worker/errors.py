@@ -47,6 +47,12 @@ def _encodable(text: str) -> str:
     return text
 
 
+def counted(count: int, singular: str, plural: str) -> str:
+    """`count` and the words that agree with it (`counted(1, "section is", "sections are")`): a
+    refusal's count was worded plural whatever it was ("1 sections are waiting (bound 1)")."""
+    return f"{count} {singular if count == 1 else plural}"
+
+
 def _error(name: str, status: int, doc: str, base: type[WorkerError] = WorkerError) -> type[WorkerError]:
     return type(name, (base,), {"name": name, "http_status": status, "__doc__": doc})
 

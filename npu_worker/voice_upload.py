@@ -12,11 +12,14 @@ import numpy as np
 from .audio import from_pcm16, pcm16_wav, wav_bytes
 from .audio_decode import SPEECH_RATES, MonoRead, declared_frames, open_sound, read_mono_at
 from .decode_cost import too_many_samples
+from .errors import counted
 from .protocol import InvalidAudio
 
 MIN_VOICE_SECONDS = 0.5
 MIN_SAMPLE_RATE, MAX_SAMPLE_RATE = SPEECH_RATES  # (and a voice stored at 655 kHz would be stored that large)
 MAX_STORED_RATE = 48_000  # above every engine's rate (24 kHz); 30 s stored are at most 2.9 MB
+UPLOAD = "the upload"  # what a caller sent, as its refusal names it: a voice upload's file
+INLINE_REF_AUDIO = "the inline ref_audio"  # an OpenAI speech request's (or batch default's) base64 audio
 
 
 @dataclass(frozen=True)
@@ -31,15 +34,18 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
     return samples, rate
 
 
-def upload_wav(data: bytes, limits: UploadLimits) -> bytes:
+def upload_wav(data: bytes, limits: UploadLimits, sent: str = UPLOAD) -> bytes:
     """The 16-bit mono wav stored for an upload, checked as `decode_upload` checks it. A 16-bit mono
     upload kept at its rate is stored bit for bit: read through libsndfile's float (÷32768) and written
-    ×32767, each sample lost up to 1 LSB (32767 → 32766, −32768 → −32767)."""
-    samples, rate, pcm = _decode(data, limits)
+    ×32767, each sample lost up to 1 LSB (32767 → 32766, −32768 → −32767). `sent`: what the caller sent,
+    as the refusal of audio that does not decode names it (an inline `ref_audio` was "the upload")."""
+    samples, rate, pcm = _decode(data, limits, sent)
     return pcm16_wav(pcm, rate) if pcm is not None else wav_bytes(samples, rate)
 
 
-def _decode(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int, np.ndarray | None]:
+def _decode(
+    data: bytes, limits: UploadLimits, sent: str = UPLOAD
+) -> tuple[np.ndarray, int, np.ndarray | None]:
     """`decode_upload`, and the upload's own int16 samples where they are what is stored."""
     pcm = None
     if len(data) > limits.max_bytes:
@@ -65,12 +71,11 @@ def _decode(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int, np.ndar
             else:
                 read = read_mono_at(sound, stored_rate)  # (resampled as read: never held at 192 kHz)
     except (RuntimeError, ValueError) as exc:
-        raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
+        raise InvalidAudio(f"{sent} is not a readable audio file ({exc})") from None
     mono = read.samples
     if read.bad:  # checked apart from silence: NaN made every check below say "silent"
-        raise InvalidAudio(
-            f"the audio holds {read.bad} samples that are not finite numbers (NaN or infinity)"
-        )
+        bad = counted(read.bad, "sample that is not a finite number", "samples that are not finite numbers")
+        raise InvalidAudio(f"the audio holds {bad} (NaN or infinity)")
     if mono.size / stored_rate < MIN_VOICE_SECONDS:
         seconds = mono.size / stored_rate
         raise InvalidAudio(f"the audio is {seconds:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .config import Settings
+from .errors import counted
 from .files import LinkRefused
 from .other_writers import shared_with_others
 from .paths import resolve_ref_wav
@@ -44,7 +45,7 @@ from .voice_names import (
     is_voice_name,
     read_transcript,
 )
-from .voice_upload import UploadLimits, upload_wav
+from .voice_upload import INLINE_REF_AUDIO, UploadLimits, upload_wav
 from .voice_upload import decode_upload as decode_upload  # (callers import it from here)
 
 log = logging.getLogger(__name__)
@@ -193,7 +194,8 @@ class VoiceLibrary:
         with self._changing() as store:  # two uploads under one name: one gets 409, never a mix of both
             self._refuse_taken(name)
             if len(store.names(".wav")) >= self.max_voices:  # each up to 5 MiB, forever
-                raise TooManyVoices(f"{self.max_voices} voices are stored; delete one first")
+                stored = counted(self.max_voices, "voice is stored", "voices are stored")
+                raise TooManyVoices(f"{stored}; delete one first")
             _store(store, name, text, wav)
             found = self.find(name)
         if found is None:  # the folder was moved away or replaced by a link while it was written
@@ -301,7 +303,7 @@ class VoiceLibrary:
             with contextlib.suppress(FileNotFoundError):  # else pruned meanwhile: stored again below
                 os.utime(transcript)
                 return name
-        wav = upload_wav(data, limits) if wav is None else wav
+        wav = upload_wav(data, limits, INLINE_REF_AUDIO) if wav is None else wav
         with self._changing() as store, self._inline(store, create=True) as inline:
             assert inline is not None  # made if missing
             if inline.holds(f"{name}.wav"):

@@ -109,6 +109,18 @@ def test_non_finite_samples_are_a_value_error_naming_them():
         audio_decode.read_wav(buffer.getvalue())
 
 
+def test_one_non_finite_sample_is_named_in_the_singular():
+    """One NaN in a `ref_wav` was "1 of 12000 samples are not finite numbers"."""
+    import soundfile
+
+    samples = tone(0.5)
+    samples[10] = np.nan
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, RATE, format="WAV", subtype="FLOAT")
+    with pytest.raises(ValueError, match=r"^1 of 12000 samples is not a finite number \(NaN or infinity\)$"):
+        audio_decode.read_wav(buffer.getvalue())
+
+
 def test_audio_longer_than_the_limit_is_refused_before_decoding():
     data = audio.wav_bytes(tone(2.0), RATE)
     assert audio_decode.read_wav(data, max_seconds=2.0)[0].size == 2 * RATE
@@ -126,7 +138,7 @@ def test_an_upload_with_nan_samples_is_refused_as_such_not_as_silent():
     samples[5, 1] = np.nan
     buffer = io.BytesIO()
     soundfile.write(buffer, samples, RATE, format="WAV", subtype="FLOAT")
-    with pytest.raises(InvalidAudio, match="1 samples that are not finite numbers"):
+    with pytest.raises(InvalidAudio, match="holds 1 sample that is not a finite number"):
         decode_upload(buffer.getvalue(), UploadLimits(max_bytes=1 << 20, max_seconds=30.0))
 
 

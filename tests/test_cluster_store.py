@@ -7,11 +7,15 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from npu_worker.jobs.admission import PASSED_OVER_LIMIT
 from npu_worker.jobs.cluster.keys import job_key
+from npu_worker.jobs.cluster.queueing import queue_shared_job
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, LogEntry, Section
-from npu_worker.protocol import Done, Progress, SectionError, Start, SynthParams
+from npu_worker.jobs.stats import Stats
+from npu_worker.protocol import Done, Progress, QueueFull, SectionError, Start, SynthParams
 from npu_worker.ws_server.session import UNREAD_SECONDS
 from tests.test_ws_support import STALL_HEARTBEAT_SECONDS, connect, run_request, samples_after_a_stall
 from tests.timing import seconds
@@ -85,6 +89,16 @@ async def test_the_queue_bound_is_shared_and_released_by_finals_and_cancel(jobs)
     await jobs.final("a", 0, ok(0), ok=True, node="n1", advance=False)
     assert await jobs.cancel("a", "n1")
     assert await create(jobs, make_job("b", 10), max_queue=10) == 1
+
+
+async def test_a_cluster_queue_holding_one_section_is_worded_in_the_singular(jobs):
+    """With `--max-queue 1` the cluster's refusal said "1 sections are waiting in the cluster"."""
+    assert await create(jobs, make_job("a", 1), max_queue=1) == 1
+    job = make_job("b", 1)
+    start = Start(1, "tone", "cpu", job.id, 24000)
+    with pytest.raises(QueueFull) as refused:
+        await queue_shared_job(jobs, job, "n1", start, max_queue=1, engines=1, stats=Stats())
+    assert str(refused.value) == "QueueFull: 1 section is waiting in the cluster (bound 1)"
 
 
 async def test_first_sections_go_first_then_jobs_take_turns(jobs):

@@ -67,6 +67,18 @@ async def test_bad_speech_request_is_a_4xx_in_openai_shape_and_writes_nothing(
     assert files_under(tmp_path) == before
 
 
+async def test_inline_audio_that_does_not_decode_is_named_as_what_was_sent(worker):
+    """It said "the upload is not a readable audio file" where no upload was sent."""
+    client = await worker()
+    async with client.post(
+        "/v1/audio/speech", json={**GOOD, "ref_audio": NOT_AUDIO, "ref_text": "가"}
+    ) as response:
+        assert response.status == 400
+        error = (await response.json())["error"]
+    assert (error["code"], error["param"]) == ("InvalidAudio", "ref_audio")
+    assert error["message"] == "the inline ref_audio is not a readable audio file (Format not recognised.)"
+
+
 async def test_a_language_espeak_lacks_names_the_language_field(worker):
     client = await worker(None)  # espeak-ng: it refuses an unknown language at submission
     async with client.post("/v1/audio/speech", json={**GOOD, "language": "zz"}) as response:

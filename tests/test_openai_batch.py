@@ -49,14 +49,19 @@ async def test_batch_returns_base64_audio_per_item_with_per_item_errors(worker):
 
 async def test_a_batch_item_that_is_a_string_is_not_read_as_json(worker):
     """A string item was decoded as a JSON document: `'{"input": ...}'` was spoken (without the
-    batch's defaults) and `"hello"` failed as `invalid JSON`."""
+    batch's defaults) and `"hello"` failed as `invalid JSON`. A refused item's error named neither
+    the item nor the field (`param` null), as every other refusal of a body's shape does."""
     client = await worker()
     items = [json.dumps({"input": "첫 번째."}), "hello", 5]
     async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
         result = await response.json()
     assert result["failed"] == 3, result
-    messages = [item["error"]["message"] for item in result["results"]]
-    assert messages == ["Expected `object`, got `str`"] * 2 + ["Expected `object`, got `int`"]
+    errors = [(item["error"]["message"], item["error"]["param"]) for item in result["results"]]
+    assert errors == [
+        ("Expected `object`, got `str` - at `$.items[0]`", "items"),
+        ("Expected `object`, got `str` - at `$.items[1]`", "items"),
+        ("Expected `object`, got `int` - at `$.items[2]`", "items"),
+    ]
 
 
 async def test_a_batch_whose_caller_hangs_up_stops_its_items(worker):

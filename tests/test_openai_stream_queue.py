@@ -16,6 +16,8 @@ from tests.timing import until
 from tests.tone_engine import ToneEngine
 
 FIVE = [f"문장 {n}번입니다." for n in range(5)]
+# (its name once, as the code: it was "QueueFull: 1 sections are waiting (bound 1), for 0.3 s; ...")
+WAITED_TOO_LONG = "1 section is waiting (bound 1), for 0.3 s; the rest of this utterance is not spoken"
 
 
 def of_type(items, kind: str) -> list[dict]:
@@ -64,6 +66,7 @@ async def test_a_queue_full_past_the_wait_ends_the_utterance_with_one_error(work
             await ws.send(json.dumps({"type": "input.text", "text": " ".join(FIVE[:3]) + " "}))
             error = await receive(ws)
             assert (error["type"], error["code"], error["sentence_index"]) == ("error", "QueueFull", 0)
+            assert error["message"] == WAITED_TOO_LONG, error
             await ws.send(json.dumps({"type": "input.text", "text": " ".join(FIVE[3:])}))
             await ws.send(json.dumps({"type": "input.done"}))
             done = await receive(ws)

@@ -156,6 +156,16 @@ async def test_a_bad_message_is_an_error_event_and_the_session_goes_on(worker, m
         assert (await receive_until(ws, "session.done"))[-1]["total_sentences"] == 1
 
 
+async def test_a_fragment_over_a_one_character_limit_is_told_the_limit_in_the_singular(worker):
+    """With `--max-text-chars 1` a longer fragment was told "at most 1 characters"."""
+    client = await worker(max_text_chars=1)
+    async with websockets.connect(stream_url(client)) as ws:
+        await ws.send(json.dumps({"type": "input.text", "text": "가나"}))
+        error = await receive(ws)
+    assert (error["code"], error["param"]) == ("BadRequest", "text"), error
+    assert error["message"] == "a fragment may have at most 1 character", error
+
+
 async def test_not_json_is_an_error_event(worker):
     client = await worker()
     async with websockets.connect(stream_url(client)) as ws:

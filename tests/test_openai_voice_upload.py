@@ -105,6 +105,14 @@ async def test_the_voice_store_is_bounded_in_count(worker):
     assert (await upload(client, "c", tone_wav())).status == 201
 
 
+async def test_a_store_bounded_at_one_voice_says_so_in_the_singular(worker):
+    """With `--max-voices 1` the refusal said "1 voices are stored"."""
+    client = await worker(max_voices=1)
+    assert (await upload(client, "a", tone_wav())).status == 201
+    error = (await (await upload(client, "b", tone_wav())).json())["error"]
+    assert (error["code"], error["message"]) == ("TooManyVoices", "1 voice is stored; delete one first")
+
+
 @pytest.mark.parametrize("name", ["en", "en-us", "ko"])
 async def test_an_upload_cannot_take_an_engine_voices_name(worker, name):
     """Stored voices are looked up first: an upload named `en` made every caller's English Korean."""

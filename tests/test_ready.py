@@ -99,3 +99,20 @@ async def test_health_after_a_failed_load_is_the_fixed_error_body_with_its_fallb
     for key in ("error", "traceback", "fallback"):
         assert body[key] == error[key], key
     assert body["fallback"] == "cpu" and body["traceback"] is None
+
+
+async def test_a_queue_of_one_section_is_worded_in_the_singular(worker):
+    """With `--max-queue 1` and one section waiting, the 429 said "1 sections are waiting (bound 1)"
+    and /ready "1 sections waiting"."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine, max_queue=1)
+    try:
+        assert (await client.post("/synth_batch?async=1", json={"sections": [{"text": "a."}]})).status == 200
+        status, body = await ready(client)
+        assert (status, body["reason"]) == (503, "the queue is full (1 section waiting, bound 1)")
+        refused = await client.post("/synth_batch?async=1", json={"sections": [{"text": "b."}]})
+        assert refused.status == 429
+        assert (await refused.json())["error"] == "QueueFull: 1 section is waiting (bound 1)"
+    finally:
+        engine.gate.set()

@@ -15,7 +15,7 @@ from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
-from ..errors import WorkerError
+from ..errors import WorkerError, counted
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..printable import printable
 from ..protocol import (
@@ -158,7 +158,8 @@ async def ready(request: web.Request) -> web.Response:
     elif scheduler.draining:  # a request now is a 429 QueueFull (a restarted worker takes it)
         reason, kind = "shutting down", QueueFull
     elif waiting >= bound:
-        reason, kind = f"the queue is full ({waiting} sections waiting, bound {bound})", QueueFull
+        said = counted(waiting, "section", "sections")
+        reason, kind = f"the queue is full ({said} waiting, bound {bound})", QueueFull
     response = json_response(Ready(reason is None, reason, waiting), status=200 if reason is None else 503)
     return _not_now(response, kind) if kind is not None else response
 

@@ -28,7 +28,7 @@ import enum
 import threading
 from collections.abc import Callable
 
-from ..errors import SHUTTING_DOWN_REASON
+from ..errors import SHUTTING_DOWN_REASON, counted
 from ..protocol import QueueFull
 from .model import Job, Section
 
@@ -79,7 +79,8 @@ class Admission:
             if self._stopping:
                 raise QueueFull(SHUTTING_DOWN_REASON)
             if self._waiting + sections > self.max_queue:
-                raise QueueFull(f"{self._waiting} sections are waiting (bound {self.max_queue})")
+                waiting = counted(self._waiting, "section is waiting", "sections are waiting")
+                raise QueueFull(f"{waiting} (bound {self.max_queue})")
             self._waiting += sections
             self._reserved[job.id] = sections
 

@@ -20,8 +20,8 @@ from ..app_keys import DECODE_SLOTS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.hang_up import send_within, until_caller_gone
 from ..http_compat.request_body import read_body
 from ..incidents import internal_error
-from ..protocol import InvalidAudio, TextTooLong, TooManySections, WorkerError
-from ..voice_upload import upload_wav
+from ..protocol import BadRequest, InvalidAudio, TextTooLong, TooManySections, WorkerError
+from ..voice_upload import INLINE_REF_AUDIO, upload_wav
 from .bodies import SpeechBatchResult, SpeechItem
 from .core import engine_info
 from .errors import openai_error, openai_errors, with_param
@@ -54,7 +54,7 @@ async def batch_item(
     `decoded`: the default inline audio, decoded once for every item that takes it."""
     try:
         if not isinstance(items[index], dict):  # a string item is not a body to read as JSON
-            wire.convert(taken(items, index), SpeechBody)  # BadRequest: Expected `object`, got `str`
+            raise not_an_object(taken(items, index), index)
         speech, fmt, run = await prepare_speech(request, taken(items, index), decoded=decoded)
         del speech  # (its inline ref_audio, decoded: not kept while the item is spoken)
         try:
@@ -79,6 +79,17 @@ async def batch_item(
         duration_sec=round(run.samples / sample_rate, 3),
         audio_data=base64.b64encode(data).decode(),
     )
+
+
+def not_an_object(item: Any, index: int) -> WorkerError:
+    """The BadRequest of an item that is no JSON object, naming where it is in the body as a refusal
+    of the whole body does (`- at `$.items[1]``, `param` `items`): it said only "Expected `object`,
+    got `int`", `param` null, and the caller could not tell which item (or field) was meant."""
+    try:
+        wire.convert(item, SpeechBody)
+    except WorkerError as error:
+        return with_param(BadRequest(f"{error.message} - at `$.items[{index}]`"), "items")
+    raise AssertionError(f"an item of type {type(item).__name__} was read as a speech body")
 
 
 def taken(items: list[Any], index: int) -> Any:
@@ -138,7 +149,9 @@ async def default_audio(request: web.Request, value: str | None) -> DecodedAudio
     limits, data = upload_limits(request.app), audio.data
     gone = lambda: until_caller_gone(request)  # noqa: E731
     try:
-        wav = await request.app[DECODE_SLOTS_KEY].run(upload_wav, data, limits, holding=len(data), gone=gone)
+        wav = await request.app[DECODE_SLOTS_KEY].run(
+            upload_wav, data, limits, INLINE_REF_AUDIO, holding=len(data), gone=gone
+        )
     except InvalidAudio as error:
         raise with_param(error, "ref_audio") from None
     return DecodedAudio(data, wav)

@@ -24,7 +24,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from .. import wire
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
-from ..errors import SHUTTING_DOWN_REASON
+from ..errors import SHUTTING_DOWN_REASON, counted
 from ..http_compat.metrics import METRICS_KEY
 from ..incidents import internal_error
 from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
@@ -288,9 +288,8 @@ class SpeechStreamSession:
 
     async def _input(self, text: str, received_at: float) -> None:
         if len(text) > self.limits.max_text_chars:
-            raise with_param(
-                BadRequest(f"a fragment may have at most {self.limits.max_text_chars} characters"), "text"
-            )
+            limit = counted(self.limits.max_text_chars, "character", "characters")
+            raise with_param(BadRequest(f"a fragment may have at most {limit}"), "text")
         await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         params = await self._current_params()
         utterance = await self._open_utterance(received_at)

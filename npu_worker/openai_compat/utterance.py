@@ -123,7 +123,7 @@ class Utterance:
                     if shutting_down(scheduler):  # the drain's words, as the queued sentences it ends
                         raise QueueFull(SHUTTING_DOWN_REASON) from None
                     raise QueueFull(
-                        f"{full}, for {QUEUE_WAIT_SECONDS:g} s; the rest of this utterance is not spoken"
+                        f"{full.message}, for {QUEUE_WAIT_SECONDS:g} s; the rest of this utterance is not spoken"
                     ) from None
 
     async def _room(self, deadline: float) -> bool:

@@ -12,6 +12,7 @@ import logging
 
 from redis.exceptions import ResponseError
 
+from ...errors import counted
 from ...protocol import QueueFull, QueueUnavailable, Start
 from ..model import Job
 from ..stats import Stats
@@ -43,4 +44,5 @@ async def queue_shared_job(
         ) from exc
     if created < 0:
         stats.count("jobs_refused")
-        raise QueueFull(f"{-created - 1} sections are waiting in the cluster (bound {max_queue})")
+        waiting = counted(-created - 1, "section is waiting", "sections are waiting")
+        raise QueueFull(f"{waiting} in the cluster (bound {max_queue})")
