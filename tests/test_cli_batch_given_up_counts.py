@@ -80,8 +80,11 @@ def polling(*statuses: dict[str, Any]) -> Any:
         # to the count not said
         ({"done": 7, "ok": 5, "fail": 2}, "3 of 3 sections had finished when it was given up"),
         ({"done": 2, "ok": True, "fail": "1"}, "2 of 3 sections had finished when it was given up"),
+        # a split short of the count (a worker's done is ok plus fail): it said '2 of 3 …: 0 ok'
+        ({"done": 2, "ok": 0, "fail": 0}, "2 of 3 sections had finished when it was given up"),
+        ({"done": 2, "ok": 1, "fail": 0}, "2 of 3 sections had finished when it was given up"),
     ],
-    ids=["split", "all-ok", "past-the-sections", "no-counts"],
+    ids=["split", "all-ok", "past-the-sections", "no-counts", "none-of-the-count", "short-of-the-count"],
 )
 async def test_a_polled_batch_given_up_says_its_ok_and_failed_split(tmp_path, capsys, status, said):
     await given_up(tmp_path, polling(status), ["one.", "two.", "three."], poll=True)
