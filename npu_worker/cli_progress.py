@@ -169,7 +169,8 @@ class ProgressBar:
         self.told = None
         if kind in ("start", "status") and isinstance(event.get("job_id"), str):
             self.job_id = event["job_id"]
-        own = idx in self.chars  # a section of this job: a worker's idx 7 of 6 sections counted too
+        # a section of this job: a worker's idx 7 of 6 sections counted too, and its `true` as section 1
+        own = idx in self.chars and not isinstance(idx, bool)
         if kind == "progress" and event.get("status") == "synth" and own:
             self.current = idx
         elif kind == "status":

@@ -161,7 +161,8 @@ def finished_so_far(bar: ProgressBar) -> str:
     total = len(bar.chars)
     if bar.polled_done > len(bar.finished):  # polling: counts; the sections come only with the result
         said = f"{bar.polled_done} of {total} sections had finished when it was given up"
-        if bar.polled_split is None or sum(bar.polled_split) > bar.polled_done:  # none, or no true split
+        # a worker's done is its ok plus its failed: a split short of the count ('2 of 3 …: 0 ok') is none
+        if bar.polled_split is None or sum(bar.polled_split) != bar.polled_done:
             return said
         ok, failed = bar.polled_split
         return f"{said}: {ok} ok" + (f", {failed} failed" if failed else "")

@@ -173,6 +173,10 @@ async def test_fragments_mode_says_when_the_worker_was_lost_under_its_run(tmp_pa
         code = await asyncio.to_thread(bench_main, argv_of(base, "fragments", str(tmp_path / "r")))
     err = capsys.readouterr().err
     report = json.loads((tmp_path / "r.json").read_text())  # written all the same, the figures kept
+    # the record says so too, as the load mode's does (it read as a clean run's)
+    record = (tmp_path / "r.md").read_text()
+    assert "**Not the figures of a worker that lived through the run**: the worker" in record, record
+    assert ("could not be reached" if after_the_text == "gone" else "said 'loading'") in record, record
     assert [record["error"] for record in report["records"]] == [None], report["records"]
     assert code == 1, err
     last = err.splitlines()[-1]

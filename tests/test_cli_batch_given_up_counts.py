@@ -43,6 +43,7 @@ async def test_only_the_jobs_own_sections_are_counted_once_each(tmp_path, capsys
         {"event": "error", "idx": 9, "status": "fail", "error": "SynthesisError: x", "seq": 4},
         OK0 | {"seq": 5},  # s00 again
         {"event": "progress", "idx": -3, "status": "ok", "seq": 6},
+        {"event": "error", "idx": True, "status": "fail", "error": "SynthesisError: y", "seq": 7},  # as s01
     )
     script = lambda method, path: stream if method == "POST" else LOADING  # noqa: E731
     await given_up(tmp_path, script, ["one.", "two."], poll=False)
@@ -51,7 +52,7 @@ async def test_only_the_jobs_own_sections_are_counted_once_each(tmp_path, capsys
     assert last.endswith(GIVEN_UP + "1 of 2 sections had finished when it was given up: 1 ok (s00)"), err
     progress = [line for line in err.splitlines() if line.startswith("s00 ok")]
     assert len(progress) == 2 and all(" 1/2 " in line for line in progress), err
-    assert "s07" not in err and "s09" not in err, err
+    assert "s07" not in err and "s09" not in err and "s01" not in err, err
 
 
 def polling(*statuses: dict[str, Any]) -> Any:
@@ -80,8 +81,11 @@ def polling(*statuses: dict[str, Any]) -> Any:
         # to the count not said
         ({"done": 7, "ok": 5, "fail": 2}, "3 of 3 sections had finished when it was given up"),
         ({"done": 2, "ok": True, "fail": "1"}, "2 of 3 sections had finished when it was given up"),
+        # a split short of the count (a worker's done is ok plus fail): it said '2 of 3 …: 0 ok'
+        ({"done": 2, "ok": 0, "fail": 0}, "2 of 3 sections had finished when it was given up"),
+        ({"done": 2, "ok": 1, "fail": 0}, "2 of 3 sections had finished when it was given up"),
     ],
-    ids=["split", "all-ok", "past-the-sections", "no-counts"],
+    ids=["split", "all-ok", "past-the-sections", "no-counts", "none-of-the-count", "short-of-the-count"],
 )
 async def test_a_polled_batch_given_up_says_its_ok_and_failed_split(tmp_path, capsys, status, said):
     await given_up(tmp_path, polling(status), ["one.", "two.", "three."], poll=True)
