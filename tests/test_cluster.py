@@ -211,11 +211,22 @@ def test_a_redis_that_lost_its_data_is_rejoined(tmp_path, start_node, redis_serv
     assert status == 404 and body["error"].startswith("JobNotFound")
 
 
-def test_a_synth_that_outlives_its_engines_view_still_answers_whole(tmp_path, start_node):
-    """Engines that stall past the api node's 5 s view window drop out of it for a moment; a /synth
-    that ends in that moment is still answered (it was a 500 AssertionError after the file was written)."""
+def test_an_engine_and_api_pair_serves_no_audio_for_a_failed_write_and_answers_a_stalled_synth(
+    tmp_path, start_node
+):
+    """One engine node and one api node for two checks in turn (each its own job): starting the pair and
+    its Redis once instead of twice. The stall comes last: it stops the engine for a while."""
     engine = start_node("engine", role="engine")
     api = start_node("api", role="api")
+    check_a_section_whose_file_could_not_be_written_has_no_audio(tmp_path, api)
+    check_a_synth_that_outlives_its_engines_view_still_answers_whole(tmp_path, engine, api)
+
+
+def check_a_synth_that_outlives_its_engines_view_still_answers_whole(
+    tmp_path: Path, engine: Any, api: Any
+) -> None:
+    """Engines that stall past the api node's 5 s view window drop out of it for a moment; a /synth
+    that ends in that moment is still answered (it was a 500 AssertionError after the file was written)."""
     out = tmp_path / "out" / "stalled.wav"
     os.kill(engine.process.pid, signal.SIGSTOP)
     try:
@@ -231,23 +242,21 @@ def test_a_synth_that_outlives_its_engines_view_still_answers_whole(tmp_path, st
             status, body = answer.result(timeout=seconds(20))
     finally:
         os.kill(engine.process.pid, signal.SIGCONT)
-    assert (status, body["status"]) == (200, "ok"), body
-    assert out.is_file()
+    assert (status, body["status"]) == (200, "ok"), f"the stalled synth was not answered whole: {body}"
+    assert out.is_file(), "the stalled synth's file was not written"
 
 
-def test_a_section_whose_file_could_not_be_written_has_no_audio(tmp_path, start_node):
+def check_a_section_whose_file_could_not_be_written_has_no_audio(tmp_path: Path, api: Any) -> None:
     """Its wav waits in Redis for the accepting node's writer and stays after the write failed: only an
     `ok` section's audio is served, as on a local queue."""
-    start_node("engine", role="engine")
-    api = start_node("api", role="api")
     (tmp_path / "theirs.wav").write_text("another user's")  # refused at its write, not at admission
     os.chown(tmp_path / "theirs.wav", 65534, 65534)  # (a path under a file is, since walk10)
     sections = [{"idx": 0, "text": "fails", "output_path": str(tmp_path / "theirs.wav")}]
     _, accepted = call("POST", f"{api.base}/synth_batch?async=1", {"sections": sections})
     lines = events(f"{api.base}/jobs/{accepted['job_id']}/events")
-    assert [line["event"] for line in lines][-2:] == ["error", "done"]
+    assert [line["event"] for line in lines][-2:] == ["error", "done"], f"the failed write: {lines[-3:]}"
     status, body = call("GET", f"{api.base}/jobs/{accepted['job_id']}/sections/0/audio")
-    assert status == 404 and body["error"].startswith("AudioNotFound")
+    assert status == 404 and body["error"].startswith("AudioNotFound"), f"a failed write's audio: {body}"
     status, body = call("GET", f"{api.base}/jobs/{accepted['job_id']}/sections/7/audio")  # no such section
     assert (status, body["error"]) == (404, f"AudioNotFound: job {accepted['job_id']} has no section 7")
 

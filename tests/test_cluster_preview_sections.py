@@ -32,11 +32,11 @@ def wait_engines(api: Node, count: int) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("audio", [False, True])
-async def test_a_ws_requests_sections_run_in_idx_order_on_several_engine_nodes(start_node, audio):
+async def test_a_ws_requests_sections_run_in_idx_order_on_several_engine_nodes(start_node):
     """With `audio: false` a `/ws` job was queued with a window of several sections: two engine nodes
     took sections 0 and 1 at once, and the short section 1's `synth` and `ok` came before section 0's
-    `ok` (`synth 0, synth 1, ok 1, ok 0`), where a local queue, and the protocol, keep idx order."""
+    `ok` (`synth 0, synth 1, ok 1, ok 0`), where a local queue, and the protocol, keep idx order. Both
+    values of `audio` on the same nodes, one after the other (three requests each): the nodes start once."""
     start_node("one", role="engine", delay=0.02)
     start_node("two", role="engine", delay=0.02)
     api = start_node("api", role="api")
@@ -45,14 +45,15 @@ async def test_a_ws_requests_sections_run_in_idx_order_on_several_engine_nodes(s
     message = {"type": "synth_batch", "sections": [{"idx": i, "text": t} for i, t in enumerate(texts)]}
     async with aiohttp.ClientSession() as session:
         ws = AiohttpWs(await session.ws_connect(f"ws://127.0.0.1:{api.port}/ws", autoclose=False))
-        for _ in range(3):
-            await ws.send_json({**message, "audio": audio})
-            transcript = await receive_until_done(ws)
-            assert transcript.done["ok_count"] == len(texts), transcript.done
-            order = [
-                (e["idx"], e["status"]) for e in transcript.events("progress") if e["status"] != "queued"
-            ]
-            assert order == [(i, s) for i in range(len(texts)) for s in ("synth", "ok")], order
+        for audio in (False, True):
+            for _ in range(3):
+                await ws.send_json({**message, "audio": audio})
+                transcript = await receive_until_done(ws)
+                assert transcript.done["ok_count"] == len(texts), (audio, transcript.done)
+                order = [
+                    (e["idx"], e["status"]) for e in transcript.events("progress") if e["status"] != "queued"
+                ]
+                assert order == [(i, s) for i in range(len(texts)) for s in ("synth", "ok")], (audio, order)
         await ws.close()
 
 

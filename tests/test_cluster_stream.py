@@ -126,21 +126,26 @@ async def test_a_ws_preview_through_an_api_node_streams_the_engine_nodes_pcm_as_
     assert body["cluster"]["queue_depth"] == 0
 
 
-async def test_the_openai_speech_route_streams_through_an_api_node(start_node):
+async def test_the_openai_routes_speak_through_an_api_node(start_node):
+    """One engine node and one api node for both OpenAI routes in turn (each its own request): the pair
+    and its Redis are started once, not once per route."""
     start_node("engine", role="engine", delay=0.01)
     api = start_node("api", role="api")
+    await check_the_openai_speech_route_streams_through_an_api_node(api)
+    await check_the_openai_stream_socket_speaks_sentence_by_sentence_through_an_api_node(api)
+
+
+async def check_the_openai_speech_route_streams_through_an_api_node(api: Any) -> None:
     text = "hello from the engine node"
     body = {"model": "tts-1", "input": text, "voice": "default", "response_format": "pcm"}
     async with aiohttp.ClientSession() as session:
         async with session.post(f"{api.base}/v1/audio/speech", json=body) as response:
-            assert response.status == 200
+            assert response.status == 200, f"/v1/audio/speech through the api node: {response.status}"
             pcm = await response.read()
     assert_heard(from_pcm16(pcm), text)
 
 
-async def test_the_openai_stream_socket_speaks_sentence_by_sentence_through_an_api_node(start_node):
-    start_node("engine", role="engine", delay=0.01)
-    api = start_node("api", role="api")
+async def check_the_openai_stream_socket_speaks_sentence_by_sentence_through_an_api_node(api: Any) -> None:
     sentences = ["The first sentence is here.", "A second one follows!", "End"]
     async with aiohttp.ClientSession() as session:
         ws = AiohttpWs(await session.ws_connect(f"ws://127.0.0.1:{api.port}/v1/audio/speech/stream"))
@@ -155,9 +160,9 @@ async def test_the_openai_stream_socket_speaks_sentence_by_sentence_through_an_a
     assert [e["type"] for e in events if e["type"] in ("first_audio", "session.done")] == [
         "first_audio",
         "session.done",
-    ]
+    ], f"the stream socket's events: {events}"
     done = [e for e in events if e["type"] == "audio.done"]
-    assert [e["sentence_index"] for e in done] == [0, 1, 2] and not any(e["error"] for e in done)
+    assert [e["sentence_index"] for e in done] == [0, 1, 2] and not any(e["error"] for e in done), done
     pcm, current = {}, None
     for item in items:
         if isinstance(item, bytes):
@@ -170,24 +175,37 @@ async def test_the_openai_stream_socket_speaks_sentence_by_sentence_through_an_a
         assert_heard(from_pcm16(pcm[index]), sentence)
 
 
-async def test_closing_the_socket_mid_section_stops_it_on_the_engine_node(start_node, redis_server):
+async def test_a_closed_socket_stops_its_section_and_a_finished_ones_pcm_stream_expires(
+    start_node, redis_server
+):
+    """One engine node (50 ms a chunk) and one api node for two checks in turn (each its own job): the pair
+    is started once, not once per check. The closed socket comes first; its job is cancelled, not left."""
     engine = start_node("engine", role="engine", delay=0.05)
     api = start_node("api", role="api")
+    await check_closing_the_socket_mid_section_stops_it_on_the_engine_node(engine, api, redis_server)
+    await check_pcm_streams_in_redis_expire_and_are_gone_after_done(api, redis_server)
+
+
+async def check_closing_the_socket_mid_section_stops_it_on_the_engine_node(
+    engine: Any, api: Any, redis_server: RedisServer
+) -> None:
     async with aiohttp.ClientSession() as session:
         ws = await open_ws(session, api)
         await ws.send_json({"type": "synth", "text": "a long section " * 60})  # 18 s of audio, 360 chunks
         transcript = Transcript()
         await receive_frames(ws, 2, transcript)
         job_id = transcript.events("start")[0]["job_id"]
-        assert engines_running(engine)
+        assert engines_running(engine), "the engine node was not making the section"
         await ws.close()
     deadline = time.monotonic() + seconds(10)
     while engines_running(engine):
         assert time.monotonic() < deadline, "the engine node kept making the section"
         await asyncio.sleep(0.05)
     log = log_of(redis_server.url, job_id)
-    assert log[-1]["event"] == "done" and log[-1]["cancelled"] is True
-    assert not [e for e in log if e.get("status") == "ok"]  # stopped mid-section, never made whole
+    assert log[-1]["event"] == "done" and log[-1]["cancelled"] is True, f"the closed socket's job: {log[-3:]}"
+    assert not [e for e in log if e.get("status") == "ok"], (
+        "the closed section was made whole"
+    )  # stopped mid-section
 
 
 async def test_a_ws_request_whose_job_redis_lost_is_told_so_not_left_silent(start_node, redis_server):
@@ -238,9 +256,9 @@ async def test_an_engine_killed_mid_section_is_taken_over_and_the_listener_hears
     assert_schedule(transcript, [0, 1])
 
 
-async def test_pcm_streams_in_redis_expire_and_are_gone_after_done(start_node, redis_server):
-    start_node("engine", role="engine", delay=0.05)
-    api = start_node("api", role="api")
+async def check_pcm_streams_in_redis_expire_and_are_gone_after_done(
+    api: Any, redis_server: RedisServer
+) -> None:
     client = redis.Redis.from_url(redis_server.url)
     async with aiohttp.ClientSession() as session:
         ws = await open_ws(session, api)
@@ -248,7 +266,7 @@ async def test_pcm_streams_in_redis_expire_and_are_gone_after_done(start_node, r
         transcript = Transcript()
         await receive_frames(ws, 1, transcript)
         key = pcm_key(transcript.events("start")[0]["job_id"])
-        assert 0 < client.ttl(key) <= 300
+        assert 0 < client.ttl(key) <= 300, f"the PCM stream's TTL: {client.ttl(key)}"
         await receive_until_done(ws, transcript)
         await ws.close()
     deadline = time.monotonic() + seconds(5)
