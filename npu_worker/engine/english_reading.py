@@ -244,6 +244,7 @@ def signs_in_korean_text(sentence: str) -> str:
     # by the rules below, less than one thousand, one thousand volts.
     sentence = _GROUPED.sub(lambda m: m.group().replace(",", ""), sentence)
     sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
+    sentence = charges.one_sided_said(sentence, charges.IN_ENGLISH)  # "x→0⁺" (korean20): 0 plus, not 0 플러스
     sentence = numbers.amounts_said(
         COMPARISON.sub(_comparison, sentence)
     )  # "$3.50", "3:30", "1/2", "p < 0.05"

@@ -241,7 +241,7 @@ def _numbers_spoken(text: str) -> str:
         text = sets.spoken(text)  # "x ∈ A", "A ∪ B", "∀x": before the arrows' particles
     text = arrows.LIMIT.sub(arrows.limit, text)
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
-    text = charges.one_sided_said(text)  # "x에서 0⁻": 0 minus, after the arrow's words
+    text = charges.one_sided_said(text, charges.IN_KOREAN)  # "x에서 0⁻": 0 마이너스, after the arrow's words
     if "≠" in text:
         text = arrows.SUBJECT_NOT_EQUAL.sub(arrows.subject_not_equal, text)  # "값이 0 ≠ 1입니다"
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)

@@ -1,0 +1,57 @@
+"""korean20: the leftovers of korean19's review, each case against what korean19 read (the comment beside it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken_form
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        # korean19: x에서 0 minus일 때 (an English word in a Korean sentence)
+        ("x→0⁻일 때 극한값은 1입니다.", "ko", "x에서 0 마이너스일 때 극한값은 1입니다."),
+        # korean19: x에서 0⁺일 때 (espeak's English "plus")
+        ("x→0⁺일 때 극한값은 1입니다.", "ko", "x에서 0 플러스일 때 극한값은 1입니다."),
+        # korean19: 0 minus로 갈 때와 0⁺로 갈 때
+        ("x가 0⁻로 갈 때와 0⁺로 갈 때", "ko", "x가 0 마이너스로 갈 때와 0 플러스로 갈 때"),
+        ("a⁻에서의 극한", "ko", "a 마이너스에서의 극한"),  # korean19: a minus에서의 극한
+        ("x→a⁺일 때", "ko", "x에서 a 플러스일 때"),  # korean19: x에서 a⁺ (espeak's "plus")
+        ("x⁺는 양의 부분", "ko", "x⁺는 양의 부분"),  # a variable's positive part as before
+        # an English sentence's in English words, either sign
+        ("값은 다음과 같다. The value at 0⁺ is 1.", "ko", "값은 다음과 같다. The value at 0 plus is 1."),
+        ("값은 다음과 같다. The value at 0⁻ is 1.", "ko", "값은 다음과 같다. The value at 0 minus is 1."),
+        # lang=en as before: the minus said, the plus left to espeak's "plus"
+        ("The limit as x→0⁻ is 1.", "en", "The limit as x→0 minus is 1."),
+        ("x→0⁺", "en", "x→0⁺"),
+        # no limit's: a power's, an ion's and a set's signs as before
+        ("x⁺¹", "ko", "x⁺¹"),
+        ("Na⁺ 이온", "ko", "Na 플러스 이온"),
+        ("ℤ⁺의 원소", "ko", "양의 정수 집합의 원소"),
+    ],
+)
+def test_a_one_sided_limit_in_the_sentence_s_language(written: str, lang: str, said: str) -> None:
+    """ "x→0⁻", "0⁺": in a Korean sentence 0 마이너스, 0 플러스; in an English one minus, plus: one voice a sentence."""
+    assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        # korean19: C 플러스 (a minus anywhere made the text chemistry's)
+        ("V⁺ 단자와 V⁻ 단자, C⁺", "ko", "V 플러스 단자와 V 마이너스 단자, C⁺"),
+        ("C⁺는 폐포이고 V⁻는 단자", "ko", "C⁺는 폐포이고 V 마이너스는 단자"),  # korean19: C 플러스는
+        # korean19: A⁻ (espeak: A hyphen), C 플러스
+        ("A⁻ 와 C⁺ 폐포", "ko", "A 마이너스 와 C⁺ 폐포"),
+        ("A⁻ 단자와 A⁺ 단자", "ko", "A 마이너스 단자와 A 플러스 단자"),  # korean19: A hyphen, A⁺
+        ("The A⁻ node is low.", "ko", "The A minus node is low."),  # korean19: The A⁻ node (hyphen)
+        ("The A⁻ node is low.", "en", "The A minus node is low."),  # korean19: The A⁻ node (hyphen)
+        # chemistry's as before: a word of it makes every capital's plus an ion's
+        ("H⁺ 이온과 C⁺", "ko", "H 플러스 이온과 C 플러스"),
+        ("V⁺ 단자와 V⁻ 단자", "ko", "V 플러스 단자와 V 마이너스 단자"),
+    ],
+)
+def test_a_capital_s_minus_says_its_own_plus_only(written: str, lang: str, said: str) -> None:
+    """A capital written with a minus has its plus said too; another capital's plus is not made an ion's by it."""
+    assert spoken_form(written, lang) == said
