@@ -55,3 +55,26 @@ def test_a_one_sided_limit_in_the_sentence_s_language(written: str, lang: str, s
 def test_a_capital_s_minus_says_its_own_plus_only(written: str, lang: str, said: str) -> None:
     """A capital written with a minus has its plus said too; another capital's plus is not made an ion's by it."""
     assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        # korean19: x 파이 이상 here. (the Korean bound's words and π in an English sentence)
+        (
+            "The answer holds for x >= π here.",
+            "ko",
+            "The answer holds for x greater than or equal to pi here.",
+        ),
+        ("It holds when x > -π.", "ko", "It holds when x greater than minus pi."),  # korean19: x > -파이.
+        ("It holds when x > π.", "ko", "It holds when x greater than pi."),  # korean19: x > 파이.
+        ("It holds when x < 2π.", "ko", "It holds when x less than two pi."),  # as before
+        # as before: a fraction of π, a Korean sentence's bound, lang=en's
+        ("It holds when x < π/2.", "ko", "It holds when x < 파이/2."),
+        ("θ < π이면", "ko", "세타 파이 미만이면"),
+        ("x >= π", "en", "x >= π"),
+    ],
+)
+def test_a_bound_on_a_bare_pi_in_an_english_sentence_is_english(written: str, lang: str, said: str) -> None:
+    """ "x >= π", "x > -π" in an English sentence of a Korean text: greater than or equal to pi, one voice."""
+    assert spoken_form(written, lang) == said

@@ -208,14 +208,20 @@ def _decimal(match: re.Match[str]) -> str:
 
 # ... and a bound on a number, "p < 0.05 here.", "n >= 10 is enough." (korean17: p 0 점 영오 미만, the Korean bound's words in
 # an English sentence): p less than zero point zero five; not an arrow's "<=>", "->", nor a bound on a term, "x < y".
-COMPARISON = re.compile(r"(?<=[\w)])(?<![<>=!\-]) ?(<=|>=|[<>≤≥])(?![<>=]) ?([-−](?=\.?\d))?(?=\.?\d)")
+# A bare π is a number, "x >= π", "x > -π" (korean19: x 파이 이상, x > -파이): greater than or equal to pi; "π/2" as before.
+_BARE_PI = r"π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])"
+COMPARISON = re.compile(
+    rf"(?<=[\w)])(?<![<>=!\-]) ?(<=|>=|[<>≤≥])(?![<>=]) ?([-−](?=\.?\d|{_BARE_PI}))?(?=\.?\d|{_BARE_PI})"
+)
 _COMPARISONS = {
     "<": "less than", ">": "greater than", "≤": "less than or equal to", "<=": "less than or equal to",
     "≥": "greater than or equal to", ">=": "greater than or equal to",
 }  # fmt: skip
 _BOUND_SIGN = re.compile("[<>≤≥]")
 # a bound's said amount, after "less than" and "less than or equal to", "x ≤ 2π" (korean19: equal to 2파이)
-_PI_AMOUNT = re.compile(r"(?:(?<=than )|(?<=equal to ))(?:(\d{1,2}) ?)?π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])")
+_PI_AMOUNT = re.compile(
+    rf"(?:(?<=than )|(?<=equal to )|(?<=than minus )|(?<=to minus ))(?:(\d{{1,2}}) ?)?{_BARE_PI}"
+)
 _CLAUSE_BREAK = re.compile(
     r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
 )  # "n >= 3 and m < 5": two bounds

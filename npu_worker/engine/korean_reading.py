@@ -131,7 +131,8 @@ def spoken(text: str) -> str:
 _HELD_EQUALS = "\ufdd0"
 _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
 # ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
-_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\d]")  # what `_english_held` reads in an English sentence
+# ... and a bound on a bare π, "x > π." (korean19: x > 파이): a bound in English words, greater than pi
+_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ]")  # what `_english_held` reads in an English sentence
 
 
 def _english_held(text: str) -> str:
