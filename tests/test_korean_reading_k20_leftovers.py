@@ -78,3 +78,24 @@ def test_a_capital_s_minus_says_its_own_plus_only(written: str, lang: str, said:
 def test_a_bound_on_a_bare_pi_in_an_english_sentence_is_english(written: str, lang: str, said: str) -> None:
     """ "x >= π", "x > -π" in an English sentence of a Korean text: greater than or equal to pi, one voice."""
     assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        ("비율(1:10)", "ko", "비율(1 대 10)"),  # korean19: 비율(한 시 10분)
+        ("비율 = 1:10", "ko", "비율은 1 대 10"),  # korean19: 비율은 한 시 10분
+        # korean19: one ten
+        ("The ratio of A to B is 1:10.", "ko", "The ratio of A to B is one to ten."),
+        ("The ratio of sugar to water is 1:10.", "ko", "The ratio of sugar to water is one to ten."),
+        # as before: a time in brackets, an English time, lang=en's
+        ("회의(1:10)에", "ko", "회의(한 시 10분)에"),
+        ("The meeting is at 1:10.", "ko", "The meeting is at one ten."),
+        ("The ratio is 1:10.", "en", "The ratio is 1:10."),
+    ],
+)
+def test_a_ratio_after_its_word_in_brackets_or_after_equals_is_no_time(
+    written: str, lang: str, said: str
+) -> None:
+    """ "비율(1:10)", "비율 = 1:10", "The ratio of A to B is 1:10": a ratio, 1 대 10, one to ten, not a time of day."""
+    assert spoken_form(written, lang) == said
