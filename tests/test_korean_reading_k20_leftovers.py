@@ -99,3 +99,19 @@ def test_a_ratio_after_its_word_in_brackets_or_after_equals_is_no_time(
 ) -> None:
     """ "비율(1:10)", "비율 = 1:10", "The ratio of A to B is 1:10": a ratio, 1 대 10, one to ten, not a time of day."""
     assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        ("x ‹ 2π", "en", "x < 2π"),  # korean19: x ‹ 2π (espeak: x two pi, nothing for "‹")
+        ("x › 3", "en", "x > 3"),  # korean19: x › 3
+        # as before: a quotation's angle quotes, a Korean text's bound
+        ("le ‹ mot ›", "en", "le ‹ mot ›"),
+        ("He said ‹hello›.", "en", "He said ‹hello›."),
+        ("x ‹ 2πr이면", "ko", "x 2파이r 미만이면"),
+    ],
+)
+def test_an_angle_quote_typed_for_a_bound_is_the_sign_in_english(written: str, lang: str, said: str) -> None:
+    """ "x ‹ 2π" with lang=en: the sign espeak says, less than, as in a Korean text."""
+    assert spoken_form(written, lang) == said

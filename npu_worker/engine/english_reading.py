@@ -90,8 +90,24 @@ def heart(match: re.Match[str]) -> str:
     return match.group(1) + "heart"
 
 
+# The single angle quotes typed for "<" and ">" between a lone letter or number and a term, "x ‹ 2πr" (espeak said
+# nothing for it: x 2파이r; korean19 made them signs in a Korean text only, lang=en x two pi): as the signs; a French
+# quotation, "le ‹ mot ›", has a word before it, left.
+_ANGLE_RELATION = re.compile(
+    r"(?=[‹›])(?:(?<=(?<![A-Za-z])[A-Za-z\d] )|(?<=(?<![A-Za-z])[A-Za-z\d]))[‹›](?= ?[-−]?[\dA-Za-zα-ωπ(])"
+)
+
+
+def angle_relations(text: str) -> str:
+    """`text` with an angle quote typed for a bound, "x ‹ 2π", as the sign, "x < 2π"."""
+    if "‹" not in text and "›" not in text:
+        return text
+    return _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
+
+
 def spoken(text: str) -> str:
     """`text` with its powers, relation and set signs in English words."""
+    text = angle_relations(text)  # "x ‹ 2π" (korean19: x two pi, espeak says nothing for "‹")
     if "<3" in text:
         text = HEART.sub(heart, text)
     text = SET_SIGN.sub(_set_word, text)

@@ -83,11 +83,6 @@ _RELATION_SIGNS = {">=": "≥", "<=": "≤", "!=": "≠"}
 # The other forms of "≤" and "≥", "0 ≦ x ≦ 1" (JIS's, as Japanese and some Korean input methods give them), "a ⩽ b"
 # (the slanted ones of math fonts): espeak said nothing for them and no rule read them (0 x 1): as the signs.
 _OTHER_BOUND_SIGNS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "≥"})
-# The single angle quotes typed for "<" and ">" between a lone letter or number and a term, "x ‹ 2πr" (espeak said
-# nothing for it: x 2파이r): as the signs; a French quotation, "le ‹ mot ›", has a word before it, left.
-_ANGLE_RELATION = re.compile(
-    r"(?=[‹›])(?:(?<=(?<![A-Za-z])[A-Za-z\d] )|(?<=(?<![A-Za-z])[A-Za-z\d]))[‹›](?= ?[-−]?[\dA-Za-zα-ωπ(])"
-)
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
 # particle (a space there made espeak read "전압 을" as two words). Only a pair that opens a word is dropped
 # whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
@@ -115,10 +110,8 @@ def spoken(text: str) -> str:
         text = english_reading.HEART.sub(english_reading.heart, text)
     if "**" in text:  # "x**2" as "x^2", an English sentence's too
         text = formulas.python_powers(text)
-    if (
-        "‹" in text or "›" in text
-    ):  # as "<" and ">" before an English sentence's bounds are said (korean18: x 2파이 미만)
-        text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
+    # "‹" and "›" as "<" and ">" before an English sentence's bounds are said (korean18: x 2파이 미만)
+    text = english_reading.angle_relations(text)
     text = _numbers_spoken(_english_held(text)).replace(_HELD_EQUALS, "=")
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
 
