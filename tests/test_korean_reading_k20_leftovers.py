@@ -115,3 +115,17 @@ def test_a_ratio_after_its_word_in_brackets_or_after_equals_is_no_time(
 def test_an_angle_quote_typed_for_a_bound_is_the_sign_in_english(written: str, lang: str, said: str) -> None:
     """ "x ‹ 2π" with lang=en: the sign espeak says, less than, as in a Korean text."""
     assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x가 0⁻으로 갈 때", "x가 0 마이너스로 갈 때"),  # korean19: 0 minus으로
+        ("x가 0⁺으로 갈 때", "x가 0 플러스로 갈 때"),  # korean19: 0⁺으로
+        ("0⁻은 왼쪽", "0 마이너스는 왼쪽"),  # korean19: 0 minus은
+        ("x→0⁺이면", "x에서 0 플러스이면"),  # a copula as written
+    ],
+)
+def test_a_particle_after_a_one_sided_sign_takes_the_word_s_form(written: str, said: str) -> None:
+    """ "0⁻으로" written for 0 (영으로): said 0 마이너스로, the particle in the form the said word takes."""
+    assert spoken_form(written, "ko") == said

@@ -59,7 +59,7 @@ _SINGLE_CAPITALS_MINUS = re.compile(r"(?<![A-Za-z\d₀-₉])([A-Z])⁻(?![A-Za-z
 # positive part, left to espeak as before.
 ONE_SIDED = re.compile(
     r"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z])(?=⁻)|(?<=→[a-z])|(?<=→ [a-z])|(?<=에서 [a-z]))"
-    rf"([⁺⁻])(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])"
+    rf"([⁺⁻])(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
 )
 ENGLISH_MINUS = {"⁻": " minus"}  # `lang=en`: "0⁺" left to espeak's "plus"
 # an English sentence of a Korean text: no Korean rule is left to say its "⁺"
@@ -71,7 +71,18 @@ def one_sided_said(text: str, words: dict[str, str] = ENGLISH_MINUS) -> str:
     """`text` with a one-sided limit's sign in `words`, "0⁻" 0 minus (once the ions and powers are read)."""
     if "⁻" not in text and "⁺" not in text:
         return text
-    return ONE_SIDED.sub(lambda m: words.get(m.group(), m.group()), text)
+    return ONE_SIDED.sub(partial(_one_sided, words=words), text)
+
+
+def _one_sided(match: re.Match[str], words: dict[str, str]) -> str:
+    """A sign in `words`, a particle after a Korean word in its form, "0⁻으로": 0 마이너스로 (not 마이너스으로)."""
+    sign, particle = match.groups()
+    word = words.get(sign)
+    if word is None:
+        return match.group()
+    if particle and words is IN_KOREAN:
+        return word + particle_after(word, particle)
+    return word + (particle or "")
 
 
 def _is_ion(
