@@ -74,13 +74,13 @@ def test_thousands_grouped_in_an_english_sentence_are_said_in_english(written: s
 @pytest.mark.parametrize(
     ("written", "lang", "said"),
     [
-        ("lim x→0⁻", "ko", "lim x에서 0 minus"),  # korean18: 0⁻, espeak's 0 hyphen
-        ("x→a⁻", "ko", "x에서 a minus"),  # korean18: a⁻ (a hyphen)
-        ("x → 0⁻일 때", "ko", "x에서 0 minus일 때"),  # korean18: 0⁻일 때
-        ("f(0⁻)", "ko", "f(0 minus)"),  # korean18: f(0⁻)
+        ("lim x→0⁻", "ko", "lim x에서 0 마이너스"),  # korean18: 0⁻, espeak's 0 hyphen (korean20: Korean)
+        ("x→a⁻", "ko", "x에서 a 마이너스"),  # korean18: a⁻ (a hyphen)
+        ("x → 0⁻일 때", "ko", "x에서 0 마이너스일 때"),  # korean18: 0⁻일 때
+        ("f(0⁻)", "ko", "f(0 마이너스)"),  # korean18: f(0⁻)
         ("lim x→0⁻", "en", "lim x→0 minus"),  # korean18: 0⁻ (zero hyphen)
-        # as korean18 read them: the right side's plus (espeak: plus), a power, an ion, an electron
-        ("lim x→0⁺", "ko", "lim x에서 0⁺"),
+        ("lim x→0⁺", "ko", "lim x에서 0 플러스"),  # korean18: 0⁺ (espeak's English plus)
+        # as korean18 read them: a power, an ion, an electron
         ("10⁻³", "ko", "10의 마이너스 3제곱"),
         ("e⁻ˣ 는 감소한다.", "ko", "e⁻ˣ 는 감소한다."),
         ("2e⁻", "ko", "2 e 마이너스"),
@@ -88,8 +88,8 @@ def test_thousands_grouped_in_an_english_sentence_are_said_in_english(written: s
     ],
 )
 def test_a_one_sided_limits_minus_is_said_minus(written: str, lang: str, said: str) -> None:
-    """A "⁻" on a number or a lone letter with nothing after it, a left limit's, is said minus as "0⁺" is said plus
-    (espeak-ng says "⁻" as "hyphen")."""
+    """A "⁻" on a number or a lone letter with nothing after it, a left limit's, is said minus (espeak-ng says "⁻" as
+    "hyphen"), in a Korean sentence 마이너스 as "0⁺" 플러스 (korean20)."""
     assert spoken_form(written, lang) == said
 
 

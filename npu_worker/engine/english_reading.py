@@ -90,8 +90,24 @@ def heart(match: re.Match[str]) -> str:
     return match.group(1) + "heart"
 
 
+# The single angle quotes typed for "<" and ">" between a lone letter or number and a term, "x ‹ 2πr" (espeak said
+# nothing for it: x 2파이r; korean19 made them signs in a Korean text only, lang=en x two pi): as the signs; a French
+# quotation, "le ‹ mot ›", has a word before it, left.
+_ANGLE_RELATION = re.compile(
+    r"(?=[‹›])(?:(?<=(?<![A-Za-z])[A-Za-z\d] )|(?<=(?<![A-Za-z])[A-Za-z\d]))[‹›](?= ?[-−]?[\dA-Za-zα-ωπ(])"
+)
+
+
+def angle_relations(text: str) -> str:
+    """`text` with an angle quote typed for a bound, "x ‹ 2π", as the sign, "x < 2π"."""
+    if "‹" not in text and "›" not in text:
+        return text
+    return _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
+
+
 def spoken(text: str) -> str:
     """`text` with its powers, relation and set signs in English words."""
+    text = angle_relations(text)  # "x ‹ 2π" (korean19: x two pi, espeak says nothing for "‹")
     if "<3" in text:
         text = HEART.sub(heart, text)
     text = SET_SIGN.sub(_set_word, text)
@@ -208,14 +224,20 @@ def _decimal(match: re.Match[str]) -> str:
 
 # ... and a bound on a number, "p < 0.05 here.", "n >= 10 is enough." (korean17: p 0 점 영오 미만, the Korean bound's words in
 # an English sentence): p less than zero point zero five; not an arrow's "<=>", "->", nor a bound on a term, "x < y".
-COMPARISON = re.compile(r"(?<=[\w)])(?<![<>=!\-]) ?(<=|>=|[<>≤≥])(?![<>=]) ?([-−](?=\.?\d))?(?=\.?\d)")
+# A bare π is a number, "x >= π", "x > -π" (korean19: x 파이 이상, x > -파이): greater than or equal to pi; "π/2" as before.
+_BARE_PI = r"π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])"
+COMPARISON = re.compile(
+    rf"(?<=[\w)])(?<![<>=!\-]) ?(<=|>=|[<>≤≥])(?![<>=]) ?([-−](?=\.?\d|{_BARE_PI}))?(?=\.?\d|{_BARE_PI})"
+)
 _COMPARISONS = {
     "<": "less than", ">": "greater than", "≤": "less than or equal to", "<=": "less than or equal to",
     "≥": "greater than or equal to", ">=": "greater than or equal to",
 }  # fmt: skip
 _BOUND_SIGN = re.compile("[<>≤≥]")
 # a bound's said amount, after "less than" and "less than or equal to", "x ≤ 2π" (korean19: equal to 2파이)
-_PI_AMOUNT = re.compile(r"(?:(?<=than )|(?<=equal to ))(?:(\d{1,2}) ?)?π(?![\w/^²³⁰¹⁴⁵⁶⁷⁸⁹(_])")
+_PI_AMOUNT = re.compile(
+    rf"(?:(?<=than )|(?<=equal to )|(?<=than minus )|(?<=to minus ))(?:(\d{{1,2}}) ?)?{_BARE_PI}"
+)
 _CLAUSE_BREAK = re.compile(
     r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
 )  # "n >= 3 and m < 5": two bounds
@@ -244,6 +266,7 @@ def signs_in_korean_text(sentence: str) -> str:
     # by the rules below, less than one thousand, one thousand volts.
     sentence = _GROUPED.sub(lambda m: m.group().replace(",", ""), sentence)
     sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
+    sentence = charges.one_sided_said(sentence, charges.IN_ENGLISH)  # "x→0⁺" (korean20): 0 plus, not 0 플러스
     sentence = numbers.amounts_said(
         COMPARISON.sub(_comparison, sentence)
     )  # "$3.50", "3:30", "1/2", "p < 0.05"

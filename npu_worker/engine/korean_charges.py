@@ -48,23 +48,49 @@ _CHEMISTRY = re.compile(
 )
 
 
-# A single capital's minus is said (above): in a text with one, "V⁺ 단자와 V⁻ 단자", a single capital's plus is said with it,
-# V 플러스 (korean18: V⁺, espeak's English "plus", beside V 마이너스: one line in two voices).
-_SINGLE_CAPITALS_MINUS = re.compile(r"(?<![A-Za-z\d₀-₉])[A-Z]⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])")
+# A single capital's minus is said (above), one of no element too, "A⁻" (korean19: A hyphen): A 마이너스. The same capital's
+# plus is said with it, "V⁺ 단자와 V⁻ 단자": V 플러스 (korean18: V⁺, espeak's English "plus", beside V 마이너스); another
+# capital's as before, "V⁻ 단자, C⁺" (korean19: any minus made the text chemistry's, C 플러스 for a closure).
+_SINGLE_CAPITALS_MINUS = re.compile(r"(?<![A-Za-z\d₀-₉])([A-Z])⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])")
 # A one-sided limit's sign on a number or a letter alone, "x→0⁻", "a⁻" (no ion's, no power's: nothing after it): espeak
-# says "⁻" as "hyphen"; said minus, as "0⁺" is said plus by espeak (korean18: 0 hyphen).
+# says "⁻" as "hyphen"; said minus, as "0⁺" is said plus by espeak (korean18: 0 hyphen). In a Korean sentence both in
+# Korean words, 0 마이너스, 0 플러스 (korean19: 0 minus, and espeak's English "plus": two voices in one sentence).
+# A letter's plus only where it is a limit's, after the arrow or its words, "x→a⁺", "x에서 a⁺": "x⁺" alone is a variable's
+# positive part, left to espeak as before.
 ONE_SIDED = re.compile(
-    rf"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])"
+    r"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z])(?=⁻)|(?<=→[a-z])|(?<=→ [a-z])|(?<=에서 [a-z]))"
+    rf"([⁺⁻])(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
 )
+ENGLISH_MINUS = {"⁻": " minus"}  # `lang=en`: "0⁺" left to espeak's "plus"
+# an English sentence of a Korean text: no Korean rule is left to say its "⁺"
+IN_ENGLISH = {"⁻": " minus", "⁺": " plus"}
+IN_KOREAN = {"⁻": " 마이너스", "⁺": " 플러스"}
 
 
-def one_sided_said(text: str) -> str:
-    """`text` with a one-sided limit's "⁻" said minus, "0⁻" 0 minus (once the ions and powers are read)."""
-    return ONE_SIDED.sub(" minus", text) if "⁻" in text else text
+def one_sided_said(text: str, words: dict[str, str] = ENGLISH_MINUS) -> str:
+    """`text` with a one-sided limit's sign in `words`, "0⁻" 0 minus (once the ions and powers are read)."""
+    if "⁻" not in text and "⁺" not in text:
+        return text
+    return ONE_SIDED.sub(partial(_one_sided, words=words), text)
 
 
-def _is_ion(match: re.Match[str], about_chemistry: bool) -> bool:
+def _one_sided(match: re.Match[str], words: dict[str, str]) -> str:
+    """A sign in `words`, a particle after a Korean word in its form, "0⁻으로": 0 마이너스로 (not 마이너스으로)."""
+    sign, particle = match.groups()
+    word = words.get(sign)
+    if word is None:
+        return match.group()
+    if particle and words is IN_KOREAN:
+        return word + particle_after(word, particle)
+    return word + (particle or "")
+
+
+def _is_ion(
+    match: re.Match[str], about_chemistry: bool, minus_capitals: frozenset[str] = frozenset()
+) -> bool:
     formula, size, sign = match.group(1, 2, 3)
+    if len(formula) == 1 and formula.isupper() and not size and (sign == "⁻" or formula in minus_capitals):
+        return True  # "V⁻", "A⁻", and "V⁺" beside "V⁻": a capital's sign said (above)
     if not all(symbol in ELEMENTS for symbol in _SYMBOL.findall(formula)):
         return False
     return len(formula) > 1 or bool(size) or formula == "e" or sign == "⁻" or about_chemistry
@@ -75,8 +101,9 @@ def charges_spoken(text: str) -> str:
     if "⁺" not in text and "⁻" not in text:
         return text
     # the text searched for chemistry once, not once for each "V⁺" (a text of them took 25 times as long: 0.5 s)
-    about_chemistry = bool(_CHEMISTRY.search(text) or _SINGLE_CAPITALS_MINUS.search(text))
-    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry), text)
+    about_chemistry = bool(_CHEMISTRY.search(text))
+    minus_capitals = frozenset(_SINGLE_CAPITALS_MINUS.findall(text)) if "⁻" in text else frozenset()
+    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, minus_capitals=minus_capitals), text)
 
 
 def charges_in_english(text: str) -> str:
@@ -86,10 +113,10 @@ def charges_in_english(text: str) -> str:
     return _CHARGE.sub(partial(_charge_in_english, about_chemistry=bool(_CHEMISTRY.search(text))), text)
 
 
-def _charge(match: re.Match[str], about_chemistry: bool) -> str:
+def _charge(match: re.Match[str], about_chemistry: bool, minus_capitals: frozenset[str]) -> str:
     """ "Ca²⁺" as Ca 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
     formula, size, sign, particle = match.groups()
-    if not _is_ion(match, about_chemistry):
+    if not _is_ion(match, about_chemistry, minus_capitals):
         return match.group()
     said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
     word = "플러스" if sign == "⁺" else "마이너스"

@@ -126,8 +126,11 @@ def meridiem_hours(match: re.Match[str]) -> str:
 # ... nor after one, "비율은 1:10", "축척 1:50", "The ratio is 1:10" (korean18: 한 시 10분, one ten): a ratio, `korean_formulas`'.
 # A bare 비 only as "A와 B의 비": "오늘 비는 1:10에 그쳤다" is the rain's time (korean19: 1 대 10).
 # Its object's and an amount's forms too, "비율을 1:10으로", "비율은 약 1:10" (korean19: 한 시 10분).
+# ... and in brackets or after "=", "비율(1:10)", "비율 = 1:10", and an English ratio's of two terms, "The ratio of A to B
+# is 1:10" (korean19: 한 시 10분, one ten).
 _RATIO_WORD_BEFORE = re.compile(
-    r"(?:(?:비율|축척)[은는이을]?(?: 약)?|(?<=의 )비는?|\b(?:[Rr]atio|[Ss]cale)(?: (?:is|was|of))?):? ?$"
+    r"(?:(?:비율|축척)(?:[은는이을]|\(| ?=)?(?: 약)?|(?<=의 )비는?"
+    r"|\b(?:[Rr]atio|[Ss]cale)(?: of [\w.]{1,12} to [\w.]{1,12})?(?: (?:is|was|of))?):? ?$"
 )
 # ... and the range's second end after a ratio's first, "비율은 1:10~1:20" (korean19: 1 대 10에서 1시 20분).
 _RATIO_RANGE_BEFORE = re.compile(r"(?<![\d:])\d{1,2}:\d{2} ?(?:[~～〜-]|에서) ?$")
@@ -135,11 +138,11 @@ _RATIO_RANGE_BEFORE = re.compile(r"(?<![\d:])\d{1,2}:\d{2} ?(?:[~～〜-]|에서
 
 def after_a_ratio_word(text: str, start: int) -> bool:
     """Whether a ratio's word ends just before `start`, or a range from a ratio: "1:10" there is no time of day."""
-    if _RATIO_WORD_BEFORE.search(text, max(0, start - 16), start):
+    if _RATIO_WORD_BEFORE.search(text, max(0, start - 48), start):
         return True
     first = _RATIO_RANGE_BEFORE.search(text, max(0, start - 12), start)
     return first is not None and bool(
-        _RATIO_WORD_BEFORE.search(text, max(0, first.start() - 16), first.start())
+        _RATIO_WORD_BEFORE.search(text, max(0, first.start() - 48), first.start())
     )
 
 

@@ -83,11 +83,6 @@ _RELATION_SIGNS = {">=": "≥", "<=": "≤", "!=": "≠"}
 # The other forms of "≤" and "≥", "0 ≦ x ≦ 1" (JIS's, as Japanese and some Korean input methods give them), "a ⩽ b"
 # (the slanted ones of math fonts): espeak said nothing for them and no rule read them (0 x 1): as the signs.
 _OTHER_BOUND_SIGNS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "≥"})
-# The single angle quotes typed for "<" and ">" between a lone letter or number and a term, "x ‹ 2πr" (espeak said
-# nothing for it: x 2파이r): as the signs; a French quotation, "le ‹ mot ›", has a word before it, left.
-_ANGLE_RELATION = re.compile(
-    r"(?=[‹›])(?:(?<=(?<![A-Za-z])[A-Za-z\d] )|(?<=(?<![A-Za-z])[A-Za-z\d]))[‹›](?= ?[-−]?[\dA-Za-zα-ωπ(])"
-)
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
 # particle (a space there made espeak read "전압 을" as two words). Only a pair that opens a word is dropped
 # whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
@@ -115,10 +110,8 @@ def spoken(text: str) -> str:
         text = english_reading.HEART.sub(english_reading.heart, text)
     if "**" in text:  # "x**2" as "x^2", an English sentence's too
         text = formulas.python_powers(text)
-    if (
-        "‹" in text or "›" in text
-    ):  # as "<" and ">" before an English sentence's bounds are said (korean18: x 2파이 미만)
-        text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
+    # "‹" and "›" as "<" and ">" before an English sentence's bounds are said (korean18: x 2파이 미만)
+    text = english_reading.angle_relations(text)
     text = _numbers_spoken(_english_held(text)).replace(_HELD_EQUALS, "=")
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
 
@@ -131,7 +124,8 @@ def spoken(text: str) -> str:
 _HELD_EQUALS = "\ufdd0"
 _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
 # ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
-_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\d]")  # what `_english_held` reads in an English sentence
+# ... and a bound on a bare π, "x > π." (korean19: x > 파이): a bound in English words, greater than pi
+_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ]")  # what `_english_held` reads in an English sentence
 
 
 def _english_held(text: str) -> str:
@@ -241,7 +235,7 @@ def _numbers_spoken(text: str) -> str:
         text = sets.spoken(text)  # "x ∈ A", "A ∪ B", "∀x": before the arrows' particles
     text = arrows.LIMIT.sub(arrows.limit, text)
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
-    text = charges.one_sided_said(text)  # "x에서 0⁻": 0 minus, after the arrow's words
+    text = charges.one_sided_said(text, charges.IN_KOREAN)  # "x에서 0⁻": 0 마이너스, after the arrow's words
     if "≠" in text:
         text = arrows.SUBJECT_NOT_EQUAL.sub(arrows.subject_not_equal, text)  # "값이 0 ≠ 1입니다"
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
