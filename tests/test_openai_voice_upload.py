@@ -182,7 +182,7 @@ async def test_start_up_leaves_the_temp_file_of_an_upload_in_progress(worker, se
     """The kept jobs (and crash leftovers) are read while the socket serves: the sweep removed the temp
     file of an upload being written meanwhile, here or by a worker sharing the folder (its rename then
     failed). It waits for the upload's lock; what is still there after it is a leftover."""
-    from npu_worker.files import locked_directory
+    from npu_worker.folder_lock import locked_directory
 
     voices = Path(settings.state_dir) / "voices"
     voices.mkdir(parents=True)
