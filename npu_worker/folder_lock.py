@@ -4,9 +4,9 @@ It was a `flock` on the folder itself, opened read-only: any local user who coul
 operator's 0755 state dir, the 0750 voices folder's group) could take the same lock and hold it for
 ever, so `serve` refused to start ("in use by another npu-worker serve") or every voice upload and
 delete waited for good. The lock is now a `flock` on `LOCK_NAME`, a 0600 file of this user inside the
-folder, opened without following a link: others cannot open it. It is never removed (no unlink race);
-the kernel lets go of the `flock` when its holder dies, `kill -9` included, so a file left behind blocks
-no one.
+folder, opened without following a link: others cannot open it. Its holder removes it at the end; the
+kernel lets go of the `flock` when its holder dies, `kill -9` included, so a file left behind blocks no
+one.
 """
 
 from __future__ import annotations
@@ -43,12 +43,35 @@ def open_lock_file(dir_fd: int) -> int:
 @contextlib.contextmanager
 def holding_folder_lock(dir_fd: int, *, wait: bool = True) -> Iterator[None]:
     """Hold the lock of the folder open at `dir_fd` while inside: across threads (each entry opens its
-    own descriptor) and processes. `wait=False`: BlockingIOError at once when another holds it."""
-    descriptor = open_lock_file(dir_fd)
+    own descriptor) and processes. `wait=False`: BlockingIOError at once when another holds it. The
+    file is removed at the end while still held (the folder is left as it was found)."""
+    descriptor = _take_lock_file(dir_fd, wait)
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         yield
     finally:
+        try:
+            with contextlib.suppress(OSError):  # a file left behind blocks no one
+                os.unlink(LOCK_NAME, dir_fd=dir_fd)
+        finally:
+            os.close(descriptor)
+
+
+def _take_lock_file(dir_fd: int, wait: bool) -> int:
+    """The held lock file's descriptor. One that waited on a file its holder removed at its end holds
+    a file no longer at the name: it opens the one there now (or makes it) instead."""
+    while True:
+        descriptor = open_lock_file(dir_fd)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            now: os.stat_result | None = os.stat(LOCK_NAME, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        except BaseException:
+            os.close(descriptor)
+            raise
+        mine = os.fstat(descriptor)
+        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+            return descriptor
         os.close(descriptor)
 
 

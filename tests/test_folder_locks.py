@@ -2,7 +2,8 @@
 the folder itself, opened read-only: a user who could list an operator's 0755 state dir took it and
 `serve` refused to start ("in use by another npu-worker serve"); the voices folder's group took it and
 every voice upload and delete waited for ever. The lock is now a 0600 file of the worker's inside the
-folder; what it kept apart is still kept apart, and a holder's `kill -9` leaves a file that blocks no one.
+folder, removed at the holder's end; what it kept apart is still kept apart, and a holder's `kill -9`
+leaves a file that blocks no one.
 Each holder is a real process, holding as user nobody where it plays another user."""
 
 from __future__ import annotations
@@ -108,22 +109,35 @@ def test_the_voices_folder_group_holding_a_flock_on_it_blocks_no_change(tmp_path
     assert changed, "a voice change waited for another user's lock on the voices folder"
 
 
-def test_two_workers_on_one_voices_folder_still_take_turns(tmp_path):
+@pytest.mark.parametrize("ending", ["killed", "ended"])
+def test_two_workers_on_one_voices_folder_still_take_turns(tmp_path, ending):
+    """The second waits for the first; after a `kill -9` (its lock file left) and after an end that
+    removed the file the second was waiting on (it then holds the one at the name, so a third waits)."""
+    from npu_worker.folder_lock import LOCK_NAME, locked_directory
+
     voices = tmp_path / "voices"
     voices.mkdir(mode=0o750)
-    entered = threading.Event()
+    entered, release = threading.Event(), threading.Event()
 
     def change() -> None:
         with changing_folder(voices):
             entered.set()
+            release.wait(seconds(30))
 
     with holder(HOLD_AS_A_WORKER, voices) as other:
         thread = threading.Thread(target=change, daemon=True)
         thread.start()
         assert not entered.wait(seconds(0.5)), "a change ran while another worker held the folder"
-        os.kill(other.pid, signal.SIGKILL)  # its lock let go by the kernel
+        if ending == "killed":
+            os.kill(other.pid, signal.SIGKILL)  # its lock let go by the kernel, its file left
+        else:
+            other.communicate("\n", timeout=seconds(30))  # its end removes the file
         assert entered.wait(seconds(30))
+        with pytest.raises(BlockingIOError), locked_directory(voices, wait=False):
+            pass
+        release.set()
     thread.join(seconds(30))
+    assert not (voices / LOCK_NAME).exists()  # the folder left as it was found
 
 
 def test_a_live_scratch_folder_is_kept_and_a_killed_ones_removed(tmp_path):
@@ -145,21 +159,22 @@ def test_the_lock_file_is_only_the_workers_own(tmp_path):
     file of another user's there is refused, never held (they could hold it too)."""
     from npu_worker.folder_lock import LOCK_NAME, locked_directory
 
+    lock_file = tmp_path / LOCK_NAME
     with locked_directory(tmp_path):
-        assert (tmp_path / LOCK_NAME).stat().st_mode & 0o777 == 0o600
-    (tmp_path / LOCK_NAME).chmod(0o644)
+        assert lock_file.stat().st_mode & 0o777 == 0o600
+    lock_file.write_bytes(b"")
+    lock_file.chmod(0o644)
     with locked_directory(tmp_path):
-        assert (tmp_path / LOCK_NAME).stat().st_mode & 0o777 == 0o600
-    (tmp_path / LOCK_NAME).unlink()
+        assert lock_file.stat().st_mode & 0o777 == 0o600
     target = tmp_path / "target"
-    (tmp_path / LOCK_NAME).symlink_to(target)
+    lock_file.symlink_to(target)
     with pytest.raises(OSError) as linked, locked_directory(tmp_path):
         pass
-    assert linked.value.errno == errno.ELOOP and not target.exists()
+    assert linked.value.errno == errno.ELOOP and not target.exists() and lock_file.is_symlink()
     if os.geteuid() == 0:
-        (tmp_path / LOCK_NAME).unlink()
-        (tmp_path / LOCK_NAME).write_bytes(b"")
-        os.chown(tmp_path / LOCK_NAME, NOBODY, NOBODY)
+        lock_file.unlink()
+        lock_file.write_bytes(b"")
+        os.chown(lock_file, NOBODY, NOBODY)
         with (
             pytest.raises(PermissionError, match="not a plain file of this user"),
             locked_directory(tmp_path),

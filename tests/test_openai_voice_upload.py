@@ -189,14 +189,14 @@ async def test_start_up_leaves_the_temp_file_of_an_upload_in_progress(worker, se
     writing = voices / ".teacher.wav.x1y2z3.part"
     writing.write_bytes(b"RIFF")
     lock = locked_directory(voices)
-    lock.__enter__()  # an upload between its temp file and its rename
+    await asyncio.to_thread(lock.__enter__)  # an upload between its temp file and its rename
     try:
         client = await worker(wait_loaded=False)
         scheduler = client.app[SCHEDULER_KEY]
         await asyncio.sleep(seconds(0.5))
         assert scheduler.recovery.running and writing.exists()
     finally:
-        lock.__exit__(None, None, None)
+        await asyncio.to_thread(lock.__exit__, None, None, None)
     await until(lambda: not scheduler.recovery.running, "the end of start-up")
     assert not writing.exists()  # never renamed: a leftover
 
