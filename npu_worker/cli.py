@@ -86,7 +86,7 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
 
 def hold_state_dir(state_dir: Path, held: contextlib.ExitStack) -> int | None:
     """Make the state dir and hold its lock for `held`'s life; the refusal's exit status if not."""
-    from .files import locked_directory
+    from .folder_lock import locked_directory
     from .paths import make_private_dir
 
     try:

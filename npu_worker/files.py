@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import secrets
 import stat
@@ -236,19 +235,6 @@ def write_under_roots(path: str, data: bytes, roots: Sequence[str], *, private: 
         write_beneath(root, parts, data, private=private)
     except LinkRefused as exc:
         raise OutputPathNotAllowed(f"{path}: {exc.strerror}") from None
-
-
-@contextlib.contextmanager
-def locked_directory(path: str | Path, *, wait: bool = True) -> Iterator[None]:
-    """Hold an exclusive `flock` on the directory itself while inside: across threads (each entry
-    opens its own descriptor) and processes, let go by the kernel if the holder dies (`kill -9`).
-    `wait=False`: BlockingIOError at once when another holds it."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-        yield
-    finally:
-        os.close(descriptor)
 
 
 class TooLarge(ValueError):

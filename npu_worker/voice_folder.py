@@ -10,13 +10,13 @@ planted before the open is refused, one planted after it is never seen.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from .files import DIRECTORY_FLAGS, LINK_ERRORS, LinkRefused, temp_name
+from .folder_lock import holding_folder_lock
 from .leftovers import PART_SUFFIX
 
 
@@ -131,8 +131,9 @@ def _open_folder(name: str | Path, dir_fd: int | None = None) -> int:
 @contextlib.contextmanager
 def changing_folder(path: Path) -> Iterator[VoiceFolder]:
     """The folder at `path` (made 0750 with its parents if missing, opened without following a link at
-    its name, made unwritable by others if it is ours) under an exclusive `flock`: one change at a
-    time across threads and the workers that share it (`files.locked_directory` takes the same lock).
+    its name, made unwritable by others if it is ours) under its lock (`folder_lock.py`: a 0600 file
+    inside, not the folder, which its group could open and hold, so every change waited for ever): one
+    change at a time across threads and the workers that share it (`locked_directory` takes the same).
     LinkRefused when it is a symbolic link; another OSError when it cannot be made or opened."""
     path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
@@ -142,7 +143,7 @@ def changing_folder(path: Path) -> Iterator[VoiceFolder]:
         info = os.fstat(fd)
         if info.st_uid == os.geteuid() and info.st_mode & 0o022:  # a `UMask=0007` service made it so
             os.fchmod(fd, stat.S_IMODE(info.st_mode) & ~0o022)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield VoiceFolder(fd, path)
+        with holding_folder_lock(fd):
+            yield VoiceFolder(fd, path)
     finally:
         os.close(fd)

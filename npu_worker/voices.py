@@ -224,7 +224,7 @@ class VoiceLibrary:
     @contextlib.contextmanager
     def _changing(self) -> Iterator[VoiceFolder]:
         """The voice folder, for one change of the stored voices at a time, across threads and the worker
-        processes that share it (an exclusive `flock` on it). It is opened without following a link and
+        processes that share it (its lock file, `folder_lock.py`). It is opened without following a link and
         every file is made, renamed and removed relative to it (`voice_folder.py`): a voice folder
         that is a symbolic link, planted before or while a change runs, is never written or removed
         through."""

@@ -190,21 +190,21 @@ async def test_start_up_leaves_the_temp_file_of_an_upload_in_progress(worker, se
     """The kept jobs (and crash leftovers) are read while the socket serves: the sweep removed the temp
     file of an upload being written meanwhile, here or by a worker sharing the folder (its rename then
     failed). It waits for the upload's lock; what is still there after it is a leftover."""
-    from npu_worker.files import locked_directory
+    from npu_worker.folder_lock import locked_directory
 
     voices = Path(settings.state_dir) / "voices"
     voices.mkdir(parents=True)
     writing = voices / ".teacher.wav.x1y2z3.part"
     writing.write_bytes(b"RIFF")
     lock = locked_directory(voices)
-    lock.__enter__()  # an upload between its temp file and its rename
+    await asyncio.to_thread(lock.__enter__)  # an upload between its temp file and its rename
     try:
         client = await worker(wait_loaded=False)
         scheduler = client.app[SCHEDULER_KEY]
         await asyncio.sleep(seconds(0.5))
         assert scheduler.recovery.running and writing.exists()
     finally:
-        lock.__exit__(None, None, None)
+        await asyncio.to_thread(lock.__exit__, None, None, None)
     await until(lambda: not scheduler.recovery.running, "the end of start-up")
     assert not writing.exists()  # never renamed: a leftover
 

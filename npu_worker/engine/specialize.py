@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_worker.engine import dynamic_bias, ran_out, relshift
-from npu_worker.files import locked_directory
+from npu_worker.folder_lock import locked_directory
 
 log = logging.getLogger(__name__)
 # Part of the QNN context cache's key (providers.py): bump it when the graph this module writes changes.
@@ -37,7 +37,9 @@ VERSION = 2
 # Only shape propagation, constant folding and dead-node removal are needed (onnxruntime fuses what it
 # runs itself); skipping the rest halves the time.
 SKIPPED = ("graph_fusion", "subexpression_elimination", "weight_tying")
-SCRATCH_PREFIX = "specialise-"  # a folder per specialised graph, held (flock) while in use
+SCRATCH_PREFIX = (
+    "specialise-"  # a folder per specialised graph, held (its lock file, folder_lock.py) while in use
+)
 SHAPE_OPS = ("Shape", "Size")  # their value is the input's shape, static here whatever the data
 RANDOM_OPS = (
     "RandomNormal",

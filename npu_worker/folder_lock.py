@@ -1,0 +1,86 @@
+"""An exclusive lock on a folder the worker uses, that no other local user can take.
+
+It was a `flock` on the folder itself, opened read-only: any local user who could list the folder (an
+operator's 0755 state dir, the 0750 voices folder's group) could take the same lock and hold it for
+ever, so `serve` refused to start ("in use by another npu-worker serve") or every voice upload and
+delete waited for good. The lock is now a `flock` on `LOCK_NAME`, a 0600 file of this user inside the
+folder, opened without following a link: others cannot open it. Its holder removes it at the end; the
+kernel lets go of the `flock` when its holder dies, `kill -9` included, so a file left behind blocks no
+one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+LOCK_NAME = ".npu-worker.lock"
+# O_NONBLOCK: a FIFO planted at the name is refused below, never waited on at the open.
+LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def open_lock_file(dir_fd: int) -> int:
+    """The folder's lock file, made if missing; PermissionError when what is at its name is not a plain
+    file of this user (another's could be held by them), ELOOP when it is a link (never followed)."""
+    descriptor = os.open(LOCK_NAME, LOCK_FLAGS, 0o600, dir_fd=dir_fd)
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            raise PermissionError(errno.EPERM, f"its {LOCK_NAME} is not a plain file of this user: remove it")
+        if info.st_mode & 0o077:  # one others could open (read-only is enough to hold a flock)
+            os.fchmod(descriptor, 0o600)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+@contextlib.contextmanager
+def holding_folder_lock(dir_fd: int, *, wait: bool = True) -> Iterator[None]:
+    """Hold the lock of the folder open at `dir_fd` while inside: across threads (each entry opens its
+    own descriptor) and processes. `wait=False`: BlockingIOError at once when another holds it. The
+    file is removed at the end while still held (the folder is left as it was found)."""
+    descriptor = _take_lock_file(dir_fd, wait)
+    try:
+        yield
+    finally:
+        try:
+            with contextlib.suppress(OSError):  # a file left behind blocks no one
+                os.unlink(LOCK_NAME, dir_fd=dir_fd)
+        finally:
+            os.close(descriptor)
+
+
+def _take_lock_file(dir_fd: int, wait: bool) -> int:
+    """The held lock file's descriptor. One that waited on a file its holder removed at its end holds
+    a file no longer at the name: it opens the one there now (or makes it) instead."""
+    while True:
+        descriptor = open_lock_file(dir_fd)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            now: os.stat_result | None = os.stat(LOCK_NAME, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        except BaseException:
+            os.close(descriptor)
+            raise
+        mine = os.fstat(descriptor)
+        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+            return descriptor
+        os.close(descriptor)
+
+
+@contextlib.contextmanager
+def locked_directory(path: str | Path, *, wait: bool = True) -> Iterator[None]:
+    """`holding_folder_lock` for the folder at `path`."""
+    dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        with holding_folder_lock(dir_fd, wait=wait):
+            yield
+    finally:
+        os.close(dir_fd)

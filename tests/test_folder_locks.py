@@ -1,0 +1,182 @@
+"""The locks on the worker's folders (`folder_lock.py`) against another local user. They were a `flock` on
+the folder itself, opened read-only: a user who could list an operator's 0755 state dir took it and
+`serve` refused to start ("in use by another npu-worker serve"); the voices folder's group took it and
+every voice upload and delete waited for ever. The lock is now a 0600 file of the worker's inside the
+folder, removed at the holder's end; what it kept apart is still kept apart, and a holder's `kill -9`
+leaves a file that blocks no one.
+Each holder is a real process, holding as user nobody where it plays another user."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from npu_worker import cli
+from npu_worker.voice_folder import changing_folder
+from tests.timing import seconds
+
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="playing another local user needs root")
+
+# Holds an exclusive flock on the folder argv[1] itself as user nobody (opened before dropping root:
+# the test's tmp_path is not reachable by nobody, a 0755 state dir in /srv or a home is), then waits.
+HOLD_THE_FOLDER_AS_NOBODY = f"""
+import fcntl, os, sys
+descriptor = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+os.setgid({NOBODY}); os.setuid({NOBODY})
+fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("held", flush=True)
+sys.stdin.readline()
+"""
+
+# Holds the folder argv[1] as a worker does (another serve, a live specialisation), then waits.
+HOLD_AS_A_WORKER = """
+import sys
+from npu_worker.folder_lock import locked_directory
+with locked_directory(sys.argv[1], wait=False):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+@contextlib.contextmanager
+def holder(script: str, folder: Path):
+    """A live process holding `folder` as `script` does; killed (SIGKILL) at the end."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "held\n"
+        yield process
+    finally:
+        process.kill()
+        process.wait(seconds(30))
+
+
+@as_root
+def test_another_user_holding_a_flock_on_a_0755_state_dir_does_not_refuse_serve(tmp_path, capsys):
+    state_dir = tmp_path / "state"
+    state_dir.mkdir(mode=0o755)  # an operator's: accepted, as no one else can write in it
+    with holder(HOLD_THE_FOLDER_AS_NOBODY, state_dir), contextlib.ExitStack() as held:
+        refusal = cli.hold_state_dir(state_dir, held)
+    assert (refusal, capsys.readouterr().err) == (None, "")
+
+
+def test_a_second_serve_is_refused_and_a_killed_ones_lock_blocks_no_start(tmp_path, capsys):
+    from npu_worker.folder_lock import LOCK_NAME
+
+    state_dir = tmp_path / "state"
+    state_dir.mkdir(mode=0o700)
+    with holder(HOLD_AS_A_WORKER, state_dir) as other, contextlib.ExitStack() as held:
+        assert cli.hold_state_dir(state_dir, held) == 1
+        err = capsys.readouterr().err
+        assert f"the state directory {state_dir} is in use by another npu-worker serve" in err
+        os.kill(other.pid, signal.SIGKILL)
+        other.wait(seconds(30))
+        assert (state_dir / LOCK_NAME).is_file()  # left behind by the kill
+        assert cli.hold_state_dir(state_dir, held) is None
+    assert capsys.readouterr().err == ""
+
+
+@as_root
+def test_the_voices_folder_group_holding_a_flock_on_it_blocks_no_change(tmp_path):
+    voices = tmp_path / "voices"
+    voices.mkdir(mode=0o750)
+    os.chown(voices, 0, NOBODY)  # its group may list it
+    entered = threading.Event()
+
+    def change() -> None:
+        with changing_folder(voices):
+            entered.set()
+
+    with holder(HOLD_THE_FOLDER_AS_NOBODY, voices):
+        thread = threading.Thread(target=change, daemon=True)
+        thread.start()
+        changed = entered.wait(seconds(10))
+    thread.join(seconds(30))  # (before the fix: let go by the holder's kill)
+    assert changed, "a voice change waited for another user's lock on the voices folder"
+
+
+@pytest.mark.parametrize("ending", ["killed", "ended"])
+def test_two_workers_on_one_voices_folder_still_take_turns(tmp_path, ending):
+    """The second waits for the first; after a `kill -9` (its lock file left) and after an end that
+    removed the file the second was waiting on (it then holds the one at the name, so a third waits)."""
+    from npu_worker.folder_lock import LOCK_NAME, locked_directory
+
+    voices = tmp_path / "voices"
+    voices.mkdir(mode=0o750)
+    entered, release = threading.Event(), threading.Event()
+
+    def change() -> None:
+        with changing_folder(voices):
+            entered.set()
+            release.wait(seconds(30))
+
+    with holder(HOLD_AS_A_WORKER, voices) as other:
+        thread = threading.Thread(target=change, daemon=True)
+        thread.start()
+        assert not entered.wait(seconds(0.5)), "a change ran while another worker held the folder"
+        if ending == "killed":
+            os.kill(other.pid, signal.SIGKILL)  # its lock let go by the kernel, its file left
+        else:
+            other.communicate("\n", timeout=seconds(30))  # its end removes the file
+        assert entered.wait(seconds(30))
+        with pytest.raises(BlockingIOError), locked_directory(voices, wait=False):
+            pass
+        release.set()
+    thread.join(seconds(30))
+    assert not (voices / LOCK_NAME).exists()  # the folder left as it was found
+
+
+def test_a_live_scratch_folder_is_kept_and_a_killed_ones_removed(tmp_path):
+    from npu_worker.engine.specialize import SCRATCH_PREFIX, remove_dead_scratch
+
+    scratch = tmp_path / f"{SCRATCH_PREFIX}abc"
+    scratch.mkdir(mode=0o700)
+    (scratch / "fm_decoder.onnx").write_bytes(b"graph")
+    with holder(HOLD_AS_A_WORKER, scratch) as specialising:
+        assert remove_dead_scratch(tmp_path) == 0 and scratch.is_dir()
+        os.kill(specialising.pid, signal.SIGKILL)
+        specialising.wait(seconds(30))
+        assert remove_dead_scratch(tmp_path) == 1
+    assert not scratch.exists()
+
+
+def test_the_lock_file_is_only_the_workers_own(tmp_path):
+    """Made 0600; one left readable by others is made so; a link at its name is never followed; a
+    file of another user's there is refused, never held (they could hold it too)."""
+    from npu_worker.folder_lock import LOCK_NAME, locked_directory
+
+    lock_file = tmp_path / LOCK_NAME
+    with locked_directory(tmp_path):
+        assert lock_file.stat().st_mode & 0o777 == 0o600
+    lock_file.write_bytes(b"")
+    lock_file.chmod(0o644)
+    with locked_directory(tmp_path):
+        assert lock_file.stat().st_mode & 0o777 == 0o600
+    target = tmp_path / "target"
+    lock_file.symlink_to(target)
+    with pytest.raises(OSError) as linked, locked_directory(tmp_path):
+        pass
+    assert linked.value.errno == errno.ELOOP and not target.exists() and lock_file.is_symlink()
+    if os.geteuid() == 0:
+        lock_file.unlink()
+        lock_file.write_bytes(b"")
+        os.chown(lock_file, NOBODY, NOBODY)
+        with (
+            pytest.raises(PermissionError, match="not a plain file of this user"),
+            locked_directory(tmp_path),
+        ):
+            pass
