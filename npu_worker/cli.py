@@ -112,7 +112,7 @@ def _serve_holding(
     from .app import build_app
     from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
     from .config_sources import env_name, named_as_given
-    from .engine_options import check_engine_settings
+    from .engine_options import check_engine_settings, unused_model_settings
     from .server import ListenFailed, run
 
     logging.getLogger("npu_worker").info(
@@ -158,6 +158,8 @@ def _serve_holding(
         logging.getLogger("npu_worker").warning(readable)
     for warning in output_root_warnings(settings):
         logging.getLogger("npu_worker").warning(warning)
+    for warning in unused_model_settings(settings):
+        logging.getLogger("npu_worker").warning(named_as_given(warning, args))
     if running_as_root():
         # Not refused (a container may have no other user), but every check that protects another
         # user's files, and root's own, passes for root.

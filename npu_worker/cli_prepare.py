@@ -60,13 +60,13 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         "39-section Korean lecture plus sentences in ko, en, zh, ja)",
     )
     calibration.add_argument(
-        "--calibration-calls", type=int, default=32, help="recorded decoder calls kept per bucket"
+        "--calibration-calls", type=int, help="recorded decoder calls kept per bucket (default: 32)"
     )
     calibration.add_argument(
         "--check-calls",
         type=int,
-        default=2,
-        help="more recorded calls per bucket, held out to measure each compiled bucket against fp32",
+        help="more recorded calls per bucket, held out to measure each compiled bucket against fp32 "
+        "(default: 2)",
     )
     calibration.add_argument("--num-steps", type=int, help="sampling steps (default: the model's)")
     parser.add_argument(
@@ -155,6 +155,7 @@ def _prepare(args: argparse.Namespace) -> int:
         options["htp_graph_finalization_optimization_mode"] = mode
     files_precision = prepared.PRECISIONS[args.precision][0]
     try:
+        _check_calibration_flags(args, qdq.is_quantised(args.precision))
         qnn_targets.resolve(args.qnn_soc)
         check_buckets(tuple(args.buckets))  # before minutes of calibration
         files = model_files.locate(args.model_dir, files_precision, args.vocoder)
@@ -202,6 +203,36 @@ def _prepare(args: argparse.Namespace) -> int:
         f"serve it with: {serve_command(args.out, files_precision)}"
     )
     return 0
+
+
+CALIBRATION_DEFAULTS = {"calibration_calls": 32, "check_calls": 2}
+CALIBRATION_FLAGS = (
+    "ref_wav",
+    "ref_text",
+    "calibration_texts",
+    "calibration_calls",
+    "check_calls",
+    "num_steps",
+)
+
+
+def _check_calibration_flags(args: argparse.Namespace, quantised: bool) -> None:
+    """ValueError for a calibration flag given to a prepare that does not calibrate (fp32, int8): it was
+    ignored without a word, so `--ref-wav me.wav` or `--num-steps 4` looked as if it had shaped the
+    compiled decoder; and for calls out of range, said before the model is read rather than after.
+    Fills in the defaults of the counts."""
+    given = [name for name in CALIBRATION_FLAGS if getattr(args, name) is not None]
+    if given and not quantised:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise ValueError(
+            f"{flags}: calibration flags, used only by --precision a16w8 or a8w8 "
+            f"(--precision {args.precision} compiles the decoder as it is); leave them out"
+        )
+    for name, default in CALIBRATION_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    if args.calibration_calls < 1 or args.check_calls < 0:
+        raise ValueError("--calibration-calls must be >= 1 and --check-calls >= 0")
 
 
 def serve_command(out: str, precision: str) -> str:
@@ -264,8 +295,6 @@ def record_calibration(
     from .engine.zipvoice.options import ZipVoiceConfig, ZipVoiceOptions
     from .protocol import ModelLoadError
 
-    if args.calibration_calls < 1 or args.check_calls < 0:
-        raise ValueError("--calibration-calls must be >= 1 and --check-calls >= 0")
     ref_wav = args.ref_wav or _voice_in(model_dir)
     texts = (
         calibration.read_texts(Path(args.calibration_texts))

@@ -81,3 +81,20 @@ def check_engine_settings(settings: Settings) -> None:
     validate = getattr(config, "validate", None)
     if validate is not None:
         validate()
+
+
+ZIPVOICE_FILES = ("model_dir", "vocoder")  # the model files only --backend zipvoice-onnx loads
+
+
+def unused_model_settings(settings: Settings) -> list[str]:
+    """A warning per ZipVoice model file named to another backend: `serve --model-dir M` without
+    `--backend zipvoice-onnx` served espeak without a word, and the operator took espeak's voice for the
+    model's. Not refused: an env file may keep NPU_WORKER_MODEL_DIR while the backend is switched."""
+    if settings.backend == "zipvoice-onnx":
+        return []
+    return [
+        f"--{name.replace('_', '-')} {getattr(settings, name)} is not loaded: --backend is "
+        f"{settings.backend} (the model files are for --backend zipvoice-onnx)"
+        for name in ZIPVOICE_FILES
+        if getattr(settings, name)
+    ]

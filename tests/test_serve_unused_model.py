@@ -1,0 +1,42 @@
+"""`npu-worker serve` given a ZipVoice model without `--backend zipvoice-onnx`: it serves the backend it was
+given (espeak by default) and says in its log that the model is not loaded."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.serve_process import ServeProcess
+from tests.timing import seconds
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_model_dir_given_to_the_espeak_backend_is_warned_about_as_not_loaded(tmp_path):
+    """`serve --model-dir M` (the backend flag forgotten) served espeak without a word: the operator heard
+    espeak's voice and took it for the model's."""
+    model = tmp_path / "model"
+    model.mkdir()
+    args = ["--state-dir", str(tmp_path / "state"), "--model-dir", str(model)]
+    worker = ServeProcess(args, {**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        said = worker.log_until("is not loaded", seconds(30)).splitlines()[-1]
+    finally:
+        worker.terminate_and_log(seconds(30))
+    assert said.endswith(
+        f"WARNING npu_worker: --model-dir {model} is not loaded: --backend is espeak "
+        "(the model files are for --backend zipvoice-onnx)"
+    )
+
+
+def test_a_model_dir_from_the_environment_is_named_by_its_variable(tmp_path):
+    """From the service's env file it is named as given there, not as a flag no command line held."""
+    model = tmp_path / "model"
+    model.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NPU_WORKER_MODEL_DIR": str(model)}
+    worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--backend", "espeak"], env)
+    try:
+        said = worker.log_until("is not loaded", seconds(30)).splitlines()[-1]
+    finally:
+        worker.terminate_and_log(seconds(30))
+    assert f"WARNING npu_worker: NPU_WORKER_MODEL_DIR {model} is not loaded: --backend is espeak " in said

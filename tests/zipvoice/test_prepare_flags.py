@@ -1,0 +1,41 @@
+"""`npu-worker prepare`'s calibration flags: refused in one line where they would do nothing, and their
+counts checked before the model is read."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
+
+
+def prepare(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """A prepare of a model directory that does not exist: a flag refused first is all it can say."""
+    command = [*PREPARE, "--model-dir", str(tmp_path / "model"), "--out", str(tmp_path / "out"), *flags]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_calibration_flags_given_to_a_prepare_that_does_not_calibrate_are_refused(tmp_path, precision):
+    """`--ref-wav me.wav --num-steps 4` with fp32 were ignored without a word: the operator believed the
+    compiled decoder was made with their voice and steps."""
+    done = prepare(tmp_path, "--precision", precision, "--ref-wav", "me.wav", "--num-steps", "4")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "npu-worker prepare: --ref-wav, --num-steps: calibration flags, used only by --precision a16w8 "
+        f"or a8w8 (--precision {precision} compiles the decoder as it is); leave them out"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flags", [["--calibration-calls", "0"], ["--check-calls", "-1"]])
+def test_calibration_counts_out_of_range_are_refused_before_the_model_is_read(tmp_path, flags):
+    """They were checked after the model's files were listed (and the plan checked with a negative count)."""
+    done = prepare(tmp_path, "--precision", "a16w8", *flags)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "npu-worker prepare: --calibration-calls must be >= 1 and --check-calls >= 0"
+    ]
