@@ -44,8 +44,8 @@ _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
 _CHEMISTRY = re.compile(
     r"이온|전하|용액|전해|원자|분자|화학|산화|환원|양성자|농도|염기|(?i:\bions?\b|charge|electrolyt|electron|proton|acid"
     r"|oxid|molecul|atom|chemi)|[A-Z][a-z]?[₀-₉]{0,2}(?:[A-Z][a-z]?[₀-₉]{0,2}|[¹²³⁴⁵⁶⁷])[⁺⁻]"
-    r"|[A-Z][a-z][⁺⁻]|e[⁺⁻]"
-)
+    r"|[A-Z][a-z][⁺⁻]|e[⁺⁻]|(?<![A-Za-z\d₀-₉])[FHI]⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])"
+)  # a halide's or a hydride's minus, "K⁺와 F⁻" (korean20: K⁺, espeak's English plus; "V⁻ 단자, C⁺" no chemistry)
 
 
 # A single capital's minus is said (above), one of no element too, "A⁻" (korean19: A hyphen): A 마이너스. The same capital's

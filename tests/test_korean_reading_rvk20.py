@@ -1,0 +1,24 @@
+"""rvk20: what the review of korean20 found, each case against what korean20 read (the comment beside it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken_form
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean20: K⁺와 (espeak's English "plus" beside F 마이너스: a halide's minus no longer made the text chemistry's)
+        ("K⁺와 F⁻가 결합한다.", "K 플러스와 F 마이너스가 결합한다."),
+        ("H⁺와 F⁻의 반응", "H 플러스와 F 마이너스의 반응"),  # korean20: H⁺와
+        ("K⁺와 I⁻", "K 플러스와 I 마이너스"),  # korean20: K⁺와
+        # a rail's minus still makes no closure an ion's, as korean20 made it
+        ("V⁺ 단자와 V⁻ 단자, C⁺", "V 플러스 단자와 V 마이너스 단자, C⁺"),
+        ("A⁻ 와 C⁺ 폐포", "A 마이너스 와 C⁺ 폐포"),
+    ],
+)
+def test_a_halide_s_minus_makes_a_single_capital_s_plus_an_ion_s(written: str, said: str) -> None:
+    """ "F⁻", "I⁻" beside "K⁺" are a salt's ions: K 플러스, one voice, as before korean20 (not "V⁻", "A⁻")."""
+    assert spoken_form(written, "ko") == said
