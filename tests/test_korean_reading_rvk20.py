@@ -22,3 +22,21 @@ from npu_worker.engine.korean_reading import spoken_form
 def test_a_halide_s_minus_makes_a_single_capital_s_plus_an_ion_s(written: str, said: str) -> None:
     """ "F⁻", "I⁻" beside "K⁺" are a salt's ions: K 플러스, one voice, as before korean20 (not "V⁻", "A⁻")."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        # korean20: Chapter 1 > Section 2 (said greater than; korean19 left lang=en's to espeak, which says nothing)
+        ("Go to Chapter 1 › Section 2 for details.", "en", "Go to Chapter 1 › Section 2 for details."),
+        ("Go to Chapter 1 › Section 2 for details.", "ko", "Go to Chapter 1 › Section 2 for details."),
+        ("Settings › Step 2 › Done", "en", "Settings › Step 2 › Done"),  # korean20: Step 2 > Done
+        # a bound typed with the angle quote as korean20 read it
+        ("x ‹ 2π", "en", "x < 2π"),
+        ("r › 0", "ko", "r 0 초과"),
+        ("x › Tmax", "en", "x > Tmax"),
+    ],
+)
+def test_a_breadcrumb_s_angle_quote_is_no_bound(written: str, lang: str, said: str) -> None:
+    """ "Chapter 1 › Section 2" is a path through a document, not 1 greater than Section 2."""
+    assert spoken_form(written, lang) == said
