@@ -40,3 +40,17 @@ def test_a_halide_s_minus_makes_a_single_capital_s_plus_an_ion_s(written: str, s
 def test_a_breadcrumb_s_angle_quote_is_no_bound(written: str, lang: str, said: str) -> None:
     """ "Chapter 1 › Section 2" is a path through a document, not 1 greater than Section 2."""
     assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean20: A⁺, B⁺ (espeak's English plus) beside O 마이너스
+        ("혈액형은 A⁺, B⁺, O⁻ 중 하나", "혈액형은 A 플러스, B 플러스, O 마이너스 중 하나"),
+        ("수혈할 때 AB⁺형은 O⁻형의 피를 받는다.", "수혈할 때 AB 플러스형은 O 마이너스형의 피를 받는다."),
+        ("A⁺ 학점과 C⁺ 클로저", "A⁺ 학점과 C⁺ 클로저"),  # no blood: as before
+    ],
+)
+def test_a_blood_group_s_sign_is_said_in_one_voice(written: str, said: str) -> None:
+    """A blood group's plus, "A⁺", is said as its minus is, in a text about blood: one voice, not espeak's plus."""
+    assert spoken_form(written, "ko") == said

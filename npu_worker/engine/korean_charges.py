@@ -51,6 +51,10 @@ _CHEMISTRY = re.compile(
 # A single capital's minus is said (above), one of no element too, "A⁻" (korean19: A hyphen): A 마이너스. The same capital's
 # plus is said with it, "V⁺ 단자와 V⁻ 단자": V 플러스 (korean18: V⁺, espeak's English "plus", beside V 마이너스); another
 # capital's as before, "V⁻ 단자, C⁺" (korean19: any minus made the text chemistry's, C 플러스 for a closure).
+# A blood group's sign in a text about blood, "혈액형은 A⁺, B⁺, O⁻" (korean20: A⁺, B⁺, espeak's English plus beside O
+# 마이너스; korean19 said B's only, B an element): A 플러스, B 플러스, AB 플러스.
+_BLOOD_TEXT = re.compile(r"혈액|수혈|(?i:\bblood\b)")
+_BLOOD_GROUPS = frozenset({"A", "B", "O", "AB"})
 _SINGLE_CAPITALS_MINUS = re.compile(r"(?<![A-Za-z\d₀-₉])([A-Z])⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])")
 # A one-sided limit's sign on a number or a letter alone, "x→0⁻", "a⁻" (no ion's, no power's: nothing after it): espeak
 # says "⁻" as "hyphen"; said minus, as "0⁺" is said plus by espeak (korean18: 0 hyphen). In a Korean sentence both in
@@ -85,12 +89,10 @@ def _one_sided(match: re.Match[str], words: dict[str, str]) -> str:
     return word + (particle or "")
 
 
-def _is_ion(
-    match: re.Match[str], about_chemistry: bool, minus_capitals: frozenset[str] = frozenset()
-) -> bool:
+def _is_ion(match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str] = frozenset()) -> bool:
     formula, size, sign = match.group(1, 2, 3)
-    if len(formula) == 1 and formula.isupper() and not size and (sign == "⁻" or formula in minus_capitals):
-        return True  # "V⁻", "A⁻", and "V⁺" beside "V⁻": a capital's sign said (above)
+    if not size and ((len(formula) == 1 and formula.isupper() and sign == "⁻") or formula in said_capitals):
+        return True  # "V⁻", "A⁻", and "V⁺" beside "V⁻", a blood group's "AB⁺": a capital's sign said (above)
     if not all(symbol in ELEMENTS for symbol in _SYMBOL.findall(formula)):
         return False
     return len(formula) > 1 or bool(size) or formula == "e" or sign == "⁻" or about_chemistry
@@ -102,8 +104,10 @@ def charges_spoken(text: str) -> str:
         return text
     # the text searched for chemistry once, not once for each "V⁺" (a text of them took 25 times as long: 0.5 s)
     about_chemistry = bool(_CHEMISTRY.search(text))
-    minus_capitals = frozenset(_SINGLE_CAPITALS_MINUS.findall(text)) if "⁻" in text else frozenset()
-    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, minus_capitals=minus_capitals), text)
+    said_capitals = frozenset(_SINGLE_CAPITALS_MINUS.findall(text)) if "⁻" in text else frozenset()
+    if _BLOOD_TEXT.search(text):
+        said_capitals |= _BLOOD_GROUPS
+    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, said_capitals=said_capitals), text)
 
 
 def charges_in_english(text: str) -> str:
@@ -113,10 +117,10 @@ def charges_in_english(text: str) -> str:
     return _CHARGE.sub(partial(_charge_in_english, about_chemistry=bool(_CHEMISTRY.search(text))), text)
 
 
-def _charge(match: re.Match[str], about_chemistry: bool, minus_capitals: frozenset[str]) -> str:
+def _charge(match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str]) -> str:
     """ "Ca²⁺" as Ca 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
     formula, size, sign, particle = match.groups()
-    if not _is_ion(match, about_chemistry, minus_capitals):
+    if not _is_ion(match, about_chemistry, said_capitals):
         return match.group()
     said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
     word = "플러스" if sign == "⁺" else "마이너스"
