@@ -54,3 +54,24 @@ def test_a_breadcrumb_s_angle_quote_is_no_bound(written: str, lang: str, said: s
 def test_a_blood_group_s_sign_is_said_in_one_voice(written: str, said: str) -> None:
     """A blood group's plus, "A⁺", is said as its minus is, in a text about blood: one voice, not espeak's plus."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        # korean20: f(a⁺) (espeak's English plus) beside f(a 마이너스)
+        ("f(a⁺)와 f(a⁻)가 같다.", "ko", "f(a 플러스)와 f(a 마이너스)가 같다."),
+        ("f(a⁻)와 f(a⁺)를 비교", "ko", "f(a 마이너스)와 f(a 플러스)를 비교"),
+        (
+            "값은 같다. The values f(a⁺) and f(a⁻) agree.",
+            "ko",
+            "값은 같다. The values f(a plus) and f(a minus) agree.",
+        ),
+        # a positive part with no minus beside it as before; lang=en's plus left to espeak as before
+        ("x⁺와 y⁻", "ko", "x⁺와 y 마이너스"),
+        ("The values f(a⁺) and f(a⁻) agree.", "en", "The values f(a⁺) and f(a minus) agree."),
+    ],
+)
+def test_a_letter_s_plus_beside_its_minus_is_said_alike(written: str, lang: str, said: str) -> None:
+    """ "f(a⁺)" and "f(a⁻)" are one limit's two sides: both in the sentence's words, not one left to espeak."""
+    assert spoken_form(written, lang) == said

@@ -71,19 +71,38 @@ IN_ENGLISH = {"⁻": " minus", "⁺": " plus"}
 IN_KOREAN = {"⁻": " 마이너스", "⁺": " 플러스"}
 
 
+# A letter's plus beside the same letter's minus, "f(a⁺)와 f(a⁻)" (korean20: f(a⁺), espeak's English plus, beside a
+# 마이너스): the two sides of one limit, said alike; "x⁺" with no "x⁻" a positive part as before.
+_LETTER_SIGN = re.compile(
+    rf"(?<![A-Za-z])([a-z])([⁺⁻])(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
+)
+
+
 def one_sided_said(text: str, words: dict[str, str] = ENGLISH_MINUS) -> str:
     """`text` with a one-sided limit's sign in `words`, "0⁻" 0 minus (once the ions and powers are read)."""
     if "⁻" not in text and "⁺" not in text:
         return text
-    return ONE_SIDED.sub(partial(_one_sided, words=words), text)
+    minus_letters = (
+        {m.group(1) for m in _LETTER_SIGN.finditer(text) if m.group(2) == "⁻"} if "⁺" in text else set()
+    )
+    text = ONE_SIDED.sub(lambda m: _sign_said(m.group(1), m.group(2), words), text)
+    if not minus_letters:
+        return text
+    return _LETTER_SIGN.sub(
+        lambda m: (
+            m.group(1) + _sign_said(m.group(2), m.group(3), words)
+            if m.group(1) in minus_letters
+            else m.group()
+        ),
+        text,
+    )
 
 
-def _one_sided(match: re.Match[str], words: dict[str, str]) -> str:
+def _sign_said(sign: str, particle: str | None, words: dict[str, str]) -> str:
     """A sign in `words`, a particle after a Korean word in its form, "0⁻으로": 0 마이너스로 (not 마이너스으로)."""
-    sign, particle = match.groups()
     word = words.get(sign)
     if word is None:
-        return match.group()
+        return sign + (particle or "")
     if particle and words is IN_KOREAN:
         return word + particle_after(word, particle)
     return word + (particle or "")
