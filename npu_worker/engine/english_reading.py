@@ -92,9 +92,11 @@ def heart(match: re.Match[str]) -> str:
 
 # The single angle quotes typed for "<" and ">" between a lone letter or number and a term, "x ‹ 2πr" (espeak said
 # nothing for it: x 2파이r; korean19 made them signs in a Korean text only, lang=en x two pi): as the signs; a French
-# quotation, "le ‹ mot ›", has a word before it, left.
+# quotation, "le ‹ mot ›", has a word before it, left; so is a breadcrumb's, "Chapter 1 › Section 2", "Step 2 › Done":
+# a label's number before it, a capitalised word after it (korean20: 1 > Section 2, greater than); "x › Tmax" a bound.
 _ANGLE_RELATION = re.compile(
     r"(?=[‹›])(?:(?<=(?<![A-Za-z])[A-Za-z\d] )|(?<=(?<![A-Za-z])[A-Za-z\d]))[‹›](?= ?[-−]?[\dA-Za-zα-ωπ(])"
+    r"(?!(?:(?<=\d[‹›])|(?<=\d [‹›])) ?[A-Z][a-z])"
 )
 
 

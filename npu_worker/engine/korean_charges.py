@@ -44,13 +44,17 @@ _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
 _CHEMISTRY = re.compile(
     r"이온|전하|용액|전해|원자|분자|화학|산화|환원|양성자|농도|염기|(?i:\bions?\b|charge|electrolyt|electron|proton|acid"
     r"|oxid|molecul|atom|chemi)|[A-Z][a-z]?[₀-₉]{0,2}(?:[A-Z][a-z]?[₀-₉]{0,2}|[¹²³⁴⁵⁶⁷])[⁺⁻]"
-    r"|[A-Z][a-z][⁺⁻]|e[⁺⁻]"
-)
+    r"|[A-Z][a-z][⁺⁻]|e[⁺⁻]|(?<![A-Za-z\d₀-₉])[FHI]⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])"
+)  # a halide's or a hydride's minus, "K⁺와 F⁻" (korean20: K⁺, espeak's English plus; "V⁻ 단자, C⁺" no chemistry)
 
 
 # A single capital's minus is said (above), one of no element too, "A⁻" (korean19: A hyphen): A 마이너스. The same capital's
 # plus is said with it, "V⁺ 단자와 V⁻ 단자": V 플러스 (korean18: V⁺, espeak's English "plus", beside V 마이너스); another
 # capital's as before, "V⁻ 단자, C⁺" (korean19: any minus made the text chemistry's, C 플러스 for a closure).
+# A blood group's sign in a text about blood, "혈액형은 A⁺, B⁺, O⁻" (korean20: A⁺, B⁺, espeak's English plus beside O
+# 마이너스; korean19 said B's only, B an element): A 플러스, B 플러스, AB 플러스.
+_BLOOD_TEXT = re.compile(r"혈액|수혈|(?i:\bblood\b)")
+_BLOOD_GROUPS = frozenset({"A", "B", "O", "AB"})
 _SINGLE_CAPITALS_MINUS = re.compile(r"(?<![A-Za-z\d₀-₉])([A-Z])⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])")
 # A one-sided limit's sign on a number or a letter alone, "x→0⁻", "a⁻" (no ion's, no power's: nothing after it): espeak
 # says "⁻" as "hyphen"; said minus, as "0⁺" is said plus by espeak (korean18: 0 hyphen). In a Korean sentence both in
@@ -67,30 +71,47 @@ IN_ENGLISH = {"⁻": " minus", "⁺": " plus"}
 IN_KOREAN = {"⁻": " 마이너스", "⁺": " 플러스"}
 
 
+# A letter's plus beside the same letter's minus, "f(a⁺)와 f(a⁻)" (korean20: f(a⁺), espeak's English plus, beside a
+# 마이너스): the two sides of one limit, said alike; "x⁺" with no "x⁻" a positive part as before.
+_LETTER_SIGN = re.compile(
+    rf"(?<![A-Za-z])([a-z])([⁺⁻])(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
+)
+
+
 def one_sided_said(text: str, words: dict[str, str] = ENGLISH_MINUS) -> str:
     """`text` with a one-sided limit's sign in `words`, "0⁻" 0 minus (once the ions and powers are read)."""
     if "⁻" not in text and "⁺" not in text:
         return text
-    return ONE_SIDED.sub(partial(_one_sided, words=words), text)
+    minus_letters = (
+        {m.group(1) for m in _LETTER_SIGN.finditer(text) if m.group(2) == "⁻"} if "⁺" in text else set()
+    )
+    text = ONE_SIDED.sub(lambda m: _sign_said(m.group(1), m.group(2), words), text)
+    if not minus_letters:
+        return text
+    return _LETTER_SIGN.sub(
+        lambda m: (
+            m.group(1) + _sign_said(m.group(2), m.group(3), words)
+            if m.group(1) in minus_letters
+            else m.group()
+        ),
+        text,
+    )
 
 
-def _one_sided(match: re.Match[str], words: dict[str, str]) -> str:
+def _sign_said(sign: str, particle: str | None, words: dict[str, str]) -> str:
     """A sign in `words`, a particle after a Korean word in its form, "0⁻으로": 0 마이너스로 (not 마이너스으로)."""
-    sign, particle = match.groups()
     word = words.get(sign)
     if word is None:
-        return match.group()
+        return sign + (particle or "")
     if particle and words is IN_KOREAN:
         return word + particle_after(word, particle)
     return word + (particle or "")
 
 
-def _is_ion(
-    match: re.Match[str], about_chemistry: bool, minus_capitals: frozenset[str] = frozenset()
-) -> bool:
+def _is_ion(match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str] = frozenset()) -> bool:
     formula, size, sign = match.group(1, 2, 3)
-    if len(formula) == 1 and formula.isupper() and not size and (sign == "⁻" or formula in minus_capitals):
-        return True  # "V⁻", "A⁻", and "V⁺" beside "V⁻": a capital's sign said (above)
+    if not size and ((len(formula) == 1 and formula.isupper() and sign == "⁻") or formula in said_capitals):
+        return True  # "V⁻", "A⁻", and "V⁺" beside "V⁻", a blood group's "AB⁺": a capital's sign said (above)
     if not all(symbol in ELEMENTS for symbol in _SYMBOL.findall(formula)):
         return False
     return len(formula) > 1 or bool(size) or formula == "e" or sign == "⁻" or about_chemistry
@@ -102,8 +123,10 @@ def charges_spoken(text: str) -> str:
         return text
     # the text searched for chemistry once, not once for each "V⁺" (a text of them took 25 times as long: 0.5 s)
     about_chemistry = bool(_CHEMISTRY.search(text))
-    minus_capitals = frozenset(_SINGLE_CAPITALS_MINUS.findall(text)) if "⁻" in text else frozenset()
-    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, minus_capitals=minus_capitals), text)
+    said_capitals = frozenset(_SINGLE_CAPITALS_MINUS.findall(text)) if "⁻" in text else frozenset()
+    if _BLOOD_TEXT.search(text):
+        said_capitals |= _BLOOD_GROUPS
+    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, said_capitals=said_capitals), text)
 
 
 def charges_in_english(text: str) -> str:
@@ -113,10 +136,10 @@ def charges_in_english(text: str) -> str:
     return _CHARGE.sub(partial(_charge_in_english, about_chemistry=bool(_CHEMISTRY.search(text))), text)
 
 
-def _charge(match: re.Match[str], about_chemistry: bool, minus_capitals: frozenset[str]) -> str:
+def _charge(match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str]) -> str:
     """ "Ca²⁺" as Ca 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
     formula, size, sign, particle = match.groups()
-    if not _is_ion(match, about_chemistry, minus_capitals):
+    if not _is_ion(match, about_chemistry, said_capitals):
         return match.group()
     said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
     word = "플러스" if sign == "⁺" else "마이너스"
