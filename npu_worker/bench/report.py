@@ -194,13 +194,15 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {r['transport']} | {r['rate']:g} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(o['max'])} |"
             )
+    health_said = report.get("health") or {}
     if gone := (report.get("health_after") or {}).get("unreachable"):
         lines += [
             "",
             f"**The worker could not be reached after the run** ({gone}): it may have died under it.",
         ]
-    elif lost := lost_under_load(report.get("health") or {}, report.get("health_after") or {}):
+    elif (after := report.get("health_after")) and (lost := lost_under_load(health_said, after)):
         # restarted or failed under the load: the command ends with exit 1, and the record said nothing
+        # (a report from before `health_after` was recorded, rerendered, has none to compare)
         lines += ["", f"**Not the figures of a worker that lived through the run**: {lost}."]
     errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
     if errors:
