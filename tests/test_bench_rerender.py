@@ -73,3 +73,15 @@ def test_a_json_that_is_no_run_is_refused_in_one_line(tmp_path):
     assert all("not a bench run's report" in line for line in lines), lines
     assert "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.json", "list.json", "partial.json"]
+
+
+def test_a_run_recorded_before_health_after_is_rerendered_without_a_lost_worker_line(tmp_path):
+    """A run JSON from before `health_after` was recorded has no status after the run to compare: its
+    rerendered markdown says nothing of a worker lost under the load (its `ok` before, and no `ok`
+    after, read as one restarted); one whose `/health` said `loading` after the run says it."""
+    old = {**report_of("old"), "health": {"status": "ok", "backend": "tone", "device": "cpu"}}
+    write_report(old, tmp_path / "old")
+    rerender(tmp_path / "old.json")
+    assert "lived through the run" not in (tmp_path / "old.md").read_text(encoding="utf-8")
+    restarted = {**old, "health_after": {"status": "loading"}}
+    assert "**Not the figures of a worker that lived through the run**" in markdown(restarted)

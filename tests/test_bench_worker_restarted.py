@@ -63,3 +63,9 @@ async def test_a_worker_loading_again_after_the_run_ends_the_bench_with_exit_1(t
         "npu-worker bench: the worker's /health said 'loading' after the run, 'ok' before: it may have"
         " restarted or failed under the load; 0 of 1 requests failed"
     ), err
+    # the markdown record says it too (it read as a clean run's; `--mode fragments`' record said it)
+    record = (tmp_path / "run.md").read_text()
+    assert (
+        "**Not the figures of a worker that lived through the run**: the worker's /health said 'loading'"
+        " after the run, 'ok' before" in record
+    ), record
