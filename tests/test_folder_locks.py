@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,20 @@ def holder(script: str, folder: Path):
     finally:
         process.kill()
         process.wait(seconds(30))
+
+
+def waiting_on(lock_file: Path) -> None:
+    """Return once someone waits for the `flock` on `lock_file` (a `->` line of /proc/locks names its
+    inode): the waiter has opened that very file. There is no event for it: polled, with a deadline."""
+    info = lock_file.stat()
+    inode = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    deadline = time.monotonic() + seconds(30)
+    while not any(
+        " -> FLOCK " in line and inode in line.split()
+        for line in Path("/proc/locks").read_text(encoding="ascii").splitlines()
+    ):
+        assert time.monotonic() < deadline, f"no one came to wait on {lock_file}"
+        time.sleep(0.01)
 
 
 @as_root
@@ -127,7 +142,8 @@ def test_two_workers_on_one_voices_folder_still_take_turns(tmp_path, ending):
     with holder(HOLD_AS_A_WORKER, voices) as other:
         thread = threading.Thread(target=change, daemon=True)
         thread.start()
-        assert not entered.wait(seconds(0.5)), "a change ran while another worker held the folder"
+        waiting_on(voices / LOCK_NAME)  # (so `ended` removes the very file it waits on)
+        assert not entered.is_set(), "a change ran while another worker held the folder"
         if ending == "killed":
             os.kill(other.pid, signal.SIGKILL)  # its lock let go by the kernel, its file left
         else:
