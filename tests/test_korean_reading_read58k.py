@@ -1,0 +1,40 @@
+"""Stop 58's last reading of the Korean/English reading (read58k): what korean19's generic type's brackets still took
+from two bounds joined by a comma."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken_form
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # korean19 (rvk19 mended only a ">" glued to a number): len<10, size>는 0이면 오류, "=" the copula, no bound said
+        ("len<10, size>=0이면 오류", "len 10 미만, size 0 이상이면 오류"),
+        ("ab<3, cd>=2이면", "ab 3 미만, cd 2 이상이면"),  # korean19: ab<3, cd>는 2이면
+        ("len<5, size> 3이면 오류", "len 5 미만, size 3 초과이면 오류"),  # korean19: held as written
+        (
+            "num<10, val> -1이면",
+            "num 10 미만, val 마이너스 1 초과이면",
+        ),  # korean19: num<10, val> 마이너스 1이면
+    ],
+)
+def test_two_bounds_joined_by_a_comma_with_a_spaced_or_an_equal_bound_are_said(text, said):
+    assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Array<5> x;",
+        "std::array<int, 5> a;",
+        "Map<K, V> m;",
+        "Array<5>는 배열이다",
+        "List<String> 타입",
+        "Map<K, List<V>> m;",
+    ],
+)
+def test_a_generic_types_brackets_are_held_as_written_still(text):
+    assert spoken_form(text, "ko") == text
