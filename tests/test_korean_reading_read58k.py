@@ -15,13 +15,14 @@ from npu_worker.engine.korean_reading import spoken_form
         ("len<10, size>=0이면 오류", "len 10 미만, size 0 이상이면 오류"),
         ("ab<3, cd>=2이면", "ab 3 미만, cd 2 이상이면"),  # korean19: ab<3, cd>는 2이면
         ("len<5, size> 3이면 오류", "len 5 미만, size 3 초과이면 오류"),  # korean19: held as written
+        ("ab<3, cd>-1이면", "ab 3 미만, cd 마이너스 1 초과이면"),  # korean19: ab<3, cd>마이너스 1이면
         (
             "num<10, val> -1이면",
             "num 10 미만, val 마이너스 1 초과이면",
         ),  # korean19: num<10, val> 마이너스 1이면
     ],
 )
-def test_two_bounds_joined_by_a_comma_with_a_spaced_or_an_equal_bound_are_said(text, said):
+def test_two_bounds_joined_by_a_comma_with_an_equal_a_spaced_or_a_signed_bound_are_said(text, said):
     assert spoken_form(text, "ko") == said
 
 
