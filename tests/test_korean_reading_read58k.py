@@ -39,3 +39,29 @@ def test_two_bounds_joined_by_a_comma_with_an_equal_a_spaced_or_a_signed_bound_a
 )
 def test_a_generic_types_brackets_are_held_as_written_still(text):
     assert spoken_form(text, "ko") == text
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [  # korean19: L-I-N-I제로.₈Co₀.₁…, N-I제로.₈, F-E제로.₅O, C-O제로.₂ (the first count half read)
+        ("LiNi₀.₈Co₀.₁Mn₀.₁O₂ 양극재", "LiNi₀.₈Co₀.₁Mn₀.₁O투 양극재"),  # as at d69ca74
+        ("Ni₀.₈ 비율", "Ni₀.₈ 비율"),
+        ("Fe₀.₅O", "Fe₀.₅O"),
+        ("Co₀.₂", "Co₀.₂"),
+    ],
+)
+def test_a_formula_with_a_decimal_count_is_not_half_read(text, said):
+    assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Fe₂O₃", "F-E투O쓰리"),
+        ("2H₂SO₄", "2 H투S-O포"),
+        ("C₆H₁₂O₆", "C식스H트웰브O식스"),
+        ("LiCoO₂ 양극", "L-I-C-O-O투 양극"),
+    ],
+)
+def test_a_formula_with_whole_counts_is_read_whole_still(text, said):
+    assert spoken_form(text, "ko") == said
