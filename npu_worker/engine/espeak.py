@@ -223,7 +223,7 @@ class EspeakEngine:
         self.stream_into(SynthesisRequest("가", DEFAULT_LANG), lambda _: True)
 
     def warm_up_reader(self) -> None:
-        """The reader's patterns a lecture's texts use compile now (`lazy_re`: 121 of 286), not at a request."""
+        """The reader's patterns a lecture's texts use compile now (`lazy_re`; 121 of 286 at d69ca74), not at a request."""
         espeak_text(SynthesisRequest(READER_WARM_UP, DEFAULT_LANG))
 
     @property

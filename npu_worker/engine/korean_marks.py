@@ -111,9 +111,10 @@ _FORMULA_PART = re.compile(r"([A-Z]{1,4})([₀-₉]?)")
 # ... and one with a coefficient, an element of two letters or a count of two digits, "2H₂SO₄", "Fe₂O₃", "CaCO₃", "C₆H₁₂O₆"
 # (korean18: 2H₂S-O포, Fe₂O쓰리, CaCO₃, C₆H₁₂O식스: the rules above took its last part or none): each element spelled in
 # capitals, its count in English words, the coefficient a number apart: 2 H투S-O포, F-E투O쓰리, C-A-C-O쓰리, C식스H트웰브O식스.
-# Only symbols of elements (`korean_charges.ELEMENTS`) with a count after one of them.
+# Only symbols of elements (`korean_charges.ELEMENTS`) with a count after one of them; not one with a decimal count, a
+# cathode's "LiNi₀.₈Co₀.₁Mn₀.₁O₂", "Ni₀.₈" (korean19: L-I-N-I제로.₈Co₀.₁…, its first count half read), as written.
 _ELEMENT_FORMULA = re.compile(
-    r"(?<![A-Za-z\d.\-₀-₉])(\d{1,2}(?=[A-Z]))?((?:[A-Z][a-z]?[₀-₉]{0,2}){1,8})(?![A-Za-z\d₀-₉]|\.\d)"
+    r"(?<![A-Za-z\d.\-₀-₉])(\d{1,2}(?=[A-Z]))?((?:[A-Z][a-z]?[₀-₉]{0,2}){1,8})(?![A-Za-z\d₀-₉]|\.[\d₀-₉])"
 )
 # A range of such names, "Q1~Q3", "H1~H2" (espeak: Q원 Q쓰리, the tilde unsaid): Q원에서 Q쓰리; and a quarter
 # written "1Q", "3Q" (일 큐) as Korean reports say it, 1분기.

@@ -60,9 +60,10 @@ from .text_form import readable
 _ADDRESS = re.compile(r"(?:https?://|www\.)[A-Za-z\d.\-:]{1,253}(/[!-~]{0,2000}[\w/=#&%+\-])?")
 # ... and a generic type's brackets, "Array<5> x;", "std::array<int, 5> a;" (korean18: Array 5 미만 미만 x;, 5 미만 a;), held as
 # a path is: no comparison (a name of two characters or more glued before its "<"). Not a ">" glued to a name or a number,
-# two bounds' "len<5, size>3" (korean19 held it: len<5, size>3).
+# two bounds' "len<5, size>3" (korean19 held it: len<5, size>3), nor a ">=" or a ">" before a spaced or signed number,
+# "len<10, size>=0", "len<5, size> 3", "ab<3, cd>-1" (korean19: len<10, size>는 0, len<5, size> 3, cd>마이너스 1).
 _GENERIC = re.compile(
-    r"(?<=[A-Za-z_:][A-Za-z\d_])(<[A-Za-z\d_:]{1,40}(?:, ?[A-Za-z\d_:]{1,40}){0,3}>)(?![A-Za-z\d_])"
+    r"(?<=[A-Za-z_:][A-Za-z\d_])(<[A-Za-z\d_:]{1,40}(?:, ?[A-Za-z\d_:]{1,40}){0,3}>)(?![A-Za-z\d_=]| ?[-−]?\d)"
 )
 _FIRST_PRIVATE_USE, _PRIVATE_USE_COUNT = 0xE000, 6400
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")

@@ -1,7 +1,8 @@
 """`re` for the text readings' modules (`korean_*`, `english_*`, `sentence_ends`), its `compile` deferred to a
-pattern's first use. Their 286 patterns took ≈ 190 ms of CPU to compile at import (Python 3.11's `re` fills a
-`[가-힣]` class's bitmap one character at a time, in Python), in every espeak child before its `READY`; a
-lecture's texts use 121 of them, which the espeak engine's load reads once (`EspeakEngine.warm_up_reader`; ZipVoice's tokenizer when made).
+pattern's first use. Their patterns (286 at d69ca74) took ≈ 190 ms of CPU to compile at import (Python 3.11's
+`re` fills a `[가-힣]` class's bitmap one character at a time, in Python), in every espeak child before its `READY`;
+a lecture's texts used 121 of them, which the espeak engine's load reads once (`EspeakEngine.warm_up_reader`;
+ZipVoice's tokenizer when made).
 
 Each module imports this as `re`, so a pattern is written `re.compile(...)` as anywhere else. A pattern compiles
 at the first look at anything but its source (`pattern`, which composed patterns read) and then sets the
