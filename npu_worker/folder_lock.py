@@ -84,3 +84,17 @@ def locked_directory(path: str | Path, *, wait: bool = True) -> Iterator[None]:
             yield
     finally:
         os.close(dir_fd)
+
+
+@contextlib.contextmanager
+def locked_private_folder(path: str | Path, *, wait: bool = True) -> Iterator[None]:
+    """A `flock` on the folder itself, for a folder no other user can open (a specialisation's scratch
+    folder, `tempfile`'s 0700): no file is made in it, so it is taken on a disk out of inodes (the
+    worker then compiles uncached and says why), and a worker of an earlier version holding the folder
+    this way is still seen as its live user by `remove_dead_scratch`."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+    finally:
+        os.close(descriptor)

@@ -46,6 +46,7 @@ with locked_directory(sys.argv[1], wait=False):
     print("held", flush=True)
     sys.stdin.readline()
 """
+HOLD_AS_A_SPECIALISATION = HOLD_AS_A_WORKER.replace("locked_directory", "locked_private_folder")
 
 
 @contextlib.contextmanager
@@ -162,7 +163,7 @@ def test_a_live_scratch_folder_is_kept_and_a_killed_ones_removed(tmp_path):
     scratch = tmp_path / f"{SCRATCH_PREFIX}abc"
     scratch.mkdir(mode=0o700)
     (scratch / "fm_decoder.onnx").write_bytes(b"graph")
-    with holder(HOLD_AS_A_WORKER, scratch) as specialising:
+    with holder(HOLD_AS_A_SPECIALISATION, scratch) as specialising:
         assert remove_dead_scratch(tmp_path) == 0 and scratch.is_dir()
         os.kill(specialising.pid, signal.SIGKILL)
         specialising.wait(seconds(30))

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_worker.engine import dynamic_bias, ran_out, relshift
-from npu_worker.folder_lock import locked_directory
+from npu_worker.folder_lock import locked_private_folder
 
 log = logging.getLogger(__name__)
 # Part of the QNN context cache's key (providers.py): bump it when the graph this module writes changes.
@@ -37,9 +37,7 @@ VERSION = 2
 # Only shape propagation, constant folding and dead-node removal are needed (onnxruntime fuses what it
 # runs itself); skipping the rest halves the time.
 SKIPPED = ("graph_fusion", "subexpression_elimination", "weight_tying")
-SCRATCH_PREFIX = (
-    "specialise-"  # a folder per specialised graph, held (its lock file, folder_lock.py) while in use
-)
+SCRATCH_PREFIX = "specialise-"  # a folder per specialised graph (0700), held (flock) while in use
 SHAPE_OPS = ("Shape", "Size")  # their value is the input's shape, static here whatever the data
 RANDOM_OPS = (
     "RandomNormal",
@@ -226,7 +224,7 @@ def static_graph(model_path: Path, dims: dict[str, int], work_dir: Path | None) 
         tempfile.TemporaryDirectory(
             dir=work_dir, prefix=SCRATCH_PREFIX, ignore_cleanup_errors=True
         ) as scratch,
-        locked_directory(scratch, wait=False),  # in use: `remove_dead_scratch` leaves it
+        locked_private_folder(scratch, wait=False),  # in use: `remove_dead_scratch` leaves it
     ):
         try:
             graph = specialise(model_path, dims, Path(scratch) / model_path.name)
@@ -249,7 +247,7 @@ def remove_dead_scratch(work_dir: Path) -> int:
         if folder.is_symlink() or not folder.is_dir():
             continue
         try:
-            with locked_directory(folder, wait=False):
+            with locked_private_folder(folder, wait=False):
                 shutil.rmtree(folder)
             removed += 1
         except OSError:  # BlockingIOError: being specialised now; gone meanwhile; not ours to remove
