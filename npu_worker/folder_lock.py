@@ -16,22 +16,26 @@ import errno
 import fcntl
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 LOCK_NAME = ".npu-worker.lock"
 # O_NONBLOCK: a FIFO planted at the name is refused below, never waited on at the open.
 LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+NO_FLOCK = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)  # a filesystem that takes none (some NFS)
+# Told a filesystem takes no `flock` (the OSError): a caller that may go on without the lock says so;
+# without one, that OSError is raised.
+NoFlock = Callable[[OSError], None]
 
 
-def open_lock_file(dir_fd: int) -> int:
+def open_lock_file(dir_fd: int, name: str = LOCK_NAME) -> int:
     """The folder's lock file, made if missing; PermissionError when what is at its name is not a plain
     file of this user (another's could be held by them), ELOOP when it is a link (never followed)."""
-    descriptor = os.open(LOCK_NAME, LOCK_FLAGS, 0o600, dir_fd=dir_fd)
+    descriptor = os.open(name, LOCK_FLAGS, 0o600, dir_fd=dir_fd)
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-            raise PermissionError(errno.EPERM, f"its {LOCK_NAME} is not a plain file of this user: remove it")
+            raise PermissionError(errno.EPERM, f"its {name} is not a plain file of this user: remove it")
         if info.st_mode & 0o077:  # one others could open (read-only is enough to hold a flock)
             os.fchmod(descriptor, 0o600)
     except BaseException:
@@ -41,29 +45,32 @@ def open_lock_file(dir_fd: int) -> int:
 
 
 @contextlib.contextmanager
-def holding_folder_lock(dir_fd: int, *, wait: bool = True) -> Iterator[None]:
+def holding_folder_lock(
+    dir_fd: int, *, wait: bool = True, name: str = LOCK_NAME, no_flock: NoFlock | None = None
+) -> Iterator[None]:
     """Hold the lock of the folder open at `dir_fd` while inside: across threads (each entry opens its
     own descriptor) and processes. `wait=False`: BlockingIOError at once when another holds it. The
-    file is removed at the end while still held (the folder is left as it was found)."""
-    descriptor = _take_lock_file(dir_fd, wait)
+    file (`name`: make-test-model's has its own) is removed at the end while still held (the folder is
+    left as it was found). `no_flock`: see `NoFlock`."""
+    descriptor = _take_lock_file(dir_fd, wait, name, no_flock)
     try:
         yield
     finally:
         try:
             with contextlib.suppress(OSError):  # a file left behind blocks no one
-                os.unlink(LOCK_NAME, dir_fd=dir_fd)
+                os.unlink(name, dir_fd=dir_fd)
         finally:
             os.close(descriptor)
 
 
-def _take_lock_file(dir_fd: int, wait: bool) -> int:
+def _take_lock_file(dir_fd: int, wait: bool, name: str, no_flock: NoFlock | None) -> int:
     """The held lock file's descriptor. One that waited on a file its holder removed at its end holds
     a file no longer at the name: it opens the one there now (or makes it) instead."""
     while True:
-        descriptor = open_lock_file(dir_fd)
+        descriptor = open_lock_file(dir_fd, name)
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-            now: os.stat_result | None = os.stat(LOCK_NAME, dir_fd=dir_fd, follow_symlinks=False)
+            _flock(descriptor, wait, no_flock)
+            now: os.stat_result | None = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             now = None
         except BaseException:
@@ -75,12 +82,23 @@ def _take_lock_file(dir_fd: int, wait: bool) -> int:
         os.close(descriptor)
 
 
+def _flock(descriptor: int, wait: bool, no_flock: NoFlock | None) -> None:
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if no_flock is None or exc.errno not in NO_FLOCK:
+            raise
+        no_flock(exc)
+
+
 @contextlib.contextmanager
-def locked_directory(path: str | Path, *, wait: bool = True) -> Iterator[None]:
+def locked_directory(
+    path: str | Path, *, wait: bool = True, name: str = LOCK_NAME, no_flock: NoFlock | None = None
+) -> Iterator[None]:
     """`holding_folder_lock` for the folder at `path`."""
     dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        with holding_folder_lock(dir_fd, wait=wait):
+        with holding_folder_lock(dir_fd, wait=wait, name=name, no_flock=no_flock):
             yield
     finally:
         os.close(dir_fd)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import fcntl
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from npu_worker.folder_lock import locked_directory
 from npu_worker.other_writers import shared_with_others
 from npu_worker.testing.zipvoice_model import (
     FILE_NAMES,
@@ -56,53 +56,25 @@ def _precision(text: str) -> str:
 
 
 LOCK = ".make-test-model.lock"  # held (flock) by the build writing the folder; removed at its end
-NO_FLOCK = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)  # a filesystem that takes none (some NFS)
 
 
 def say(line: str) -> None:
     print(f"npu-worker make-test-model: {line}", file=sys.stderr)
 
 
-@contextlib.contextmanager
-def build_lock(out: Path) -> Iterator[None]:
-    """Hold `out`'s lock file for the build (BlockingIOError at once when another build holds it). A
-    file only this user can open, made in a folder only this user can write (`run` checks first): the
-    lock was a `flock` on the folder itself, which any local user could open read-only and hold, so
-    refusing every build. Removed at the end while still held; a build that opened the old file as it
-    was removed finds another file at the name and opens that one instead."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    while True:
-        descriptor = os.open(out / LOCK, flags, 0o600)  # (a link there: ELOOP, never followed)
-        try:
-            _flock(descriptor, out)
-            now = os.stat(out / LOCK, follow_symlinks=False)
-        except FileNotFoundError:
-            now = None  # removed by the build that held it, as this one waited for it
-        except BaseException:
-            os.close(descriptor)
-            raise
-        mine = os.fstat(descriptor)
-        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
-            break
-        os.close(descriptor)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(out / LOCK)
-        os.close(descriptor)
+def build_lock(out: Path) -> contextlib.AbstractContextManager[None]:
+    """Hold `out`'s lock file for the build (BlockingIOError at once when another build holds it):
+    `folder_lock`'s, under its own name. A file only this user can open, made in a folder only this
+    user can write (`run` checks first): the lock was a `flock` on the folder itself, which any local
+    user could open read-only and hold, so refusing every build. A filesystem that takes no `flock`
+    builds as it did, with a warning."""
 
-
-def _flock(descriptor: int, out: Path) -> None:
-    """Take the lock: a filesystem that takes no `flock` builds as it did, with a warning."""
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        if exc.errno not in NO_FLOCK:
-            raise
+    def no_flock(exc: OSError) -> None:
         say(
             f"warning: {out}'s filesystem takes no lock ({exc.strerror}): two builds at once are not kept apart"
         )
+
+    return locked_directory(out, wait=False, name=LOCK, no_flock=no_flock)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     except OSError as exc:  # a file where the folder goes, too: one line, not a traceback
-        if exc.errno == errno.ELOOP and exc.filename == str(out / LOCK):
+        if exc.errno == errno.ELOOP and exc.filename == LOCK:  # (opened in the folder, by its name)
             say(
                 f"{out / LOCK} is a symbolic link, not the lock file a build makes (never followed): remove it"
             )
