@@ -160,7 +160,12 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "share_of_growth": round(share, 3),
         }
     counted = ("worker_gc", "worker_gc_gen2", "child_gc", "slow_callbacks")
-    flags = ("queued_over_1ms", "queued_with_lane_idle", "lane_idle_at_arrival")
+    flags = (
+        "queued_over_1ms",
+        "queued_with_lane_idle",
+        "lane_idle_at_arrival",
+        "to_lane_off_run_queue_over_1ms",
+    )
 
     def tally(group: list[dict[str, Any]]) -> dict[str, Any]:
         found: dict[str, Any] = {name: sum(1 for r in group if r["causes"][name]) for name in counted + flags}
@@ -307,6 +312,9 @@ def report(
         row = {"total": round(1000 * (request["done"] - request["sent"]), 3), "hops": hops}
         row["causes"] = causes(request, job, worker, children)
         row["run_queue"] = run_queue_of(job, child)
+        # the lane woken by the child's frame, on a core but not running it: the GIL (or the syscall's own work)
+        off_queue = hops["to_lane"] - (row["run_queue"]["to_lane"] or 0.0)
+        row["causes"]["to_lane_off_run_queue_over_1ms"] = off_queue > 1
         grouped.setdefault((request["route"], request["rate"]), []).append(row)
     result: dict[str, Any] = {"unmatched": unmatched}
     for (route, rate), rows in sorted(grouped.items()):
