@@ -105,14 +105,14 @@ def signal_all(pid: int, signum: int) -> list[int]:
 def read_notes(
     notes: Path, children: list[int], limit: float = 30.0
 ) -> tuple[dict[str, Any], dict[int, Any]]:
-    """The notes each process wrote on SIGUSR2 (polled: a signal's handler has no event to await here)."""
+    """The notes each process wrote on SIGUSR2, each renamed into place once whole (polled with a
+    deadline: a signal's handler in another process has no event to await here)."""
     wanted = [notes / "worker.json", *(notes / f"child-{pid}.json" for pid in children)]
     deadline = time.monotonic() + limit
     while not all(path.exists() for path in wanted):
         if time.monotonic() > deadline:
             raise RuntimeError(f"no notes from {[str(p) for p in wanted if not p.exists()]}")
         time.sleep(0.05)
-    time.sleep(0.2)  # (a file seen may still be being written: read it once its writer is done)
     worker = json.loads(wanted[0].read_text())
     return worker, {pid: json.loads(path.read_text()) for pid, path in zip(children, wanted[1:], strict=True)}
 

@@ -90,8 +90,10 @@ def _tail_hops_child():
 
     def dump(*_):
         body = {"writes": writes, "reads": reads, "gc": collections}
-        with open(os.path.join(out, "child-%d.json" % os.getpid()), "w") as file:
+        path = os.path.join(out, "child-%d.json" % os.getpid())
+        with open(path + ".part", "w") as file:
             json.dump(body, file)
+        os.replace(path + ".part", path)  # (whole when the benchmark sees it)
 
     def clear(*_):
         del writes[:], reads[:], collections[:]
@@ -143,7 +145,8 @@ class Notes:
     def dump(self, path: Path) -> None:
         body = {"jobs": self.jobs, "slow": self.slow, "gc": self.gc, "callbacks": self.callbacks}
         body["thread_ids"] = self.thread_ids
-        path.write_text(json.dumps(body))
+        path.with_suffix(".part").write_text(json.dumps(body))
+        path.with_suffix(".part").replace(path)  # (whole when the benchmark sees it)
 
 
 def probe_admission(notes: Notes) -> None:
