@@ -7,15 +7,20 @@ the probes of `tail_hops_probes.py` in the worker and its espeak children (the h
 `tail_hops_report.py`), and prints, for each route and rate, each hop's median over all requests and
 over the slowest 5 %, and its share of the difference; then how many of the slowest and of all met
 each candidate cause: a collection in the worker (gen 2 apart) or in its child, a loop callback over
-1 ms, a wait in the queue (with a lane idle when it came), and which engine thread took it.
+1 ms, a wait in the queue (with a lane idle when it came), the lane off the run queue yet not running
+at its first frame (the GIL), and which engine thread took it. In the hops that wait on one thread, the
+part that thread was runnable without a core (its schedstat's run-queue wait); each thread's CPU and
+run-queue wait a request over each phase, read from /proc by this process.
 
 The worker is `npu-worker serve --cache-max-bytes 0` of the checkout `PYTHONPATH` names (its bytecode
 written first, as server_overhead.py does), under this script's `--wrapped DIR`; ten warm-up previews
 and a `/synth`, then the notes are cleared and the runs go. The probes cost the worker a clock read
-and a call at each hop, a timed call a loop callback and a clock read a child's write: compare two
-checkouts with this script, interleaved, not its totals with server_overhead.py's.
+and a call at each hop, two `thread_time` a loop callback, ≈ 6 schedstat reads a preview in the worker
+and ≈ 7 in the child (≈ 35 µs each at load 16): compare two checkouts with this script, interleaved,
+not its totals with server_overhead.py's. `--raw RAW` keeps the requests and every process's notes
+(≈ 1 MB a run); `--from-raw RAW` reads the report from them again, with no run.
 
-    PYTHONPATH=<checkout> python benchmarks/tail_hops.py [--rates 20 40] [--out FILE]
+    PYTHONPATH=<checkout> python benchmarks/tail_hops.py [--rates 20 40] [--out FILE] [--raw RAW]
 """
 
 from __future__ import annotations
