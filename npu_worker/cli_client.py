@@ -32,6 +32,7 @@ from npu_worker.cli_stops import (
     AnswerStops,
     answer_cut,
     cancel_on_interrupt,
+    ended_unfetched,
     left_behind,
     raise_terminated,
     stopped_as,
@@ -318,6 +319,9 @@ def run_batch(args: argparse.Namespace) -> int:
         with sigterm_handled_by(raise_terminated):
             bar.end_line()
             word, status = stopped_as(stop)
+            if (ended := ended_unfetched(bar, word, out_dir)) is not None:  # (`--poll`: no DELETE)
+                say(ended[0])
+                return status if ended[1] is None else ended[1]
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return status
     printed = Printed()

@@ -136,6 +136,24 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: Progr
     return f"job {job_id} cancelled, {done} of {total} sections done (their wavs are kept)"
 
 
+def ended_unfetched(bar: ProgressBar, word: str, out_dir: Path) -> tuple[str, int | None] | None:
+    """A `batch --poll` stopped once a polled status said its job had ended, before its result came:
+    what was made (the status's counts) and the work's exit status (None: the counts were not said, the
+    stop's stands). None while the job runs. It sent a DELETE for the ended job, with `terminated`, 143
+    and "job … had already ended", no word of the wavs made."""
+    if bar.job_id is None or bar.polled_status not in ("done", "cancelled"):
+        return None
+    said = f"npu-worker batch: {word} as it fetched its result; job {bar.job_id} had {bar.polled_status}"
+    fetch = f"GET /jobs/{bar.job_id}/result has its result"
+    total = len(bar.chars)
+    if bar.polled_split is None or sum(bar.polled_split) != bar.polled_done:
+        return f"{said}: {bar.polled_done} of {total} sections done, their wavs in {out_dir} ({fetch})", None
+    ok, failed = bar.polled_split
+    whole = bar.polled_status == "done" and ok == total
+    made = f"{ok}/{total} sections ok" + (f", {failed} failed" if failed else "")
+    return f"{said}; the work was done: {made}, their wavs in {out_dir} ({fetch})", 0 if whole else 1
+
+
 def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path) -> str:
     """What became of the job of a batch given up on (the worker unreachable, loading past
     --wait-limit, gone): it was left running without a word, so a run started again made the same
