@@ -8,6 +8,7 @@ import argparse
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,14 @@ def raise_terminated(signum: int, frame: Any) -> None:
 
 
 class AnswerStops:
-    """`synth`'s stops once the worker's answer is in (`hold`, the client's `on_answer`): the work is
-    done, so a Ctrl-C, SIGTERM or SIGHUP from then until `release` is remembered, not raised, and the
-    command says it as for a stop while it prints (the work's status). Raised, it unwound the client
-    before the command had the answer: `terminated` and 143 for a wav whole on disk. Until `hold`, a
-    stop ends the wait at once; an ignored one (`nohup`) stays ignored; off the main thread, no hold.
+    """`synth`'s stops once the worker's answer has begun (`reading`, the client's `on_reading`): the
+    work is done, so a Ctrl-C, SIGTERM or SIGHUP from then until `release` is remembered, not raised,
+    and cuts the answer's read if it is still under way (`cut`: a stalled answer never holds a stop);
+    the command says it as for a stop while it prints (the work's status), or, the answer cut, with
+    the stop's status. Raised, it unwound the client before the command had the answer: `terminated`
+    and 143 for a wav whole on disk; held from the answer read whole (`on_answer`), a stop in the
+    instant before did so still. Until then a stop ends the wait at once; an ignored one (`nohup`)
+    stays ignored; off the main thread, no hold.
     `batch` holds them from its job's `done` (`from_done`) for the `with` block around the client
     (`held` after it): a stop as the client made its result was 143 and a DELETE of the ended job."""
 
@@ -58,6 +62,7 @@ class AnswerStops:
         self.came: list[int] = []
         self._before: dict[int, Any] = {}
         self.held: KeyboardInterrupt | None = None
+        self.cut: Callable[[], None] | None = None
 
     def __enter__(self) -> AnswerStops:
         return self
@@ -77,6 +82,11 @@ class AnswerStops:
 
         return told
 
+    def reading(self, cut: Callable[[], None]) -> None:
+        """`hold`, a stop from now on also calling `cut` (the answer's read ends at once)."""
+        self.cut = cut
+        self.hold()
+
     def hold(self) -> None:
         if threading.current_thread() is not threading.main_thread() or self._before:
             return
@@ -86,12 +96,15 @@ class AnswerStops:
 
     def _remember(self, signum: int, frame: Any) -> None:
         self.came.append(signum)
+        if self.cut is not None:
+            self.cut()
 
     def release(self) -> KeyboardInterrupt | None:
         """The handlers before are back; the first stop held, as the exception it would have raised."""
         for signum, before in self._before.items():
             signal.signal(signum, before)
         self._before.clear()
+        self.cut = None
         if not self.came:
             return None
         signum = self.came[0]

@@ -1,10 +1,13 @@
 """The client commands stopped once the worker had done the work, before the command had its result,
 against a real `serve --port 0` (espeak): `batch --poll` stopped between the poll that said its job had
 ended and the fetch of its result sent a DELETE for the ended job and said `terminated`, 143 and "job …
-had already ended", with no word of the wavs made."""
+had already ended", with no word of the wavs made; `synth` stopped in the instant after the client had
+read the worker's answer, before its `on_answer` held the stops, said `terminated` and 143 for a wav
+made. Now each says what was made, with the work's status."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.rogue_worker import RogueWorker, reply
 from tests.serve_process import ServeProcess
 from tests.signal_scripts import ROOT, console_script, run_script
 from tests.timing import seconds
@@ -23,6 +27,16 @@ SIGNALLED_ASKING_FOR = console_script("""
 last, signame = sys.argv.pop(1), sys.argv.pop(1)
 def hook(frame, event, arg):
     if event == "call" and frame.f_code.co_name == "json" and str(frame.f_locals.get("path")).endswith(last):
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+""")
+# SIGNAL sent the moment the client's `json` calls FUNCTION (its first such call): `__exit__`, the
+# answer's body read whole (the read's deadline ends first); `read`, as it begins to read the body.
+SIGNALLED_IN_JSON = console_script("""
+function, signame = sys.argv.pop(1), sys.argv.pop(1)
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == function and frame.f_back.f_code.co_name == "json":
         sys.setprofile(None)
         os.kill(os.getpid(), getattr(signal, signame))
 sys.setprofile(hook)
@@ -78,3 +92,44 @@ def test_batch_poll_stopped_before_it_fetched_its_ended_jobs_result_cancels_noth
         "s00.wav",
         "s01.wav",
     ]
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_synth_stopped_just_after_it_read_the_answer_keeps_the_works_status(tmp_path, base, signame, word):
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_IN_JSON, "__exit__", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+async def test_synth_stopped_as_a_stalled_answer_is_read_ends_at_once():
+    """Held from the answer's head, a stop must still end a body that never comes (the client's own
+    bound is minutes): the read is cut, and the command says so with the stop's status."""
+    never = asyncio.Event()
+
+    async def head_then_stall(method: str, path: str):  # noqa: ANN202
+        yield reply(200, b'{"status": "ok", "wav_path": "/w/a.wav"', length=100)
+        await never.wait()
+
+    async with RogueWorker(head_then_stall) as rogue:
+        done = await asyncio.to_thread(
+            client,
+            SIGNALLED_IN_JSON,
+            "read",
+            "SIGTERM",
+            "synth",
+            "가.",
+            "-o",
+            "/w/a.wav",
+            "--base",
+            rogue.base,
+        )
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.splitlines()[-1:] == [
+        f"npu-worker synth: terminated; POST {rogue.base}/synth: its read was cut short as the command"
+        " stopped; the answer was cut off, so /w/a.wav may or may not have been written (the worker stops"
+        " a synthesis once its caller has gone); run synth again to be sure"
+    ], done.stderr
