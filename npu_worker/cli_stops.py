@@ -143,9 +143,9 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: Progr
     finally:
         if bar is not None:
             bar.end_line()
-    if not answer.get("cancel_requested"):
-        return f"job {job_id} had already ended"
     done, total = answer.get("done"), answer.get("total")
+    if not answer.get("cancel_requested"):  # (it said no word of what had been made)
+        return f"job {job_id} had already ended, {done} of {total} sections done (their wavs are kept)"
     return f"job {job_id} cancelled, {done} of {total} sections done (their wavs are kept)"
 
 

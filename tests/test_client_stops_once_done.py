@@ -31,6 +31,17 @@ def hook(frame, event, arg):
         os.kill(os.getpid(), getattr(signal, signame))
 sys.setprofile(hook)
 """)
+# SIGNAL sent by the process to itself the moment the client makes the event of a polled status that says
+# the job has ended, before the command has seen it: the stop's DELETE finds the job ended.
+SIGNALLED_SEEING_ENDED = console_script("""
+signame = sys.argv.pop(1)
+def hook(frame, event, arg):
+    said = frame.f_locals.get("status_body") if event == "call" else None
+    if frame.f_code.co_name == "status_event" and isinstance(said, dict) and said.get("status") == "done":
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+""")
 # SIGNAL sent the moment the client's `json` calls FUNCTION (its first such call): `__exit__`, the
 # answer's body read whole (the read's deadline ends first); `read`, as it begins to read the body.
 SIGNALLED_IN_JSON = console_script("""
@@ -133,3 +144,21 @@ async def test_synth_stopped_as_a_stalled_answer_is_read_ends_at_once():
         " stopped; the answer was cut off, so /w/a.wav may or may not have been written (the worker stops"
         " a synthesis once its caller has gone); run synth again to be sure"
     ], done.stderr
+
+
+@pytest.mark.allow_blocking
+def test_batch_poll_stopped_as_it_saw_its_job_end_says_what_the_ended_job_made(tmp_path, base):
+    """Stopped before the command knew the job had ended, it asks for a cancel, which the worker refuses
+    for an ended job; the line said "job … had already ended", no word of the sections done."""
+    out = tmp_path / "out"
+    done = client(
+        SIGNALLED_SEEING_ENDED, "SIGTERM", "batch", str(lecture(tmp_path, "가나다.", "라.")),
+        "--out-dir", str(out), "--base", base, "--poll",
+    )  # fmt: skip
+    said = done.stderr.splitlines()[-1:]
+    assert done.returncode == 143 and len(said) == 1, done.stderr
+    job = said[0].split("; job ", 1)[-1].split(" ", 1)[0]
+    assert said == [
+        f"npu-worker batch: terminated; job {job} had already ended, 2 of 2 sections done (their wavs are kept)"
+    ]
+    assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
