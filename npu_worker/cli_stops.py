@@ -156,7 +156,9 @@ def ended_unfetched(bar: ProgressBar, word: str, out_dir: Path) -> tuple[str, in
     and "job … had already ended", no word of the wavs made."""
     if bar.job_id is None or bar.polled_status not in ("done", "cancelled"):
         return None
-    said = f"npu-worker batch: {word} as it fetched its result; job {bar.job_id} had {bar.polled_status}"
+    said = (
+        f"npu-worker batch: {word} as it fetched its result; job {bar.job_id} had ended ({bar.polled_status})"
+    )
     fetch = f"GET /jobs/{bar.job_id}/result has its result"
     total = len(bar.chars)
     if bar.polled_split is None or sum(bar.polled_split) != bar.polled_done:

@@ -96,7 +96,7 @@ def test_batch_poll_stopped_before_it_fetched_its_ended_jobs_result_cancels_noth
     ), said
     job = said[0].split("; job ", 1)[1].split(" ", 1)[0]
     assert said == [
-        f"npu-worker batch: {word} as it fetched its result; job {job} had done; the work was done:"
+        f"npu-worker batch: {word} as it fetched its result; job {job} had ended (done); the work was done:"
         f" 2/2 sections ok, their wavs in {out} (GET /jobs/{job}/result has its result)"
     ]
     assert "cancel" not in done.stderr and sorted(path.name for path in out.glob("*.wav")) == [
