@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from .app_keys import (
     NDJSON_STREAMS_KEY,
     SCHEDULER_KEY,
     SETTINGS_KEY,
+    START_ID_KEY,
     WS_SESSIONS_KEY,
 )
 from .body_budget import BodyBudget
@@ -100,6 +102,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     # The WebSocket chunk sizes depend on the engine's real sample rate, known once its model is loaded.
     scheduler.load_checks.append(lambda info: schedule_sizes(settings.chunk_schedule_ms, info.sample_rate))
     app[SETTINGS_KEY] = settings
+    app[START_ID_KEY] = secrets.token_hex(8)
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
     app[BODY_BUDGET_KEY] = budget = BodyBudget(settings.body_budget_bytes)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when
     from .ws_server.opening import ClosingSockets, OpenSockets
 
 SETTINGS_KEY = web.AppKey("settings", Settings)
+# this start of the worker, /health's `start_id`: a client told a restart (loaded again since) by it
+START_ID_KEY = web.AppKey("start_id", str)
 SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
 LIMITS_KEY = web.AppKey("limits", Limits)
 # Request-body bytes held at once, every body and unfinished WebSocket message (`--body-budget-bytes`).

@@ -32,6 +32,7 @@ from npu_worker.cli_stops import (
     AnswerStops,
     answer_cut,
     cancel_on_interrupt,
+    ended_unfetched,
     left_behind,
     raise_terminated,
     stopped_as,
@@ -187,13 +188,14 @@ def run_synth(args: argparse.Namespace) -> int:
             token=_token(args),
             on_progress=bar,
             wait_limit=args.wait_limit,
-            on_answer=stops.hold,
+            on_reading=stops.reading,
         )
     except AnswerCut as exc:  # (it said only what broke, as if nothing was done)
-        stops.release()  # (a stop held meanwhile: the command ends now, with this line)
+        held = stops.release()  # a stop that cut the answer's read: its word and status
         bar.end_line()
-        say(f"npu-worker synth: {exc}; {answer_cut(output)}")
-        return EXIT_REQUEST_FAILED
+        word, status = stopped_as(held) if held is not None else ("", EXIT_REQUEST_FAILED)
+        say(f"npu-worker synth: {word + '; ' if word else ''}{exc}; {answer_cut(output)}")
+        return status
     except ClientError as exc:
         stops.release()
         bar.end_line()
@@ -318,6 +320,9 @@ def run_batch(args: argparse.Namespace) -> int:
         with sigterm_handled_by(raise_terminated):
             bar.end_line()
             word, status = stopped_as(stop)
+            if (ended := ended_unfetched(bar, word, out_dir)) is not None:  # (`--poll`: no DELETE)
+                say(ended[0])
+                return status if ended[1] is None else ended[1]
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return status
     printed = Printed()

@@ -158,7 +158,9 @@ def _prepare(args: argparse.Namespace) -> int:
         _check_calibration_flags(args, qdq.is_quantised(args.precision))
         qnn_targets.resolve(args.qnn_soc)
         check_buckets(tuple(args.buckets))  # before minutes of calibration
-        files = model_files.locate(args.model_dir, files_precision, args.vocoder)
+        files = model_files.locate(
+            args.model_dir, files_precision, args.vocoder, missing_said(args.precision)
+        )
         _refuse_unfinished_source(files.directory)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
@@ -168,7 +170,7 @@ def _prepare(args: argparse.Namespace) -> int:
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
         )
-        recording, about = None, None
+        recording, about, voice = None, None, None  # voice: what serve needs --ref-wav (calibrated)
         if qdq.is_quantised(args.precision):
             prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
             if Path(args.out).is_dir():  # a prepare writing it: refused before minutes of calibration
@@ -177,6 +179,7 @@ def _prepare(args: argparse.Namespace) -> int:
                     pass
             progress(files.said())  # (once nothing refuses it in one line: calibrating takes minutes)
             recording, about = record_calibration(args, files.directory, config, progress)
+            voice = (os.path.abspath(args.ref_wav or _voice_in(files.directory)), args.ref_text)
         manifest = prepare.prepare(
             files.decoder,
             [files.decoder, files.encoder, files.vocoder],
@@ -196,13 +199,25 @@ def _prepare(args: argparse.Namespace) -> int:
     except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say
         print(f"npu-worker prepare: {exc}", file=sys.stderr)
         return 2
-    size = sum(manifest["sizes"]["compiled"].values())
+    size, count = sum(manifest["sizes"]["compiled"].values()), len(manifest["buckets"])
     print(
-        f"prepared {args.out}: {len(manifest['buckets'])} buckets in {manifest['seconds']} s, "
+        f"prepared {args.out}: {count} bucket{'' if count == 1 else 's'} in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        f"serve it with: {serve_command(args.out, files_precision)}"
+        f"serve it with: {serve_command(args.out, files_precision, voice)}"
     )
     return 0
+
+
+def missing_said(precision: str) -> str | None:
+    """What a prepare whose model files are missing is told to try (None: the other precision).
+    `--precision a16w8` on sherpa-onnx's int8-only release was told "try --precision int8" after a
+    missing "(fp32)" file, with no word that a16w8 is calibrated from the fp32 files."""
+    if precision not in ("a16w8", "a8w8"):
+        return None
+    return (
+        f"--precision {precision} quantises the fp32 files: prepare from a folder that holds them, or"
+        " compile the int8 files as they are with --precision int8"
+    )
 
 
 CALIBRATION_DEFAULTS = {"calibration_calls": 32, "check_calls": 2}
@@ -235,16 +250,20 @@ def _check_calibration_flags(args: argparse.Namespace, quantised: bool) -> None:
         raise ValueError("--calibration-calls must be >= 1 and --check-calls >= 0")
 
 
-def serve_command(out: str, precision: str) -> str:
+def serve_command(out: str, precision: str, voice: tuple[str, str | None] | None = None) -> str:
     """The `serve` that loads the prepared folder: on x86, where QNN's HTP is the simulator, with
-    --allow-htp-simulator (without it serve refuses the device, which it never picks unasked). The
-    folder quoted for the shell, and a name beginning with a dash (`--out=-x`) as `./-x`: serve took
-    it for a flag (`--model-dir: expected one argument`)."""
+    --allow-htp-simulator (without it serve refuses the device, which it runs only when allowed); a
+    calibrated folder with the voice it was calibrated with, `--ref-wav` (and `--ref-text` if given;
+    without them serve refused every request that named no voice). Each word quoted for the shell, and a name beginning with a
+    dash (`--out=-x`) as `./-x`: serve took it for a flag (`--model-dir: expected one argument`)."""
     simulator = " --allow-htp-simulator" if qnn_targets.htp_is_simulated() else ""
     folder = os.path.join(".", out) if out.startswith("-") else out
+    wav, text = voice or (None, None)
+    ref_wav = f" --ref-wav {shlex.quote(wav)}" if wav is not None else ""
+    ref_wav += f" --ref-text {shlex.quote(text)}" if text is not None else ""
     return (
         f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(folder)} --device qnn "
-        f"--precision {precision}{simulator}"
+        f"--precision {precision}{ref_wav}{simulator}"
     )
 
 

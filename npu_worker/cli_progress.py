@@ -69,6 +69,7 @@ class ProgressBar:
         self.current: int | None = None
         self.polled_done = 0  # polling mode: the status body's count (sections arrive only at the end)
         self.polled_split: tuple[int, int] | None = None  # the last status's `ok` and `fail`, if it said
+        self.polled_status: Any = None  # the last status's word: `done` or `cancelled`, the job has ended
         self.drawn = False  # a live line is on the terminal, not ended yet
         self.job_id: str | None = None  # from the stream's `start` or a polled status: what Ctrl-C cancels
         self.told: tuple[str, float] | None = None  # the last `waiting` line: its error name, waited
@@ -176,7 +177,7 @@ class ProgressBar:
         elif kind == "status":
             self.current = event.get("current_idx") if isinstance(event.get("current_idx"), int) else None
             done = min(int(number(event.get("done"))), len(self.chars))  # never "7 of 6 sections"
-            self.polled_split = counts_of(event)
+            self.polled_split, self.polled_status = counts_of(event), event.get("status")
             if done > self.polled_done and not self.live:
                 self.polled_done = done
                 self.write(f"{self.polled_done} done  ({self.line()})\n")

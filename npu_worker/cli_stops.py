@@ -8,6 +8,7 @@ import argparse
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,14 @@ def raise_terminated(signum: int, frame: Any) -> None:
 
 
 class AnswerStops:
-    """`synth`'s stops once the worker's answer is in (`hold`, the client's `on_answer`): the work is
-    done, so a Ctrl-C, SIGTERM or SIGHUP from then until `release` is remembered, not raised, and the
-    command says it as for a stop while it prints (the work's status). Raised, it unwound the client
-    before the command had the answer: `terminated` and 143 for a wav whole on disk. Until `hold`, a
-    stop ends the wait at once; an ignored one (`nohup`) stays ignored; off the main thread, no hold.
+    """`synth`'s stops once the worker's answer has begun (`reading`, the client's `on_reading`): the
+    work is done, so a Ctrl-C, SIGTERM or SIGHUP from then until `release` is remembered, not raised,
+    and cuts the answer's read if it is still under way (`cut`: a stalled answer never holds a stop);
+    the command says it as for a stop while it prints (the work's status), or, the answer cut, with
+    the stop's status. Raised, it unwound the client before the command had the answer: `terminated`
+    and 143 for a wav whole on disk; held from the answer read whole (`on_answer`), a stop in the
+    instant before did so still. Until then a stop ends the wait at once; an ignored one (`nohup`)
+    stays ignored; off the main thread, no hold.
     `batch` holds them from its job's `done` (`from_done`) for the `with` block around the client
     (`held` after it): a stop as the client made its result was 143 and a DELETE of the ended job."""
 
@@ -58,6 +62,7 @@ class AnswerStops:
         self.came: list[int] = []
         self._before: dict[int, Any] = {}
         self.held: KeyboardInterrupt | None = None
+        self.cut: Callable[[], None] | None = None
 
     def __enter__(self) -> AnswerStops:
         return self
@@ -77,6 +82,11 @@ class AnswerStops:
 
         return told
 
+    def reading(self, cut: Callable[[], None]) -> None:
+        """`hold`, a stop from now on also calling `cut` (the answer's read ends at once)."""
+        self.cut = cut
+        self.hold()
+
     def hold(self) -> None:
         if threading.current_thread() is not threading.main_thread() or self._before:
             return
@@ -86,12 +96,15 @@ class AnswerStops:
 
     def _remember(self, signum: int, frame: Any) -> None:
         self.came.append(signum)
+        if self.cut is not None:
+            self.cut()
 
     def release(self) -> KeyboardInterrupt | None:
         """The handlers before are back; the first stop held, as the exception it would have raised."""
         for signum, before in self._before.items():
             signal.signal(signum, before)
         self._before.clear()
+        self.cut = None
         if not self.came:
             return None
         signum = self.came[0]
@@ -130,10 +143,30 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: Progr
     finally:
         if bar is not None:
             bar.end_line()
-    if not answer.get("cancel_requested"):
-        return f"job {job_id} had already ended"
     done, total = answer.get("done"), answer.get("total")
+    if not answer.get("cancel_requested"):  # (it said no word of what had been made)
+        return f"job {job_id} had already ended, {done} of {total} sections done (their wavs are kept)"
     return f"job {job_id} cancelled, {done} of {total} sections done (their wavs are kept)"
+
+
+def ended_unfetched(bar: ProgressBar, word: str, out_dir: Path) -> tuple[str, int | None] | None:
+    """A `batch --poll` stopped once a polled status said its job had ended, before its result came:
+    what was made (the status's counts) and the work's exit status (None: the counts were not said, the
+    stop's stands). None while the job runs. It sent a DELETE for the ended job, with `terminated`, 143
+    and "job … had already ended", no word of the wavs made."""
+    if bar.job_id is None or bar.polled_status not in ("done", "cancelled"):
+        return None
+    said = (
+        f"npu-worker batch: {word} as it fetched its result; job {bar.job_id} had ended ({bar.polled_status})"
+    )
+    fetch = f"GET /jobs/{bar.job_id}/result has its result"
+    total = len(bar.chars)
+    if bar.polled_split is None or sum(bar.polled_split) != bar.polled_done:
+        return f"{said}: {bar.polled_done} of {total} sections done, their wavs in {out_dir} ({fetch})", None
+    ok, failed = bar.polled_split
+    whole = bar.polled_status == "done" and ok == total
+    made = f"{ok}/{total} sections ok" + (f", {failed} failed" if failed else "")
+    return f"{said}; the work was done: {made}, their wavs in {out_dir} ({fetch})", 0 if whole else 1
 
 
 def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path) -> str:

@@ -20,13 +20,16 @@ LOADING = {**HEALTH, "status": "loading", "loaded": False, "device": None}
 TONE = (np.sin(np.arange(4800) * 2 * np.pi * 440 / 24000) * 8000).astype("<i2").tobytes()  # 0.2 s
 
 
-def restarting_worker() -> web.Application:
+def restarting_worker(loaded_again: bool = False) -> web.Application:
+    """`loaded_again`: restarted and loaded again by the run's end, `ok` with another `start_id`."""
     served = asyncio.Event()  # a request served: the worker "restarts", loading from then on
 
     async def health(request: web.Request) -> web.Response:
+        if served.is_set() and loaded_again:
+            return web.json_response({**HEALTH, "start_id": "2nd"})
         if served.is_set():
             return web.json_response(LOADING, status=503, headers={"Retry-After": "1"})
-        return web.json_response(HEALTH)
+        return web.json_response({**HEALTH, "start_id": "1st"})
 
     async def models(request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": []})
@@ -69,3 +72,22 @@ async def test_a_worker_loading_again_after_the_run_ends_the_bench_with_exit_1(t
         "**Not the figures of a worker that lived through the run**: the worker's /health said 'loading'"
         " after the run, 'ok' before" in record
     ), record
+
+
+async def test_a_worker_restarted_and_loaded_again_within_the_run_ends_the_bench_with_exit_1(
+    tmp_path, capsys
+):
+    """`ok` before and after the run: a run across a restart (some figures a crashed worker's) read as a
+    clean one, exit 0; /health's `start_id` tells the two starts apart."""
+    async with TestServer(restarting_worker(loaded_again=True), host="127.0.0.1") as server:
+        base = f"http://127.0.0.1:{server.port}"
+        argv = ["bench", "--base", base, "--rps", "5", "--duration", "1", "--requests", "1"]
+        argv += ["--transports", "ws", "--out", str(tmp_path / "run")]
+        code = await asyncio.to_thread(bench_main, argv)
+    err = capsys.readouterr().err
+    lost = (
+        "the worker's /health named another start after the run ('1st', '2nd'): it restarted under the load"
+    )
+    assert (code, err.splitlines()[-1]) == (1, f"npu-worker bench: {lost}; 0 of 1 requests failed"), err
+    record = (tmp_path / "run.md").read_text()
+    assert f"**Not the figures of a worker that lived through the run**: {lost}." in record, record

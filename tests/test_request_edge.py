@@ -3,6 +3,7 @@ the fix; /health names the protocol and the package version."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from npu_worker import PROTOCOL_VERSION, __version__
@@ -49,6 +50,15 @@ async def test_health_names_the_protocol_and_the_package_version(worker):
     body = await (await client.get("/health")).json()
     assert body["version"] == PROTOCOL_VERSION == "v1.0"
     assert body["package_version"] == __version__
+
+
+async def test_health_names_this_start_of_the_worker(worker):
+    """`start_id`: the same at every answer of one start, another for the next start (a restart loaded
+    again read as it did before: `bench` could not tell a run across it)."""
+    first = await worker()
+    said = [(await (await first.get("/health")).json())["start_id"] for _ in range(2)]
+    again = (await (await (await worker()).get("/health")).json())["start_id"]
+    assert said[0] == said[1] != again and re.fullmatch("[0-9a-f]{16}", said[0]), (said, again)
 
 
 async def test_unknown_lang_on_the_websocket_is_an_error_event_and_the_connection_stays(worker):

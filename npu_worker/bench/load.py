@@ -251,8 +251,9 @@ async def health_or_why_not(session: aiohttp.ClientSession, base: str) -> dict[s
 
 def lost_under_load(before: dict[str, Any], after: dict[str, Any]) -> str | None:
     """Why the run's figures are those of a worker that did not live through it, or None: unreachable after
-    the run (it died), or no longer `ok` where it was (`loading`: restarted by its supervisor, a QNN load
-    taking minutes; `fail`): the figures of a run that exits 0 are published."""
+    the run (it died), no longer `ok` where it was (`loading`: restarted by its supervisor, a QNN load
+    taking minutes; `fail`), or another start's (`start_id`: restarted and loaded again within the run,
+    `ok` both times, which read as a clean run): the figures of a run that exits 0 are published."""
     if gone := after.get("unreachable"):
         return f"the worker could not be reached after the run ({gone}): it may have died under the load"
     if before.get("status") == "ok" and (status := after.get("status")) != "ok":
@@ -261,6 +262,10 @@ def lost_under_load(before: dict[str, Any], after: dict[str, Any]) -> str | None
             f"the worker's /health said {said!r} after the run, 'ok' before: it may have restarted or failed"
             " under the load"
         )
+    started, now = before.get("start_id"), after.get("start_id")
+    if isinstance(started, str) and started != now:  # (a worker of before `start_id` has none to compare)
+        ids = ", ".join(repr(one_line(str(said)[:ERROR_WORDS])) for said in (started, now))
+        return f"the worker's /health named another start after the run ({ids}): it restarted under the load"
     return None
 
 

@@ -49,6 +49,7 @@ def synth(
     on_progress: ProgressCallback | None = None,
     wait_limit: float = WAIT_LIMIT,
     on_answer: Callable[[], object] | None = None,
+    on_reading: Callable[[Callable[[], None]], object] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`.
@@ -57,10 +58,15 @@ def synth(
     is asked again when it says, up to `wait_limit` seconds in a row, as a batch's submission is;
     `on_progress` (if given) gets a `waiting` event (idx -1) before each wait. `on_answer` (if given)
     is called the moment the worker's answer has been read whole, before it is decoded: the synthesis
-    is over then, its wav written or not (`npu-worker synth` holds its stops from there)."""
+    is over then, its wav written or not. `on_reading` (if given) is called with `cut` once the worker's
+    answer has begun (its head: the synthesis is over), before its body is read: `cut()` (a signal
+    handler may call it) ends that read at once, as `AnswerCut`, unless the body was whole. `npu-worker
+    synth` holds its stops from there: held from `on_answer`, a stop as the body was read, or in the
+    instant after, unwound the client with the answer in hand."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
     plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
-    return _run(plan, Http(base, token, timeout, on_answer=on_answer), BatchCollector(on_progress))
+    http_ = Http(base, token, timeout, on_answer=on_answer, on_reading=on_reading)
+    return _run(plan, http_, BatchCollector(on_progress))
 
 
 def cancel_job(

@@ -30,6 +30,8 @@ from npu_worker.client.common import (
 from npu_worker.client.errors import AnswerCut, NotConnected, TransportError, WorkerHTTPError, unreached
 from npu_worker.deadline_thread import WATCHDOG, Armed
 
+STOPPED_READING = "its read was cut short as the command stopped"
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """The worker never redirects: a 3xx is its answer (WorkerHTTPError), not a place to go. urllib
@@ -74,6 +76,7 @@ class Deadline:
     def __init__(self, sock: Any, seconds: float) -> None:
         self.socket = sock.socket if isinstance(sock, _Answer) else sock
         self.passed = False
+        self.stopped = False  # cut by `stop` (a command stopped as it read the answer), not the deadline
         self.seconds = seconds
         self.armed: Armed | None = None
 
@@ -85,9 +88,19 @@ class Deadline:
     def __exit__(self, *exc: object) -> None:
         if self.armed is not None:
             self.armed.cancel()
+            self.armed = None
+
+    def stop(self) -> None:
+        """End the read now, if it is still under way (a signal handler's: it returns at once)."""
+        if self.armed is not None:
+            self.stopped = True
+            self._shut()
 
     def _cut(self) -> None:
         self.passed = True
+        self._shut()
+
+    def _shut(self) -> None:
         with contextlib.suppress(OSError):  # the plain socket's shutdown (TLS's would drop its state)
             socket.socket.shutdown(self.socket, socket.SHUT_RDWR)  # type: ignore[arg-type]
 
@@ -153,6 +166,7 @@ class Http:
         answer_timeout: float | None = None,
         timeout_name: str = "timeout",
         on_answer: Callable[[], object] | None = None,
+        on_reading: Callable[[Callable[[], None]], object] | None = None,
     ) -> None:
         check_seconds(timeout_name, timeout)
         if answer_timeout is not None:
@@ -161,6 +175,7 @@ class Http:
         self.headers = {"Content-Type": "application/json", **auth_headers(token)}
         self.timeout = timeout
         self.on_answer = on_answer  # `json`'s 2xx answer read whole (`synth`'s: its work is over)
+        self.on_reading = on_reading  # `json`'s 2xx answer's body about to be read, with what cuts it
         self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
         handlers = (_HTTPHandler(timeout), _HTTPSHandler(timeout))
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect(), *handlers)
@@ -203,16 +218,19 @@ class Http:
             raise AnswerCut(f"{where}: {HEAD_CUT}")  # (as aio.py says it, whatever framing the head named)
         try:
             with response, Deadline(response, self.timeout) as deadline:
+                if self.on_reading is not None:
+                    self.on_reading(deadline.stop)
                 raw = response.read(BODY_LIMIT + 1)
         except (OSError, http.client.HTTPException) as exc:
             if not deadline.passed:
-                raise AnswerCut(f"{method} {self.base}{path}: {exc}") from exc
+                raise AnswerCut(f"{where}: {STOPPED_READING if deadline.stopped else exc}") from exc
         if deadline.passed:
             raise AnswerCut(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}")
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
         if response.length:  # http.client hands a body cut short of its Content-Length back as whole
             short = f"the answer ended {response.length} bytes short of its Content-Length"
+            short = STOPPED_READING if deadline.stopped else short
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
         if self.on_answer is not None:
             self.on_answer()

@@ -168,7 +168,7 @@ def qnn_devices(config: RuntimeConfig) -> list[Any]:
     if qnn_targets.htp_is_simulated() and not config.allow_htp_simulator:
         raise DeviceUnavailable(
             f"QNN on {platform.machine()} is the HTP simulator (~1000x slower than CPU); "
-            "it is never chosen automatically (--allow-htp-simulator to opt in)"
+            "it runs only with --allow-htp-simulator, whether named or tried by --device auto"
         )
     try:
         if not any(d.ep_name == EP_NAMES["qnn"] for d in ort.get_ep_devices()):

@@ -227,6 +227,13 @@ class Health(msgspec.Struct, kw_only=True):
     jobs_running: int
     ttfa_ms: TtfaFigures
     queue_backend: Literal["local", "redis"]
+    start_id: Annotated[
+        str,
+        Meta(
+            description="this start of the worker: a random id, another after each restart (a worker"
+            " restarted and loaded again reads as it did before, `ok`)"
+        ),
+    ]
     languages: Annotated[
         list[str] | UnsetType,
         Meta(description="the `lang` codes the engine speaks, once loaded; absent where it takes any"),

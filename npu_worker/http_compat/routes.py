@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from aiohttp import web
 
 from .. import PROTOCOL_VERSION, __version__, openapi
-from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY, START_ID_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
 from ..errors import WorkerError, counted
@@ -114,6 +114,7 @@ async def health(request: web.Request) -> web.Response:
         queue=scheduler.queue_size(),
         jobs_running=scheduler.jobs_running(),
         ttfa_ms=TtfaFigures(_percentile(ttfa, 0.5), _percentile(ttfa, 0.95), len(ttfa)),
+        start_id=request.app[START_ID_KEY],
         **queue,
     )
     if info is not None and (languages := scheduler.spoken_languages()) is not None:

@@ -39,3 +39,23 @@ def test_calibration_counts_out_of_range_are_refused_before_the_model_is_read(tm
     assert done.stderr.strip().splitlines() == [
         "npu-worker prepare: --calibration-calls must be >= 1 and --check-calls >= 0"
     ]
+
+
+@pytest.mark.parametrize("precision", ["a16w8", "a8w8"])
+def test_a_quantised_prepare_of_an_int8_only_folder_says_it_needs_the_fp32_files(tmp_path, precision):
+    """sherpa-onnx's int8-only release: `--precision a16w8` said "text encoder (fp32) not found ...
+    (try --precision int8)", no word that a16w8 is calibrated from the fp32 files."""
+    from npu_worker.testing.zipvoice_model import build_model_dir
+
+    build_model_dir(tmp_path / "model", "tiny", ("int8",))
+    done = prepare(tmp_path, "--precision", precision)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    said = done.stderr.strip().splitlines()[-1]
+    assert said.startswith(
+        f"npu-worker prepare: ModelLoadError: text encoder (fp32) not found in {tmp_path / 'model'}: "
+    ), said
+    assert said.endswith(
+        f" (--precision {precision} quantises the fp32 files: prepare from a folder that holds them, or"
+        " compile the int8 files as they are with --precision int8)"
+    ), said
+    assert not (tmp_path / "out").exists()

@@ -24,6 +24,7 @@ def test_the_printed_serve_command_loads_the_prepared_folder(
     command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
     assert cli.main([*command, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
+    assert printed.startswith(f"prepared {out}: 1 bucket in "), printed  # it said "1 buckets"
     words = shlex.split(printed.split("serve it with: ", 1)[1])
     assert words[:2] == ["npu-worker", "serve"], printed
     args = cli.build_parser(words[1:]).parse_args([*words[1:], "--state-dir", str(tmp_path / "state")])
@@ -49,3 +50,14 @@ def test_the_printed_serve_command_names_any_folder_as_given(out: str):
     words = shlex.split(cli_prepare.serve_command(out, "fp32"))
     args = cli.build_parser(words[1:]).parse_args(words[1:])
     assert (args.command, Path(args.model_dir), args.precision) == ("serve", Path(out), "fp32"), words
+
+
+@pytest.mark.parametrize("out", HOSTILE_OUTS[:3])
+@pytest.mark.parametrize("text", [None, "안녕하세요. it's me"])
+def test_the_printed_serve_command_of_a_calibrated_folder_names_its_voice(out: str, text: str | None):
+    """A folder prepared with `--precision a16w8` was calibrated with a voice, which the printed serve
+    line left out: that serve refused every request that named no voice (`UnknownVoice`)."""
+    voice = f"/voices/{out}.wav"
+    words = shlex.split(cli_prepare.serve_command("prepared", "fp32", (voice, text)))
+    args = cli.build_parser(words[1:]).parse_args(words[1:])
+    assert (args.model_dir, args.ref_wav, args.ref_text) == ("prepared", voice, text), words

@@ -61,13 +61,13 @@ class ModelFiles:
         )
 
 
-def _find(directory: Path, names: tuple[str, ...], what: str, precision: str) -> Path:
+def _find(directory: Path, names: tuple[str, ...], what: str, precision: str, instead: str | None) -> Path:
     for name in names:
         if (directory / name).is_file():
             return directory / name
+    hint = instead or ("try --precision fp32" if precision == "int8" else "try --precision int8")
     raise ModelLoadError(
-        f"{what} ({precision}) not found in {directory}: looked for {', '.join(names)}"
-        + (" (try --precision fp32)" if precision == "int8" else " (try --precision int8)")
+        f"{what} ({precision}) not found in {directory}: looked for {', '.join(names)} ({hint})"
     )
 
 
@@ -105,8 +105,12 @@ def _vocoder(directory: Path, explicit: str | None) -> Path:
     )
 
 
-def locate(model_dir: str | None, precision: str, vocoder: str | None = None) -> ModelFiles:
-    """All files of one model, for `precision` fp32 or int8."""
+def locate(
+    model_dir: str | None, precision: str, vocoder: str | None = None, instead: str | None = None
+) -> ModelFiles:
+    """All files of one model, for `precision` fp32 or int8; a file missing says `instead` (what to
+    try: `prepare --precision a16w8` was told to try int8 files, which it cannot quantise), else to
+    try the other precision."""
     if not model_dir:
         raise ModelLoadError("--model-dir is required for --backend zipvoice-onnx")
     # Absolute (links kept): the folder's name is the model's id and may say "distill"; `.` has none.
@@ -133,8 +137,8 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
             raise ModelLoadError(f"{config_path} is not valid JSON: {exc}") from exc
     files = ModelFiles(
         directory=directory,
-        encoder=_find(directory, ENCODER_NAMES[precision], "text encoder", precision),
-        decoder=_find(directory, DECODER_NAMES[precision], "flow-matching decoder", precision),
+        encoder=_find(directory, ENCODER_NAMES[precision], "text encoder", precision, instead),
+        decoder=_find(directory, DECODER_NAMES[precision], "flow-matching decoder", precision, instead),
         vocoder=_vocoder(directory, vocoder),
         tokens=tokens,
         config=config,

@@ -1,0 +1,164 @@
+"""The client commands stopped once the worker had done the work, before the command had its result,
+against a real `serve --port 0` (espeak): `batch --poll` stopped between the poll that said its job had
+ended and the fetch of its result sent a DELETE for the ended job and said `terminated`, 143 and "job …
+had already ended", with no word of the wavs made; `synth` stopped in the instant after the client had
+read the worker's answer, before its `on_answer` held the stops, said `terminated` and 143 for a wav
+made. Now each says what was made, with the work's status."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.rogue_worker import RogueWorker, reply
+from tests.serve_process import ServeProcess
+from tests.signal_scripts import ROOT, console_script, run_script
+from tests.timing import seconds
+
+# SIGNAL sent by the process to itself the moment the client asks for PATH's last part (`result`):
+# each poll of the status has been answered, the last saying the job had ended.
+SIGNALLED_ASKING_FOR = console_script("""
+last, signame = sys.argv.pop(1), sys.argv.pop(1)
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "json" and str(frame.f_locals.get("path")).endswith(last):
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+""")
+# SIGNAL sent by the process to itself the moment the client makes the event of a polled status that says
+# the job has ended, before the command has seen it: the stop's DELETE finds the job ended.
+SIGNALLED_SEEING_ENDED = console_script("""
+signame = sys.argv.pop(1)
+def hook(frame, event, arg):
+    said = frame.f_locals.get("status_body") if event == "call" else None
+    if frame.f_code.co_name == "status_event" and isinstance(said, dict) and said.get("status") == "done":
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+""")
+# SIGNAL sent the moment the client's `json` calls FUNCTION (its first such call): `__exit__`, the
+# answer's body read whole (the read's deadline ends first); `read`, as it begins to read the body.
+SIGNALLED_IN_JSON = console_script("""
+function, signame = sys.argv.pop(1), sys.argv.pop(1)
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == function and frame.f_back.f_code.co_name == "json":
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+""")
+STOPS = [("SIGTERM", "terminated"), ("SIGHUP", "hung up"), ("SIGINT", "interrupted")]
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    state = tmp_path_factory.mktemp("state")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_WORKER_TOKEN", None)
+    worker = ServeProcess(["--state-dir", str(state)], env)
+    try:
+        yield worker.base
+    finally:
+        worker.terminate_and_log(seconds(30))
+
+
+def client(script: str, *words: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_WORKER_TOKEN", None)
+    return run_script(script, *words, timeout=seconds(60), env=env)
+
+
+def lecture(tmp_path: Path, *texts: str) -> Path:
+    path = tmp_path / "lecture.json"
+    path.write_text(json.dumps({"lang": "ko", "sections": [{"text": text} for text in texts]}))
+    return path
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_batch_poll_stopped_before_it_fetched_its_ended_jobs_result_cancels_nothing(
+    tmp_path, base, signame, word
+):
+    out = tmp_path / "out"
+    done = client(
+        SIGNALLED_ASKING_FOR, "/result", signame, "batch", str(lecture(tmp_path, "가나다.", "라.")),
+        "--out-dir", str(out), "--base", base, "--poll",
+    )  # fmt: skip
+    said = done.stderr.splitlines()[-1:]
+    assert done.returncode == 0, done.stderr
+    assert len(said) == 1 and said[0].startswith(
+        f"npu-worker batch: {word} as it fetched its result; job "
+    ), said
+    job = said[0].split("; job ", 1)[1].split(" ", 1)[0]
+    assert said == [
+        f"npu-worker batch: {word} as it fetched its result; job {job} had ended (done); the work was done:"
+        f" 2/2 sections ok, their wavs in {out} (GET /jobs/{job}/result has its result)"
+    ]
+    assert "cancel" not in done.stderr and sorted(path.name for path in out.glob("*.wav")) == [
+        "s00.wav",
+        "s01.wav",
+    ]
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_synth_stopped_just_after_it_read_the_answer_keeps_the_works_status(tmp_path, base, signame, word):
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_IN_JSON, "__exit__", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+async def test_synth_stopped_as_a_stalled_answer_is_read_ends_at_once():
+    """Held from the answer's head, a stop must still end a body that never comes (the client's own
+    bound is minutes): the read is cut, and the command says so with the stop's status."""
+    never = asyncio.Event()
+
+    async def head_then_stall(method: str, path: str):  # noqa: ANN202
+        yield reply(200, b'{"status": "ok", "wav_path": "/w/a.wav"', length=100)
+        await never.wait()
+
+    async with RogueWorker(head_then_stall) as rogue:
+        done = await asyncio.to_thread(
+            client,
+            SIGNALLED_IN_JSON,
+            "read",
+            "SIGTERM",
+            "synth",
+            "가.",
+            "-o",
+            "/w/a.wav",
+            "--base",
+            rogue.base,
+        )
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.splitlines()[-1:] == [
+        f"npu-worker synth: terminated; POST {rogue.base}/synth: its read was cut short as the command"
+        " stopped; the answer was cut off, so /w/a.wav may or may not have been written (the worker stops"
+        " a synthesis once its caller has gone); run synth again to be sure"
+    ], done.stderr
+
+
+@pytest.mark.allow_blocking
+def test_batch_poll_stopped_as_it_saw_its_job_end_says_what_the_ended_job_made(tmp_path, base):
+    """Stopped before the command knew the job had ended, it asks for a cancel, which the worker refuses
+    for an ended job; the line said "job … had already ended", no word of the sections done."""
+    out = tmp_path / "out"
+    done = client(
+        SIGNALLED_SEEING_ENDED, "SIGTERM", "batch", str(lecture(tmp_path, "가나다.", "라.")),
+        "--out-dir", str(out), "--base", base, "--poll",
+    )  # fmt: skip
+    said = done.stderr.splitlines()[-1:]
+    assert done.returncode == 143 and len(said) == 1, done.stderr
+    job = said[0].split("; job ", 1)[-1].split(" ", 1)[0]
+    assert said == [
+        f"npu-worker batch: terminated; job {job} had already ended, 2 of 2 sections done (their wavs are kept)"
+    ]
+    assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
