@@ -30,12 +30,18 @@ NoFlock = Callable[[OSError], None]
 
 def open_lock_file(dir_fd: int, name: str = LOCK_NAME) -> int:
     """The folder's lock file, made if missing; PermissionError when what is at its name is not a plain
-    file of this user (another's could be held by them), ELOOP when it is a link (never followed)."""
+    file of this user (another's could be held by them) or has another name too (a hard link someone
+    who can write the folder made to a file of this user's they can open: they could hold it, and it
+    would be made 0600), ELOOP when it is a link (never followed)."""
     descriptor = os.open(name, LOCK_FLAGS, 0o600, dir_fd=dir_fd)
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
             raise PermissionError(errno.EPERM, f"its {name} is not a plain file of this user: remove it")
+        if info.st_nlink != 1:
+            raise PermissionError(
+                errno.EPERM, f"its {name} is a hard link to a file with other names: remove it"
+            )
         if info.st_mode & 0o077:  # one others could open (read-only is enough to hold a flock)
             os.fchmod(descriptor, 0o600)
     except BaseException:

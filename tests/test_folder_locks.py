@@ -197,3 +197,30 @@ def test_the_lock_file_is_only_the_workers_own(tmp_path):
             locked_directory(tmp_path),
         ):
             pass
+
+
+def test_a_lock_file_with_other_names_is_refused_never_held_nor_changed(tmp_path):
+    """A hard link at the lock's name, made by a local user who can write the folder to a file of the
+    worker's they can open (and `flock` first), was taken as the lock file: the worker waited for as long
+    as they held it, or made that file elsewhere 0600. Refused, the file left as it was."""
+    import fcntl
+
+    from npu_worker.folder_lock import LOCK_NAME, locked_directory
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    elsewhere = tmp_path / "a-wav-of-the-workers.wav"
+    elsewhere.write_bytes(b"RIFF")
+    elsewhere.chmod(0o644)
+    held = os.open(elsewhere, os.O_RDONLY)  # as its planter holds it
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        os.link(elsewhere, folder / LOCK_NAME)
+        with pytest.raises(PermissionError, match="is a hard link"), locked_directory(folder, wait=False):
+            pass
+    finally:
+        os.close(held)
+    assert elsewhere.stat().st_mode & 0o777 == 0o644 and elsewhere.read_bytes() == b"RIFF"
+    (folder / LOCK_NAME).unlink()
+    with locked_directory(folder, wait=False):  # once removed, the worker's own is made again
+        assert (folder / LOCK_NAME).stat().st_nlink == 1
