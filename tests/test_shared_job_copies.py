@@ -152,3 +152,28 @@ async def test_a_copy_nobody_reads_is_let_go_after_its_linger(served):
     assert len(copies) == 1
     del held
     await until(lambda: gc.collect() >= 0 and len(copies) == 0, "the copy to be let go")
+
+
+def test_copies_nobody_holds_linger_at_most_keep_and_a_failed_read_is_not_kept():
+    from npu_worker.protocol import SynthParams
+
+    def finished(job_id: str) -> Job:
+        return Job(id=job_id, params=SynthParams(), sections=[], status="done")
+
+    copies = SharedCopies(keep=1, linger=60.0)
+    copies.get(("a", 1), lambda: finished("a"), lambda job: job.finished)
+    copies.get(("b", 1), lambda: finished("b"), lambda job: job.finished)
+    gc.collect()
+    assert len(copies) == 1  # "b", the last read; "a" let go though its linger has not passed
+    assert copies.get(("b", 1), lambda: finished("b"), lambda job: True).id == "b"
+    running = copies.get(
+        ("c", 1), lambda: Job(id="c", params=SynthParams(), sections=[]), lambda job: job.finished
+    )
+    assert running is not None and copies.get(("c", 1), lambda: None, lambda job: True) is None  # read again
+
+    def broken() -> Job:
+        raise OSError("unreadable")
+
+    with pytest.raises(OSError):
+        copies.get(("d", 1), broken, lambda job: True)
+    assert copies.get(("d", 1), lambda: finished("d"), lambda job: True).id == "d"
