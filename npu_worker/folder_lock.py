@@ -122,3 +122,54 @@ def locked_private_folder(path: str | Path, *, wait: bool = True) -> Iterator[No
         yield
     finally:
         os.close(descriptor)
+
+
+@contextlib.contextmanager
+def kept_from_earlier_workers(path: str | Path) -> Iterator[None]:
+    """While inside, a worker of an earlier version, which held the state dir by a `flock` on the folder
+    itself, neither runs beside this one nor is run beside: the folder's `flock` is taken too when free
+    (one started later is refused), and one held by a process of this user (the earlier worker) is
+    BlockingIOError. One held by another user is theirs to hold (any user who can list the folder can
+    take it) and refuses nothing, as a holder that cannot be told (`/proc/locks` unreadable, a pid of
+    another namespace) refuses nothing."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _own_users_flock_holder(os.fstat(descriptor))
+            if holder is not None:
+                raise BlockingIOError(
+                    errno.EWOULDBLOCK, f"process {holder} of this user holds a flock on the folder"
+                ) from None
+        except OSError as exc:
+            if exc.errno not in NO_FLOCK:
+                raise
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def _own_users_flock_holder(folder: os.stat_result) -> int | None:
+    """The pid of a process of this user, not this one, that holds a `flock` on `folder`, from
+    `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF`; a waiter's line has `->`)."""
+    where = f"{os.major(folder.st_dev):02x}:{os.minor(folder.st_dev):02x}:{folder.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return None
+    for fields in (line.split() for line in lines):
+        if len(fields) < 6 or fields[1] != "FLOCK" or fields[5] != where or not fields[4].isdigit():
+            continue
+        pid = int(fields[4])
+        if pid not in (0, os.getpid()) and _uid_of(pid) == os.geteuid():
+            return pid
+    return None
+
+
+def _uid_of(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
