@@ -86,13 +86,14 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
 
 def hold_state_dir(state_dir: Path, held: contextlib.ExitStack) -> int | None:
     """Make the state dir and hold its lock for `held`'s life; the refusal's exit status if not."""
-    from .folder_lock import locked_directory
+    from .folder_lock import kept_from_earlier_workers, locked_directory
     from .paths import make_private_dir
 
     try:
         make_private_dir(state_dir)
         # One worker per state dir: two would resume the same interrupted jobs into one log.
         held.enter_context(locked_directory(state_dir, wait=False))
+        held.enter_context(kept_from_earlier_workers(state_dir))  # (a rolling upgrade's)
     except BlockingIOError:
         return _refused(
             f"the state directory {state_dir} is in use by another npu-worker serve "

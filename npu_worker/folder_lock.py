@@ -30,12 +30,18 @@ NoFlock = Callable[[OSError], None]
 
 def open_lock_file(dir_fd: int, name: str = LOCK_NAME) -> int:
     """The folder's lock file, made if missing; PermissionError when what is at its name is not a plain
-    file of this user (another's could be held by them), ELOOP when it is a link (never followed)."""
+    file of this user (another's could be held by them) or has another name too (a hard link someone
+    who can write the folder made to a file of this user's they can open: they could hold it, and it
+    would be made 0600), ELOOP when it is a link (never followed)."""
     descriptor = os.open(name, LOCK_FLAGS, 0o600, dir_fd=dir_fd)
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
             raise PermissionError(errno.EPERM, f"its {name} is not a plain file of this user: remove it")
+        if info.st_nlink != 1:
+            raise PermissionError(
+                errno.EPERM, f"its {name} is a hard link to a file with other names: remove it"
+            )
         if info.st_mode & 0o077:  # one others could open (read-only is enough to hold a flock)
             os.fchmod(descriptor, 0o600)
     except BaseException:
@@ -116,3 +122,54 @@ def locked_private_folder(path: str | Path, *, wait: bool = True) -> Iterator[No
         yield
     finally:
         os.close(descriptor)
+
+
+@contextlib.contextmanager
+def kept_from_earlier_workers(path: str | Path) -> Iterator[None]:
+    """While inside, a worker of an earlier version, which held the state dir by a `flock` on the folder
+    itself, neither runs beside this one nor is run beside: the folder's `flock` is taken too when free
+    (one started later is refused), and one held by a process of this user (the earlier worker) is
+    BlockingIOError. One held by another user is theirs to hold (any user who can list the folder can
+    take it) and refuses nothing, as a holder that cannot be told (`/proc/locks` unreadable, a pid of
+    another namespace) refuses nothing."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _own_users_flock_holder(os.fstat(descriptor))
+            if holder is not None:
+                raise BlockingIOError(
+                    errno.EWOULDBLOCK, f"process {holder} of this user holds a flock on the folder"
+                ) from None
+        except OSError as exc:
+            if exc.errno not in NO_FLOCK:
+                raise
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def _own_users_flock_holder(folder: os.stat_result) -> int | None:
+    """The pid of a process of this user, not this one, that holds a `flock` on `folder`, from
+    `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF`; a waiter's line has `->`)."""
+    where = f"{os.major(folder.st_dev):02x}:{os.minor(folder.st_dev):02x}:{folder.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return None
+    for fields in (line.split() for line in lines):
+        if len(fields) < 6 or fields[1] != "FLOCK" or fields[5] != where or not fields[4].isdigit():
+            continue
+        pid = int(fields[4])
+        if pid not in (0, os.getpid()) and _uid_of(pid) == os.geteuid():
+            return pid
+    return None
+
+
+def _uid_of(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None

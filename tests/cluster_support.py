@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -12,9 +13,25 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from npu_worker.jobs.cluster.journal import RedisJournal
+from npu_worker.jobs.cluster.redis_wav import open_redis_wav
+from npu_worker.jobs.cluster.store import RedisJobs
+from npu_worker.jobs.loop_handoff import LoopHandoff
+from npu_worker.jobs.store import JobStore
 from tests.redis_server import RedisServer
 from tests.timing import seconds
 from tests.worker_process import start_worker_process
+
+
+async def stored_wav(jobs: RedisJobs, job_id: str, idx: int) -> bytes | None:
+    """A section's wav in Redis as `GET .../audio` reads it (`redis_wav.open_redis_wav`: its length on
+    the loop, then a piece at a time from a thread), or None when Redis holds none."""
+    journal = RedisJournal(jobs, JobStore(Path("unused")), LoopHandoff(asyncio.get_running_loop()), "n1")
+    wav = await open_redis_wav(journal, jobs, job_id, idx)
+    if wav is None:
+        return None
+    with wav:
+        return await asyncio.to_thread(wav.read)
 
 
 class Node:

@@ -21,6 +21,7 @@ from npu_worker.jobs.cluster.writer import OutputWriter
 from npu_worker.jobs.model import AudioChunk, Job, Section
 from npu_worker.paths import PathPolicy
 from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.cluster_support import stored_wav
 from tests.redis_server import RedisServer
 from tests.test_cluster_store import make_job, ok
 from tests.timing import seconds
@@ -90,7 +91,7 @@ async def test_a_full_redis_still_answers_status_and_lets_retention_free_memory(
         await jobs.ack(item)
         assert await jobs.claim("n1", own=True, block_ms=0) == []
         await jobs.remove(loaded, "n1")
-        assert await jobs.load(done.id) is None and await jobs.audio(done.id, 0) is None
+        assert await jobs.load(done.id) is None and await stored_wav(jobs, done.id, 0) is None
         await jobs.forget("gone", "n1")
     finally:
         set_maxmemory(redis_server, 0)

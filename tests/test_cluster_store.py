@@ -17,6 +17,7 @@ from npu_worker.jobs.model import Job, LogEntry, Section
 from npu_worker.jobs.stats import Stats
 from npu_worker.protocol import Done, Progress, QueueFull, SectionError, Start, SynthParams
 from npu_worker.ws_server.session import UNREAD_SECONDS
+from tests.cluster_support import stored_wav
 from tests.test_ws_support import STALL_HEARTBEAT_SECONDS, connect, run_request, samples_after_a_stall
 from tests.timing import seconds
 
@@ -52,7 +53,7 @@ async def test_previews_are_neither_listed_nor_counted_with_the_jobs_kept(jobs):
     preview = await jobs.load("preview0")
     assert preview is not None and preview.preview
     await jobs.remove(preview, "n1")
-    assert await jobs.load("preview0") is None and await jobs.audio("preview0", 0) is None
+    assert await jobs.load("preview0") is None and await stored_wav(jobs, "preview0", 0) is None
     assert len(await jobs.finished("n1", previews=True)) == 2
 
 
@@ -63,7 +64,7 @@ async def test_a_section_is_ok_once_and_nothing_follows_done(jobs):
     assert await jobs.final("j1", 0, ok(0), ok=True, node="n1", advance=False) == 2
     assert await jobs.final("j1", 0, ok(0), ok=True, node="n1", advance=False) == 0  # a rerun's duplicate
     assert not await jobs.made("j1", "n1", 0, b"second", {"duration": 1, "elapsed": 0, "cached": False})
-    assert await jobs.audio("j1", 0) == b"first"  # the first audio stays
+    assert await stored_wav(jobs, "j1", 0) == b"first"  # the first audio stays
     assert (
         await jobs.final("j1", 1, SectionError(1, "EngineError: x"), ok=False, node="n1", advance=False) == 3
     )
@@ -280,7 +281,7 @@ async def test_a_section_without_a_file_is_ok_once_from_the_engine_node(jobs):
     assert await jobs.made_ok("nf", "n1", 0, b"wav0", ok(0)) == 2
     assert await jobs.made_ok("nf", "n2", 0, b"again", ok(0)) == 0  # a second run of it (taken over)
     assert not await jobs.made("nf", "n1", 0, b"late", {"duration": 1, "elapsed": 0, "cached": False})
-    assert await jobs.audio("nf", 0) == b"wav0"
+    assert await stored_wav(jobs, "nf", 0) == b"wav0"
     assert [i.pos for i in await jobs.claim("n1", own=False, block_ms=10)] == [0]
     assert [i.pos for i in await jobs.claim("n2", own=False, block_ms=10)] == [1]  # queued once, by the first
     assert await jobs.made_ok("nf", "n1", 1, b"wav1", ok(1)) == 3

@@ -47,6 +47,14 @@ with locked_directory(sys.argv[1], wait=False):
     sys.stdin.readline()
 """
 HOLD_AS_A_SPECIALISATION = HOLD_AS_A_WORKER.replace("locked_directory", "locked_private_folder")
+# Holds the folder argv[1] as a worker of an earlier version did: a flock on the folder itself, as this user.
+HOLD_AS_AN_EARLIER_WORKER = """
+import fcntl, os, sys
+descriptor = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("held", flush=True)
+sys.stdin.readline()
+"""
 
 
 @contextlib.contextmanager
@@ -197,3 +205,52 @@ def test_the_lock_file_is_only_the_workers_own(tmp_path):
             locked_directory(tmp_path),
         ):
             pass
+
+
+def test_a_lock_file_with_other_names_is_refused_never_held_nor_changed(tmp_path):
+    """A hard link at the lock's name, made by a local user who can write the folder to a file of the
+    worker's they can open (and `flock` first), was taken as the lock file: the worker waited for as long
+    as they held it, or made that file elsewhere 0600. Refused, the file left as it was."""
+    import fcntl
+
+    from npu_worker.folder_lock import LOCK_NAME, locked_directory
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    elsewhere = tmp_path / "a-wav-of-the-workers.wav"
+    elsewhere.write_bytes(b"RIFF")
+    elsewhere.chmod(0o644)
+    held = os.open(elsewhere, os.O_RDONLY)  # as its planter holds it
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        os.link(elsewhere, folder / LOCK_NAME)
+        with pytest.raises(PermissionError, match="is a hard link"), locked_directory(folder, wait=False):
+            pass
+    finally:
+        os.close(held)
+    assert elsewhere.stat().st_mode & 0o777 == 0o644 and elsewhere.read_bytes() == b"RIFF"
+    (folder / LOCK_NAME).unlink()
+    with locked_directory(folder, wait=False):  # once removed, the worker's own is made again
+        assert (folder / LOCK_NAME).stat().st_nlink == 1
+
+
+def test_a_worker_of_an_earlier_version_and_this_one_keep_each_other_off_one_state_dir(tmp_path, capsys):
+    """A rolling upgrade: a worker of an earlier version held the state dir by a `flock` on the folder
+    itself, this one by its lock file, and neither saw the other's: both ran on one state dir, resuming
+    the same interrupted jobs into one log. (Another user's `flock` on the folder refuses nothing: above.)"""
+    import fcntl
+
+    state_dir = tmp_path / "state"
+    state_dir.mkdir(mode=0o700)
+    with holder(HOLD_AS_AN_EARLIER_WORKER, state_dir), contextlib.ExitStack() as held:
+        assert cli.hold_state_dir(state_dir, held) == 1
+    assert f"the state directory {state_dir} is in use by another npu-worker serve" in capsys.readouterr().err
+    earlier = os.open(state_dir, os.O_RDONLY | os.O_DIRECTORY)  # its open, as the earlier worker's start
+    try:
+        with contextlib.ExitStack() as held:
+            assert cli.hold_state_dir(state_dir, held) is None
+            with pytest.raises(BlockingIOError):  # the earlier worker's start is refused
+                fcntl.flock(earlier, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(earlier, fcntl.LOCK_EX | fcntl.LOCK_NB)  # and takes it once this one has ended
+    finally:
+        os.close(earlier)

@@ -11,6 +11,7 @@ import fcntl
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -112,3 +113,28 @@ def test_a_link_at_the_locks_name_in_our_own_folder_is_never_followed(tmp_path, 
         " build makes (never followed): remove it\n"
     )
     assert ours.read_text() == "ours\n" and (out / make_test_model.LOCK).is_symlink()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="playing another local user needs root")
+def test_a_folder_this_user_cannot_write_in_is_named_with_the_fix(capsys):
+    """Into a folder of another user's it said `[Errno 13] Permission denied: '.make-test-model.lock'`:
+    the lock file, which the caller never named, and not the folder nor what to do."""
+    with tempfile.TemporaryDirectory() as base:  # reachable by nobody (the test's tmp_path is not)
+        os.chmod(base, 0o755)
+        out = os.path.join(base, "model")
+        os.mkdir(out, 0o755)  # root's: nobody may read it, not write in it
+        run_as_nobody = (
+            "import os, sys\n"
+            "from npu_worker.testing import make_test_model\n"
+            f"os.setgid({NOBODY}); os.setuid({NOBODY})\n"
+            "sys.exit(make_test_model.main([sys.argv[1]]))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", run_as_nobody, out], capture_output=True, text=True, timeout=seconds(60)
+        )
+        assert (done.returncode, done.stderr) == (
+            2,
+            f"npu-worker make-test-model: {out} is not writable by this user (Permission denied): give a"
+            " folder this user can write in\n",
+        )
+        assert os.listdir(out) == []

@@ -18,6 +18,7 @@ import pytest
 
 from npu_worker.app_keys import NDJSON_STREAMS_KEY, SCHEDULER_KEY
 from npu_worker.jobs.model import Job
+from npu_worker.jobs.shared_copies import SharedCopies
 from tests.timing import seconds, until
 
 SECTIONS = 125  # a finished batch's sections (a replay of 8 KiB each: their paths' 3 750 characters twice)
@@ -40,6 +41,12 @@ async def engines_alive(port: int) -> None:
             await asyncio.sleep(0.05)
 
 
+def no_lingering(listener) -> None:
+    """Readers share one copy of a finished job, which lingers after its last read (at most two, for
+    `LINGER_SECONDS`: `test_shared_job_copies.py`); here none lingers, to count what a waiting answer holds."""
+    listener.runner.app[SCHEDULER_KEY].copies = SharedCopies(keep=0)
+
+
 def answer_begun(client: socket.socket) -> bool:
     """Whether the answer's first bytes reached the client (the wav is open then, its send under way)."""
     try:
@@ -52,6 +59,7 @@ async def test_a_download_nobody_reads_holds_the_open_wav_not_the_whole_job(serv
     from tests.tone_engine import ToneEngine
 
     listener = await served(ToneEngine(seconds_per_char=0.1, chunk_seconds=10.0))
+    no_lingering(listener)
     sections = [{"idx": 0, "text": "가" * 2000}] + [{"idx": i, "text": "나" * 20} for i in range(1, 20)]
     async with aiohttp.ClientSession() as session:  # section 0: 200 s of audio, 9.6 MB, past every buffer
         url = f"http://127.0.0.1:{listener.port}/synth_batch"
@@ -86,6 +94,7 @@ async def test_an_events_replay_nobody_reads_holds_the_log_not_the_sections(serv
         await engines_alive(listener.port)
     else:
         listener = await served()
+    no_lingering(listener)
     folder = tmp_path.joinpath(*["d" * 250] * 15)  # each section's path in its events: 1 MB of replay,
     folder.mkdir(parents=True)  # past what the kernel buffers for the connection (small: set below)
     sections = [

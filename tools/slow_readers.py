@@ -11,6 +11,10 @@ until stop 58.
     python tools/slow_readers.py --route audio --readers 100 --spacing 0.15
     python tools/slow_readers.py --route events --readers 100 --spacing 0.15
     python tools/slow_readers.py --route audio --readers 50 --spacing 0.1 -- --queue redis://127.0.0.1:6379/0
+    python tools/slow_readers.py --route result --readers 20
+
+`--route result` times instead N GETs of the finished batch's result (the events job: 1 000 finals),
+one after another, each read whole: its median and slowest, and the worker's CPU time for all N.
 
 On a `--queue redis://` node (a redis-server of its own, emptied before each run) a waiting wav answer
 held Redis's whole copy of the wav, and an events replay the job read whole from Redis, until stop 58.
@@ -21,7 +25,9 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import socket
+import statistics
 import sys
 import tempfile
 import time
@@ -73,11 +79,31 @@ def slow_readers(port: int, path: str, readers: int, spacing: float) -> list[soc
     return held
 
 
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_results(port: int, pid: int, job_id: str, count: int) -> None:
+    """`count` GETs of the job's result one after another: each one's time, and the worker's CPU."""
+    times, cpu = [], cpu_seconds(pid)
+    for _ in range(count):
+        began = time.perf_counter()
+        call(port, "GET", f"/jobs/{job_id}/result")
+        times.append((time.perf_counter() - began) * 1000)
+    cpu = cpu_seconds(pid) - cpu
+    print(
+        f"{count} GETs of the result, one after another: median {statistics.median(times):.1f} ms, "
+        f"slowest {max(times):.1f} ms; the worker's CPU {cpu * 1000 / count:.1f} ms a GET"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--route", choices=("audio", "events"), default="audio")
+    parser.add_argument("--route", choices=("audio", "events", "result"), default="audio")
     parser.add_argument("--readers", type=int, default=100)
     parser.add_argument("--spacing", type=float, default=0.15, help="seconds between two readers")
     parser.add_argument("serve_args", nargs="*", help="more `serve` flags (after --)")
@@ -89,8 +115,11 @@ def main() -> None:
             port = process.port
             while not ready(port):
                 time.sleep(0.2)
-            job_id = finished_job(port, args.route)
+            job_id = finished_job(port, "events" if args.route == "result" else args.route)
             time.sleep(1)
+            if args.route == "result":
+                timed_results(port, process.pid, job_id, args.readers)
+                return
             before = rss_mib(process.pid)
             print(f"worker pid {process.pid}, job {job_id} finished: RSS {before} MiB")
             path = f"/jobs/{job_id}/sections/0/audio" if args.route == "audio" else f"/jobs/{job_id}/events"

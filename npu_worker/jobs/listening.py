@@ -17,6 +17,7 @@ from ..voices import VoiceLibrary
 from .ending import JobEnding
 from .model import Job, KeptJob
 from .removals import Removals
+from .shared_copies import SharedCopies
 from .store import JobStore
 from .stored import open_section_audio, read_whole
 from .subscription import AudioBudget, Subscription
@@ -24,6 +25,7 @@ from .subscription import AudioBudget, Subscription
 
 class JobListening(JobEnding):
     audio_budget: AudioBudget
+    copies: SharedCopies
     paths: PathPolicy
     removals: Removals
     store: JobStore
@@ -68,7 +70,7 @@ class JobListening(JobEnding):
         """The whole job, read again from its folder for a `KeptJob` (blocking: `stored.py`); removed
         since it was looked up, the 404 says why when the worker removed it."""
         try:
-            return read_whole(job, self.store, self.registry)
+            return read_whole(job, self.store, self.registry, self.copies)
         except WorkerError as exc:
             if exc.name == "JobNotFound" and self.removals.why(job.id) is not None:
                 raise self.job_not_found(job.id) from None

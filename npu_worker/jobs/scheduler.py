@@ -49,6 +49,7 @@ from .request_checks import RequestChecks
 from .resume import resume_kept_jobs
 from .retention import Retention
 from .runner import Runner
+from .shared_copies import SharedCopies
 from .stats import Stats
 from .store import JobStore
 from .subscription import UNREAD_AUDIO_BUDGET_SAMPLES, AudioBudget
@@ -73,6 +74,7 @@ class Scheduler(JobListening):
         self.cache = SynthesisCache(state_dir / "cache", settings.cache_max_bytes)
         self.job_bytes = JobBytes((str(self.store.root), self.paths.outputs_root), settings.jobs_max_bytes)
         self.registry = JobRegistry()
+        self.copies = SharedCopies()  # finished jobs read whole, one copy for their readers at once
         self.removals = Removals()  # finished jobs removed, by reason (`/metrics`, a 404's why)
         self.admission = Admission(settings.max_queue)
         self.stats = Stats()

@@ -205,6 +205,25 @@ class JobStore:
                 job.cancel_requested.set()  # ended as cancelled at start, not resumed
         return job
 
+    def stamp(self, job_id: str) -> tuple[tuple[int, ...] | None, ...] | None:
+        """What the job's folder and files are now (identity, size, times; None: not there), to know a
+        copy read from them is still theirs (`shared_copies.py`); None when they cannot be looked at."""
+        try:  # the folder itself: one replaced by a link to a copy elsewhere is no longer the job's
+            folder = os.lstat(self.job_dir(job_id))
+        except OSError:
+            return None
+        stamps: list[tuple[int, ...] | None] = [(folder.st_dev, folder.st_ino, folder.st_mode)]
+        for name in (JOB_FILE, LOG_FILE):
+            try:
+                found = os.lstat(self.job_dir(job_id) / name)
+            except FileNotFoundError:
+                stamps.append(None)
+                continue
+            except OSError:
+                return None
+            stamps.append((found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns))
+        return tuple(stamps)
+
     def default_outputs_left(self, job_id: str) -> list[str]:
         """The default outputs (and their temp files) in the job's outputs folder."""
         folder = self.root.parent / OUTPUTS_DIR / job_id

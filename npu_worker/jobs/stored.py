@@ -17,6 +17,7 @@ from ..paths import PathPolicy
 from ..protocol import AudioNotFound, JobNotFound, Progress, StateUnavailable, WorkerError
 from .model import Job, KeptJob
 from .registry import JobRegistry
+from .shared_copies import SharedCopies
 from .store import JobStore
 
 log = logging.getLogger(__name__)
@@ -26,16 +27,17 @@ log = logging.getLogger(__name__)
 MAX_SECTION_WAV_BYTES = 512 * 1024 * 1024
 
 
-def read_whole(job: Job | KeptJob, store: JobStore, registry: JobRegistry) -> Job:
+def read_whole(job: Job | KeptJob, store: JobStore, registry: JobRegistry, copies: SharedCopies) -> Job:
     """The whole job, its sections and log read again from its folder for a `KeptJob` (blocking
-    I/O: call from a thread). A folder removed meanwhile is JobNotFound (and the job forgotten);
-    one that no longer reads as the job that finished is StateUnavailable, never a log without
-    its `done` (a replay would wait for it for ever)."""
+    I/O: call from a thread), one copy for the readers meanwhile while its files stay as they were
+    (`shared_copies.py`: the caller changes none of it). A folder removed meanwhile is JobNotFound
+    (and the job forgotten); one that no longer reads as the job that finished is StateUnavailable,
+    never a log without its `done` (a replay would wait for it for ever)."""
     if isinstance(job, Job):
         return job
     gone = JobNotFound(f"no job {job.id}: its folder was removed from the state directory")
     try:
-        stored = store.load(job.id)
+        stored = _shared_load(job.id, store, copies)
     except FileNotFoundError:
         registry.remove(job.id)
         raise gone from None
@@ -50,6 +52,19 @@ def read_whole(job: Job | KeptJob, store: JobStore, registry: JobRegistry) -> Jo
         log.warning("job %s: its log in the state directory no longer reads as it ended", job.id)
         raise StateUnavailable(f"job {job.id}: its log in the state directory was changed or damaged")
     return stored
+
+
+def _shared_load(job_id: str, store: JobStore, copies: SharedCopies) -> Job:
+    """The job as its files hold it now: the copy read from them as they are, if one is held, else
+    read (and shared if they did not change while it was read, and it is finished)."""
+    stamp = store.stamp(job_id)
+    if stamp is None:
+        return store.load(job_id)
+    job = copies.get(
+        (job_id, stamp), lambda: store.load(job_id), lambda job: job.finished and store.stamp(job_id) == stamp
+    )
+    assert job is not None  # (`load` returns a job or raises)
+    return job
 
 
 def no_audio(job: Job, idx: int) -> WorkerError:

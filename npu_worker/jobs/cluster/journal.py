@@ -25,6 +25,7 @@ from ..journal import Journal
 from ..loop_handoff import LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
+from ..shared_copies import SharedCopies
 from ..store import JobStore
 from .outage import REDIS_WAIT, redis_unreachable
 from .store import RedisJobs
@@ -107,6 +108,18 @@ class RedisJournal(Journal):
         if not job_id.isalnum():
             return None
         return self.call(lambda: self.jobs.load(job_id))
+
+    def load_shared(self, job_id: str, copies: SharedCopies) -> Job | None:
+        """As `load`, one copy of a finished job for its readers meanwhile while its log is as it was
+        read (a job still running is read for each caller: its log grows)."""
+        if not job_id.isalnum():
+            return None
+        last = self.call(lambda: self.jobs.last_seq(job_id))
+        if last is None:
+            return None
+        return copies.get(
+            (job_id, last), lambda: self.load(job_id), lambda job: job.finished and job.next_seq - 1 == last
+        )
 
     def remove(self, job: Job) -> None:
         self.call(lambda: self.jobs.remove(job, self.node))

@@ -280,8 +280,9 @@ class ClusterScheduler(ClusterEngines):
                 subscription.finish()
 
     def find_job(self, job_id: str) -> Job | None:
+        """The job read whole from Redis; a finished one's copy shared by its readers meanwhile."""
         assert self._rjournal is not None
-        return self._rjournal.load(job_id)
+        return self._rjournal.load_shared(job_id, self.copies)
 
     def recent_jobs(self, limit: int = 100) -> list[Job]:
         assert self._rjournal is not None

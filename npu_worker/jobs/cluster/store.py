@@ -255,9 +255,11 @@ class RedisJobs:
     async def recent(self, limit: int) -> list[str]:
         return [raw.decode() for raw in await self.redis.zrevrange(JOBS, 0, limit - 1)]
 
-    async def audio(self, job_id: str, idx: int) -> bytes | None:
-        value = await self.redis.get(wav_key(job_id, idx))
-        return bytes(value) if value is not None else None
+    async def last_seq(self, job_id: str) -> int | None:
+        """The seq of the job's last log entry (0: none), None for no job: what its copy is known by."""
+        pipe = self.redis.pipeline(transaction=False).hexists(job_key(job_id), "spec")
+        exists, last = await pipe.xrevrange(log_key(job_id), count=1).execute()
+        return None if not exists else int(last[0][0].split(b"-")[1]) if last else 0
 
     async def drop_audio(self, job_id: str, idx: int) -> None:
         """A preview's wav, once its accepting node wrote the file: no route serves it."""

@@ -1,0 +1,107 @@
+"""One copy of a finished job, read whole, for every reader of it at once.
+
+Each GET of a finished job that needs its sections or log (its result, a section's wav, its events)
+read and parsed the job again: 5.6 MB and ≈ 30 ms for a 1 000-section batch, and every slow reader of
+its events kept a copy of the log of its own (+125 MiB for 50 on a Redis node). A copy is known by what
+it was read from (its `stamp`: the files' identities and sizes, or the Redis log's last seq), so a file
+replaced or a log grown since is read again, never served as it was; only a finished job's copy is
+shared (a running job's changes); a copy lives while a reader holds it (held weakly here) and for
+`LINGER_SECONDS` after its last read (at most `KEEP` such), then is let go.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+from ..deadline_thread import Armed, Watchdog
+from .model import Job
+
+KEEP = 2  # finished jobs kept for their next read though no reader holds them
+LINGER_SECONDS = 5.0  # how long after its last read (a caller fetching a batch's wavs one by one)
+_WATCHDOG = Watchdog("npu-worker-copies")  # its thread starts at the first linger
+
+
+class _Reading:
+    """A read under way for a key: the readers that come meanwhile wait for it, not read again."""
+
+    __slots__ = ("done", "copy")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.copy: Job | None = None  # the copy, once read, if it may be shared
+
+
+class SharedCopies:
+    """Finished jobs by (id, stamp): the one copy every reader gets while it is held or lingers."""
+
+    def __init__(self, *, keep: int = KEEP, linger: float = LINGER_SECONDS, watchdog: Watchdog = _WATCHDOG):
+        self.keep = keep
+        self.linger = linger
+        self._watchdog = watchdog
+        self._lock = threading.Lock()
+        self._held: weakref.WeakValueDictionary[Hashable, Job] = weakref.WeakValueDictionary()
+        self._reading: dict[Hashable, _Reading] = {}
+        self._recent: OrderedDict[Hashable, tuple[Job, float]] = OrderedDict()  # and its last read
+        self._armed: Armed | None = None
+
+    def get(
+        self, key: Hashable, read: Callable[[], Job | None], shareable: Callable[[Job], bool]
+    ) -> Job | None:
+        """The copy held under `key`, else `read()`'s (blocking: call from a thread), shared when
+        `shareable` says so (finished, and still what `key` names). A read under way for `key` is
+        waited for; its copy not shareable, or its read failed, each waiter reads for itself."""
+        with self._lock:
+            copy = self._held.get(key)
+            if copy is not None:
+                self._touch(key, copy)
+                return copy
+            reading = self._reading.get(key)
+            if reading is None:
+                reading = self._reading[key] = _Reading()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            reading.done.wait()
+            return reading.copy if reading.copy is not None else read()
+        try:
+            job = read()
+            if job is not None and shareable(job):
+                reading.copy = job
+                with self._lock:
+                    self._held[key] = job
+                    self._touch(key, job)
+            return job
+        finally:
+            with self._lock:
+                del self._reading[key]
+            reading.done.set()
+
+    def __len__(self) -> int:
+        """Copies held now (by readers or lingering)."""
+        return len(self._held)
+
+    def _touch(self, key: Hashable, copy: Job) -> None:
+        """(Under the lock.) `copy` read now: it lingers; the longest unread of more than `keep` goes."""
+        self._recent[key] = (copy, time.monotonic())
+        self._recent.move_to_end(key)
+        while len(self._recent) > self.keep:
+            self._recent.popitem(last=False)
+        if self._armed is None:
+            self._armed = self._watchdog.arm(self.linger, self._let_go)
+
+    def _let_go(self) -> None:
+        """(The watchdog's thread.) Copies unread for `linger` are let go; a reader holding one keeps it."""
+        with self._lock:
+            self._armed = None
+            now = time.monotonic()
+            while self._recent:
+                _, read_at = next(iter(self._recent.values()))
+                if read_at + self.linger > now:
+                    self._armed = self._watchdog.arm(read_at + self.linger - now, self._let_go)
+                    break
+                self._recent.popitem(last=False)
