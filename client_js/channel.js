@@ -99,6 +99,7 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
     // A proxy's error page, or another server at a wrong ?worker= address: it read "answered 502: ".
     return { state: "error", message: `GET ${url.href} answered ${response.status} with a body that is not JSON: is an npu-worker there?` };
   }
+  if (response.status >= 400 && response.status < 500) return healthRefused(url, response.status, body);
   const problem = healthProblem(body);
   if (problem) {
     return { state: "error", message: `GET /health answered ${response.status} with a body this page cannot read: ${problem}` };
@@ -111,13 +112,34 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
   if (response.status === 503) {
     return { state: "booting", health: body, message: "the worker is booting (loading its model); waiting…" };
   }
-  if (response.status === 401 || response.status === 403) {
-    return { state: "refused", health: body, message: `the worker refused this page: ${body.error ?? response.status}` };
-  }
   if (!response.ok) {
     return { state: "error", health: body, message: `GET /health answered ${response.status}: ${body.error ?? ""}` };
   }
   return { state: "ready", health: body, message: "" };
+}
+
+export const WORKER_ADDRESS_ADVICE = "?worker= takes the address the worker answers /health under (such as " +
+  "http://127.0.0.1:7768/, or the folder a proxy serves it from), not a path of its API such as /v1/";
+
+/**
+ * A 4xx to GET /health, in the worker's words, never its JSON: 401/403, it refused this page (its Host or
+ * origin rule); any other, no worker answers /health there: `?worker=` names a path of one, such as the
+ * OpenAI base URL `…/v1/` (shown as "error must be a string, not {"message":…", cut), or a v1 404, whose
+ * `"status": "fail"` read "the worker cannot take requests".
+ */
+function healthRefused(url, status, body) {
+  const said = errorWords(body);
+  if (status === 401 || status === 403) return { state: "refused", message: `the worker refused this page: ${said || status}` };
+  return { state: "error", message: `GET ${url.href} answered ${status}${said ? `: ${said}` : ""}: ${WORKER_ADDRESS_ADVICE}` };
+}
+
+/** An error body's words: v1's `error` string, or OpenAI's `error.message` after its `code`; at most 300 characters. */
+function errorWords(body) {
+  const error = body?.error;
+  if (typeof error === "string") return error.slice(0, 300);
+  if (typeof error?.message !== "string") return "";
+  const code = typeof error.code === "string" ? `${error.code}: ` : "";
+  return `${code}${error.message}`.slice(0, 300);
 }
 
 const CLOSE_TIMEOUT_MS = 1000;

@@ -6,7 +6,7 @@
 import { fetchHealth } from "./channel.js";
 import { $, base, state, token } from "./state.js";
 import { fillOptions, logLine, renderWorker, showMessage, showVoicesNote } from "./view.js";
-import { MAX_VOICES_SHOWN, fetchVoices, shownVoices, voicesNote } from "./voices.js";
+import { MAX_VOICES_SHOWN, fetchVoices, offeredVoices, voicesNote } from "./voices.js";
 
 let healthTimer = null;
 let voicesAsked = 0; // the voice lists asked: only the latest one's answer is shown (an older one may come last)
@@ -30,7 +30,7 @@ export async function pollHealth() {
 
 /** The voice list for what /health and the voice list said last; a chosen voice gone is said. */
 function showVoices() {
-  const shown = shownVoices(state.voices, $("voice-filter").value, $("voice").value);
+  const shown = offeredVoices(state.worker.health, state.voices, $("voice-filter").value, $("voice").value);
   const lost = fillOptions(state.worker.health, shown);
   if (lost) showVoicesNote(`the voice ${lost} is no longer offered: Play speaks with the worker's default`);
   return shown;
@@ -52,8 +52,9 @@ export async function refreshVoices() {
   if (asked !== voicesAsked) return; // a newer ask's answer is, or will be, the one shown
   state.voices = listed;
   const filter = $("voice-filter");
-  filter.hidden = !filter.value && (listed.all ?? []).length <= MAX_VOICES_SHOWN;  // only where some are not shown
-  showVoicesNote(voicesNote(shownVoices(listed, filter.value, $("voice").value)));
+  const offered = offeredVoices(state.worker.health, listed, filter.value, $("voice").value);
+  filter.hidden = !filter.value && (offered.all ?? []).length <= MAX_VOICES_SHOWN;  // only where some are not shown
+  showVoicesNote(voicesNote(offered));
   if (listed.problem) logLine(`voice list: ${listed.problem}`);
   if (state.worker.state === "ready") showVoices();
 }

@@ -17,6 +17,24 @@ const STORED = new Set(["uploaded", "directory"]);
 const ONLY_DEFAULT = "only the worker's default voice is offered";
 
 /**
+ * Whether the worker's engine speaks with a stored voice: espeak-ng has a voice of its own for each
+ * language (the Language field) and ignores reference audio (docs/protocol.md, *Named voices*), so a
+ * stored voice picked there was sent, and played in espeak's voice without a word.
+ */
+export function speaksWithStoredVoices(health) {
+  return health?.backend !== "espeak-ng";
+}
+
+export const NO_STORED_VOICES = "espeak-ng speaks with its own voice for each language (the Language field) " +
+  "and uses no reference audio: stored voices are not offered on this worker";
+
+/** What the list offers for `health`: `listed` as the filter and the voice chosen show it, or none. */
+export function offeredVoices(health, listed, filter, keep = "") {
+  if (!speaksWithStoredVoices(health)) return { voices: [], all: [], total: 0, skipped: 0, problem: NO_STORED_VOICES };
+  return shownVoices(listed, filter, keep);
+}
+
+/**
  * The stored voices of a `GET /v1/audio/voices` body: {voices: [{name, label, title}], total, skipped,
  * problem}. `total` counts the stored voices listed, `skipped` those whose name breaks the rule.
  */

@@ -28,21 +28,27 @@ METRICS = (
     ("rtf", "RTF (elapsed / audio s)"),
     ("server_ttfa_ms", "server-reported TTFA"),
     ("underrun_ms", "underrun time"),
-    ("overhead_ms", "TTFA − engine alone (first audible chunk for ws, whole wav for http)"),
+    (
+        "overhead_ms",
+        "TTFA − engine alone (first audible chunk for ws, whole wav and its leading silence for http)",
+    ),
 )
 
 
 def _overhead(record: dict[str, Any], baseline: dict[str, Any] | None) -> float | None:
     """Audible TTFA minus what the engine alone needs before the same text can start playing (in-process):
-    its first audible chunk for a stream (/ws), the whole wav for a file (/synth)."""
+    its first audible chunk for a stream (/ws), the whole wav for a file (/synth). A file's leading
+    silence is left out too: the worker trims none (only a preview's first section), so it is the
+    engine's own (up to 50 ms of espeak-ng's, counted as the server's)."""
     if not baseline or record.get("ttfa_ms") is None:
         return None
-    key = "per_text_whole_ms" if record["transport"] == "http" else "per_text_first_audible_ms"
-    per_text = baseline.get(key) or []
+    http = record["transport"] == "http"
+    per_text = baseline.get("per_text_whole_ms" if http else "per_text_first_audible_ms") or []
     idx = record["text_idx"]
-    if idx < len(per_text) and per_text[idx] is not None:
-        return float(record["ttfa_ms"]) - float(per_text[idx])
-    return None
+    if idx >= len(per_text) or per_text[idx] is None:
+        return None
+    silence = float(record.get("leading_silence_ms") or 0.0) if http else 0.0
+    return float(record["ttfa_ms"]) - silence - float(per_text[idx])
 
 
 def summarize_runs(
@@ -184,8 +190,9 @@ def markdown(report: dict[str, Any]) -> str:
             "",
             "Audible TTFA minus the engine's own time for the same text, in-process on the same machine: to its "
             "first audible chunk for /ws (early first segment on), to the whole wav for /synth (off), as the "
-            "scheduler runs them. What remains at low load is the server's own cost (plus the 10 ms of silence it "
-            "keeps before the onset); growth with load is queueing.",
+            "scheduler runs them, and for /synth the wav's leading silence is the engine's (a file is not "
+            "trimmed): left out. What remains at low load is the server's own cost (plus, for /ws, the 10 ms of "
+            "silence it keeps before the onset); growth with load is queueing.",
             "",
         ]
         lines += ["| transport | rate /s | p50 | p95 | max |", "|---|---|---|---|---|"]

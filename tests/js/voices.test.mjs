@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { fetchVoices, shownVoices, storedVoices, voicesNote } from "../../client_js/voices.js";
+import { NO_STORED_VOICES, fetchVoices, offeredVoices, shownVoices, storedVoices, voicesNote } from "../../client_js/voices.js";
 
 function listen(handler) {
   const server = createServer(handler);
@@ -39,6 +39,15 @@ test("uploads and directory voices are offered; default and the engine's languag
   assert.equal(listed.voices[0].title, "안녕하세요");
   assert.equal(listed.problem, null);
   assert.equal(voicesNote(listed), "");
+});
+
+test("an espeak-ng worker, which uses no reference audio, is offered no stored voice, and the note says why", () => {
+  const listed = storedVoices(LIST);
+  const none = offeredVoices({ backend: "espeak-ng" }, listed, "", "teacher");
+  assert.deepEqual(none.voices, []);
+  assert.equal(voicesNote(none), NO_STORED_VOICES);
+  const zipvoice = offeredVoices({ backend: "zipvoice-onnx" }, listed, "", "");
+  assert.deepEqual(zipvoice.voices.map((v) => v.name), ["teacher", "narrator"]);
 });
 
 test("a name that breaks the voice name rule is never offered, and is counted", () => {
