@@ -223,4 +223,51 @@ def queue_url(text: str) -> str:
     if parts.scheme not in ("redis", "rediss") or not parts.hostname or (database and not database.isdigit()):
         raise ValueError(f"queue must be 'local' or redis://HOST:PORT/DB, not {shown_url(text)!r}")
     del port
+    _check_queue_query(parts.scheme, parts.query, text)
     return value
+
+
+# What a queue URL's query may say: who connects, and, over TLS, how (redis-py passes every key on).
+QUEUE_QUERY_KEYS = frozenset({"password", "username"})
+QUEUE_TLS_KEYS = frozenset(
+    {
+        "ssl_keyfile",
+        "ssl_certfile",
+        "ssl_password",
+        "ssl_cert_reqs",
+        "ssl_ca_certs",
+        "ssl_ca_path",
+        "ssl_ca_data",
+        "ssl_check_hostname",
+        "ssl_min_version",
+        "ssl_ciphers",
+    }
+)
+
+
+def _check_queue_query(scheme: str, query: str, text: str) -> None:
+    """Each key of the query one the worker leaves to the URL: redis-py takes any key as a setting of its
+    connections, so `?protocol=3` (replies of another shape) started a node whose `/health` said 200 while
+    its loops failed, `?max_connections=1` one whose loops waited for a connection for ever, and
+    `?decode_responses=true`, an unknown key or a value redis-py cannot read was a traceback."""
+    allowed = QUEUE_QUERY_KEYS | (QUEUE_TLS_KEYS if scheme == "rediss" else frozenset())
+    for key, _ in parse_qsl(query, keep_blank_values=True):
+        if key in allowed:
+            continue
+        if key in QUEUE_TLS_KEYS:
+            why = "a TLS setting needs a rediss:// URL"
+        else:
+            why = (
+                "the worker sets its connections' timeouts, pool, retries and replies itself; a queue URL "
+                "gives only ?password=, ?username= and, with rediss://, TLS settings (?ssl_...=), and its "
+                "database as the path (/DB)"
+            )
+        raise ValueError(f"queue URL setting {key!r} refused: {why}: {shown_url(text)!r}")
+    try:
+        from redis.asyncio.connection import parse_url
+    except ImportError:  # without the redis extra `serve` says to install it
+        return
+    try:
+        parse_url(text.strip())
+    except ValueError as exc:
+        raise ValueError(f"the queue URL cannot be read ({exc}): {shown_url(text)!r}") from None

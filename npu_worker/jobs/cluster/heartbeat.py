@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 RESTART_GRACE = 30.0
 # What makes two engine nodes voice one request differently (their heartbeats carry it).
 ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
+# /health and /ready share one read of the view begun within this long (`Heartbeat.health`).
+HEALTH_VIEW_FRESH = 0.25
 
 
 def claim_patience(own: float, nodes: Sequence[dict[str, Any]]) -> float:
@@ -83,6 +86,8 @@ class Heartbeat:
         self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
         self.differences = EngineDifferences()
         self.on_view: Callable[[], object] | None = None  # after each view the loop reads (on the loop)
+        self._health_read: asyncio.Future[None] | None = None  # the view read /health and /ready share
+        self._health_read_at = 0.0
 
     def patience(self) -> float:
         """`claim_patience` over the last view (the engine node asks before each reclaim)."""
@@ -130,7 +135,7 @@ class Heartbeat:
     async def health(self) -> dict[str, Any]:
         """What /health says of the queue (`ClusterScheduler.queue_health`): the view read again."""
         try:
-            await asyncio.wait_for(self.read_view(), timeout=1.0)
+            await self._shared_read()
         except ResponseError as exc:  # the heartbeat loop says it; the last view stands
             log.debug("cluster view: Redis answered %s", exc)
         except (TimeoutError, *REDIS_DOWN) as exc:
@@ -151,6 +156,18 @@ class Heartbeat:
             "redis": "full" if self.redis_full else "ok",  # it answers reads, refuses every write
             "cluster": cluster,
         }
+
+    async def _shared_read(self) -> None:
+        """The view read again for /health and /ready, once for every call within HEALTH_VIEW_FRESH s
+        of a read's start (and while it runs): each call read it itself, and 400 open /health calls at
+        once took the node's 100 Redis connections from its submits, its engine and its heartbeat
+        (`MaxConnectionsError`, told to callers as `Redis is unreachable`) and answered most with 503."""
+        read = self._health_read
+        if read is None or (read.done() and time.monotonic() - self._health_read_at > HEALTH_VIEW_FRESH):
+            self._health_read_at = time.monotonic()
+            read = self._health_read = asyncio.ensure_future(asyncio.wait_for(self.read_view(), timeout=1.0))
+            read.add_done_callback(lambda done: done.cancelled() or done.exception())  # (read by no caller)
+        await asyncio.shield(read)  # a caller that hangs up leaves the read to the others
 
     async def run(
         self,
