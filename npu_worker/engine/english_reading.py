@@ -269,6 +269,8 @@ def signs_in_korean_text(sentence: str) -> str:
     sentence = _GROUPED.sub(lambda m: m.group().replace(",", ""), sentence)
     sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
     sentence = charges.one_sided_said(sentence, charges.IN_ENGLISH)  # "x→0⁺" (korean20): 0 plus, not 0 플러스
+    if _ARROW.search(sentence):  # "as x→0⁻ is" (korean20: as x가 0으로 minus is): as x approaches 0 minus is
+        sentence = _ARROW.sub(_arrow, _LIMIT_ARROW.sub(_limit_arrow, sentence))
     sentence = numbers.amounts_said(
         COMPARISON.sub(_comparison, sentence)
     )  # "$3.50", "3:30", "1/2", "p < 0.05"
@@ -277,6 +279,28 @@ def signs_in_korean_text(sentence: str) -> str:
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(_plus_minus, sentence)
     return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
+
+
+# ... and its arrows, "The limit as x→0⁻ is 1.", "Here A → B is a map.", "Here p ⇒ q is true." (korean20: as x가 0으로 minus,
+# A에서 B, p면 q: the Korean rules' particles in an English sentence, which espeak's Korean voice says nothing else for):
+# a limit's, a small letter's going to a number, a letter or infinity, approaches; another right arrow to; "⇒", "⇔" as
+# `spoken` says them for lang=en; one opening or ending the sentence a bullet, unsaid. "←" and "↔" as before.
+_ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔]) {0,4}")
+_LIMIT_ARROW = re.compile(
+    r"(?<=(?<![A-Za-z])[a-z]) {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(])|∞))(∞)?"
+)
+
+
+def _limit_arrow(match: re.Match[str]) -> str:
+    return " approaches infinity" if match.group(1) else " approaches "
+
+
+def _arrow(match: re.Match[str]) -> str:
+    """An arrow between two terms in English words; a bullet's, opening or ending the sentence, as a space."""
+    text, start, end = match.string, match.start(), match.end()
+    if not text[:start].strip() or not text[end:].strip(". "):
+        return " " if text[:start].strip() else ""
+    return _RELATIONS.get(match.group(1), " to ")
 
 
 def _plus_minus(match: re.Match[str]) -> str:

@@ -126,7 +126,10 @@ _HELD_EQUALS = "\ufdd0"
 _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
 # ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
 # ... and a bound on a bare π, "x > π." (korean19: x > 파이): a bound in English words, greater than pi
-_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ]")  # what `_english_held` reads in an English sentence
+# ... and its arrows, "Here A → B is a map." (korean20: A에서 B)
+_ENGLISH_SIGN = re.compile(
+    r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ→⟶➔➜➡⇒⟹⇔]"
+)  # what `_english_held` reads in an English sentence
 
 
 def _english_held(text: str) -> str:
