@@ -31,3 +31,20 @@ from npu_worker.engine.korean_reading import spoken_form
 def test_an_english_sentence_s_arrow_is_said_in_english(written: str, said: str) -> None:
     """An arrow in an English sentence of a Korean text in English words: one voice a sentence."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("설탕을 넣는다. Add 1/2 cup.", "설탕을 넣는다. Add one half cup."),  # korean20: Add 2분의 1 cup.
+        ("Heat 2.5 liters.", "Heat two point five liters."),  # korean20: Heat 2 점 오 리터.
+        ("Wait 10 ms here.", "Wait ten milliseconds here."),  # one small word, as before
+        # a name, a formula and a Korean report's period stay the Korean rules'
+        ("Tesla Model 3.", "Tesla Model 3."),
+        ("Let x = 3.", "Let x는 3."),
+        ("Revenue grew 5% YoY.", "Revenue grew 5 퍼센트 전년 대비."),
+    ],
+)
+def test_a_short_english_sentence_is_taken_for_english(written: str, said: str) -> None:
+    """A step of a recipe or a manual, "Add 1/2 cup.", has none of English's small words but is English: one voice."""
+    assert spoken_form(written, "ko") == said
