@@ -48,3 +48,27 @@ def test_an_english_sentence_s_arrow_is_said_in_english(written: str, said: str)
 def test_a_short_english_sentence_is_taken_for_english(written: str, said: str) -> None:
     """A step of a recipe or a manual, "Add 1/2 cup.", has none of English's small words but is English: one voice."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "값은 다음과 같다. x ‹ π here.",
+            "값은 다음과 같다. x less than pi here.",
+        ),  # korean20: x 파이 미만 here.
+        ("x = 3 here.", "x = three here."),  # korean20: x는 3 here.
+        ("It holds when x < π/2.", "It holds when x less than pi over two."),  # korean20: x < 파이/2
+        (
+            "It holds when x ≤ 2π/3.",
+            "It holds when x less than or equal to two pi over three.",
+        ),  # korean20: 2파이/3
+        ("The angle is π/2 here.", "The angle is pi over two here."),  # korean20: 2분의 파이
+        # a Korean sentence's as before
+        ("θ < π/2이면", "세타 2분의 파이 미만이면"),
+        ("x < 5이면", "x 5 미만이면"),
+    ],
+)
+def test_a_bound_on_pi_in_an_english_sentence_is_english(written: str, said: str) -> None:
+    """ "x ‹ π here.", "x < π/2" in English words: x less than pi over two, not Korean words before "here"."""
+    assert spoken_form(written, "ko") == said

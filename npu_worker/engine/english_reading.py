@@ -240,6 +240,10 @@ _BOUND_SIGN = re.compile("[<>≤≥]")
 _PI_AMOUNT = re.compile(
     rf"(?:(?<=than )|(?<=equal to )|(?<=than minus )|(?<=to minus ))(?:(\d{{1,2}}) ?)?{_BARE_PI}"
 )
+# ... and a fraction of π, "x < π/2.", "The angle is 2π/3." (korean20: x < 파이/2, 3분의 2파이: the Korean rules' words): pi
+# over two, two pi over three; first as "π over two", which `COMPARISON` takes for a bare π, then in words.
+_PI_FRACTION = re.compile(r"(?<![\w./])(\d{1,2})? ?π/(\d{1,2})(?![\w./^(]|[.,]\d)")
+_PI_OVER = re.compile(r"(?<![\w./])(\d{1,2})? ?π(?= over )")
 _CLAUSE_BREAK = re.compile(
     r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
 )  # "n >= 3 and m < 5": two bounds
@@ -253,6 +257,14 @@ def _comparison(match: re.Match[str]) -> str:
     if _BOUND_SIGN.search(before) or _BOUND_SIGN.search(after):
         return match.group()
     return f" {_COMPARISONS[match.group(1)]} {'minus ' if match.group(2) else ''}{'0' if after[:1] == '.' else ''}"
+
+
+def _pi_fraction(match: re.Match[str]) -> str:
+    return f"{match.group(1) or ''}π over {numbers.english_number(match.group(2))}"
+
+
+def _pi_over(match: re.Match[str]) -> str:
+    return f"{numbers.english_number(match.group(1)) + ' ' if match.group(1) else ''}pi"
 
 
 # "1,000", and before a list's comma, "1,000, 2,000"
@@ -271,10 +283,13 @@ def signs_in_korean_text(sentence: str) -> str:
     sentence = charges.one_sided_said(sentence, charges.IN_ENGLISH)  # "x→0⁺" (korean20): 0 plus, not 0 플러스
     if _ARROW.search(sentence):  # "as x→0⁻ is" (korean20: as x가 0으로 minus is): as x approaches 0 minus is
         sentence = _ARROW.sub(_arrow, _LIMIT_ARROW.sub(_limit_arrow, sentence))
+    if "π/" in sentence:  # "x < π/2." (korean20: x < 파이/2): less than pi over two
+        sentence = _PI_FRACTION.sub(_pi_fraction, sentence)
     sentence = numbers.amounts_said(
         COMPARISON.sub(_comparison, sentence)
     )  # "$3.50", "3:30", "1/2", "p < 0.05"
     if "π" in sentence:  # "x < 2π here." (korean18: less than 2파이, the Korean rules' π): less than two pi
+        sentence = _PI_OVER.sub(_pi_over, sentence)
         sentence = _PI_AMOUNT.sub(lambda m: f"{m.group(1) + ' ' if m.group(1) else ''}pi", sentence)
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(_plus_minus, sentence)
