@@ -111,7 +111,7 @@ def test_a_word_after_a_bounds_amount_is_no_unit(written: str, said: str) -> Non
         # as before: a scaled amount, a range of times, a ratio, a date, 24/7, a chain, a bound on a term, Korean sentences
         ("The total is $1.5M now.", "The total is 150만 달러 now."),
         ("It ran 3:30-4:00 here.", "It ran 세 시 30분에서 네 시 here."),
-        ("The ratio is 16:9 here.", "The ratio is 16 대 9 here."),
+        ("The ratio is 16:9 here.", "The ratio is sixteen to nine here."),  # korean21: 16 대 9
         ("It was on 1/2/2024 here.", "It was on 1/2/2024 here."),
         ("It runs 24/7 here.", "It runs 24 7 here."),
         ("It is 0 < x < 1 here.", "It is x는 0 초과 1 미만 here."),

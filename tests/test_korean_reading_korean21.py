@@ -72,3 +72,24 @@ def test_a_short_english_sentence_is_taken_for_english(written: str, said: str) 
 def test_a_bound_on_pi_in_an_english_sentence_is_english(written: str, said: str) -> None:
     """ "x ‹ π here.", "x < π/2" in English words: x less than pi over two, not Korean words before "here"."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "비율은 이렇다. The ratio is 3:2 here.",
+            "비율은 이렇다. The ratio is three to two here.",
+        ),  # korean20: 3 대 2
+        ("Mix them 3:2 in the bowl.", "Mix them three to two in the bowl."),  # korean20: 3 대 2
+        ("Use a 16:9 screen.", "Use a sixteen to nine screen."),  # korean20: 16 대 9
+        # a clock, a ratio after its word, a range and a Korean sentence's ratio as before
+        ("We met at 3:30.", "We met at three thirty."),
+        ("The ratio of A to B is 1:10.", "The ratio of A to B is one to ten."),
+        ("It ran 3:30-4:00 here.", "It ran 세 시 30분에서 네 시 here."),
+        ("비율은 3:2입니다", "비율은 3 대 2입니다"),
+    ],
+)
+def test_a_ratio_in_an_english_sentence_is_english(written: str, said: str) -> None:
+    """ "3:2" in an English sentence of a Korean text: three to two, not the Korean rules' 3 대 2."""
+    assert spoken_form(written, "ko") == said
