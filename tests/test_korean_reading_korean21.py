@@ -93,3 +93,20 @@ def test_a_bound_on_pi_in_an_english_sentence_is_english(written: str, said: str
 def test_a_ratio_in_an_english_sentence_is_english(written: str, said: str) -> None:
     """ "3:2" in an English sentence of a Korean text: three to two, not the Korean rules' 3 대 2."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        ("경로: Page 1 › 2 › 3", "ko", "경로: Page 1 › 2 › 3"),  # korean20: Page 1 > 2 > 3 (greater than)
+        ("Page 1 › 2 › 3", "en", "Page 1 › 2 › 3"),  # korean20: Page 1 > 2 > 3
+        ("Step 1 › 2", "en", "Step 1 › 2"),  # korean20: Step 1 > 2
+        # a bound and a chain typed with the angle quote as before
+        ("0 ‹ x ‹ 1", "ko", "x는 0 초과 1 미만"),
+        ("r › 0", "ko", "r 0 초과"),
+        ("x ‹ 2π", "en", "x < 2π"),
+    ],
+)
+def test_a_page_breadcrumb_is_no_comparison(written: str, lang: str, said: str) -> None:
+    """ "Page 1 › 2 › 3" is a path through pages, not 1 greater than 2 greater than 3."""
+    assert spoken_form(written, lang) == said

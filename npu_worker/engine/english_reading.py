@@ -100,11 +100,27 @@ _ANGLE_RELATION = re.compile(
 )
 
 
+# ... and a page's, "Page 1 › 2 › 3" (korean20: Page 1 > 2 > 3, greater than): a label's number before the quote, or a
+# number or a capitalised word between two of them, is a step of a breadcrumb, left; a chain's, "0 ‹ x ‹ 1", a bound.
+_LABELS_NUMBER = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{1,15} \d{1,4} ?$")
+_CRUMB = r"(?:\d{1,4}|[A-Z][a-z]{1,20})"
+_CRUMB_BEFORE = re.compile(rf"[‹›] ?{_CRUMB} ?$")
+_CRUMB_AFTER = re.compile(rf" ?{_CRUMB} ?[‹›]")
+
+
 def angle_relations(text: str) -> str:
     """`text` with an angle quote typed for a bound, "x ‹ 2π", as the sign, "x < 2π"."""
     if "‹" not in text and "›" not in text:
         return text
-    return _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
+    return _ANGLE_RELATION.sub(_angle_sign, text)
+
+
+def _angle_sign(match: re.Match[str]) -> str:
+    text, start = match.string, match.start()
+    before = text[max(0, start - 24) : start]
+    if _LABELS_NUMBER.search(before) or _CRUMB_BEFORE.search(before) or _CRUMB_AFTER.match(text, match.end()):
+        return match.group()  # a breadcrumb's step
+    return "<" if match.group() == "‹" else ">"
 
 
 def spoken(text: str) -> str:
