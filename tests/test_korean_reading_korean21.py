@@ -110,3 +110,19 @@ def test_a_ratio_in_an_english_sentence_is_english(written: str, said: str) -> N
 def test_a_page_breadcrumb_is_no_comparison(written: str, lang: str, said: str) -> None:
     """ "Page 1 › 2 › 3" is a path through pages, not 1 greater than 2 greater than 3."""
     assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("anatomy 강의의 C⁺ 폐포", "anatomy 강의의 C⁺ 폐포"),  # korean20: C 플러스 ("atom" inside "anatomy")
+        ("electronics 회로와 V⁺", "electronics 회로와 V⁺"),  # korean20: V 플러스 ("electron" inside it)
+        # chemistry's words, a particle glued after one or not, as before
+        ("electron과 C⁺", "electron과 C 플러스"),
+        ("배터리 charge와 C⁺", "배터리 charge와 C 플러스"),
+        ("The oxidation of C⁺ is fast.", "The oxidation of C plus is fast."),
+    ],
+)
+def test_chemistry_s_english_words_are_whole_words(written: str, said: str) -> None:
+    """ "anatomy" and "electronics" are no chemistry: a closure's "C⁺" stays espeak's, as in any text without it."""
+    assert spoken_form(written, "ko") == said

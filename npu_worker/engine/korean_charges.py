@@ -41,9 +41,13 @@ _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
 # space's half, a pseudo-inverse: k17 read them all as ions, C 플러스): an ion only in a text about chemistry, a word of
 # it or another ion beside it ("H⁺ 이온", "Na⁺와 K⁺"); any other left to espeak as "x⁺" is (plus). Not a minus, "V⁻ 단자",
 # "The F⁻ level": espeak says "⁻" left as a hyphen (korean18: V hyphen 단자), so it is a minus as before, V 마이너스.
+# Its English words whole, a particle glued after one or not (korean20: "anatomy", "electronics" took "atom", "electron": C 플러스
+# for a closure).
 _CHEMISTRY = re.compile(
-    r"이온|전하|용액|전해|원자|분자|화학|산화|환원|양성자|농도|염기|(?i:\bions?\b|charge|electrolyt|electron|proton|acid"
-    r"|oxid|molecul|atom|chemi)|[A-Z][a-z]?[₀-₉]{0,2}(?:[A-Z][a-z]?[₀-₉]{0,2}|[¹²³⁴⁵⁶⁷])[⁺⁻]"
+    r"이온|전하|용액|전해|원자|분자|화학|산화|환원|양성자|농도|염기"
+    r"|(?i:(?<![a-z])(?:ions?|(?:dis)?charg(?:e[sd]?|ing)|electrolyt[a-z]{0,6}|electrons?|protons?|acid(?:s|ic)?"
+    r"|oxid[a-z]{0,8}|molecul[a-z]{0,6}|atoms?|atomic|chemi[a-z]{0,8})(?![a-z]))"
+    r"|[A-Z][a-z]?[₀-₉]{0,2}(?:[A-Z][a-z]?[₀-₉]{0,2}|[¹²³⁴⁵⁶⁷])[⁺⁻]"
     r"|[A-Z][a-z][⁺⁻]|e[⁺⁻]|(?<![A-Za-z\d₀-₉])[FHI]⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])"
 )  # a halide's or a hydride's minus, "K⁺와 F⁻" (korean20: K⁺, espeak's English plus; "V⁻ 단자, C⁺" no chemistry)
 
