@@ -27,7 +27,7 @@ from npu_worker.engine.korean_reading import spoken_form
         ("x→0⁺", "en", "x→0⁺"),
         # no limit's: a power's, an ion's and a set's signs as before
         ("x⁺¹", "ko", "x⁺¹"),
-        ("Na⁺ 이온", "ko", "Na 플러스 이온"),
+        ("Na⁺ 이온", "ko", "N-A 플러스 이온"),
         ("ℤ⁺의 원소", "ko", "양의 정수 집합의 원소"),
     ],
 )

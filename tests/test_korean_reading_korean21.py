@@ -126,3 +126,22 @@ def test_a_page_breadcrumb_is_no_comparison(written: str, lang: str, said: str) 
 def test_chemistry_s_english_words_are_whole_words(written: str, said: str) -> None:
     """ "anatomy" and "electronics" are no chemistry: a closure's "C⁺" stays espeak's, as in any text without it."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # korean20: Fe 쓰리 플러스 (Fe as written, espeak's word) beside F-E투O쓰리 (spelled)
+        ("Fe₂O₃와 Fe³⁺", "F-E투O쓰리와 F-E 쓰리 플러스"),
+        ("Ca²⁺ 이온과 CaCO₃", "C-A 투 플러스 이온과 C-A-C-O쓰리"),  # korean20: Ca 투 플러스
+        ("OH⁻ 이온", "O-H 마이너스 이온"),  # korean20: OH (espeak's English "oh")
+        # a single capital, an electron, a counted formula and a blood group as before
+        ("H⁺ 이온", "H 플러스 이온"),
+        ("2e⁻", "2 e 마이너스"),
+        ("SO₄²⁻ 이온", "S-O포 투 마이너스 이온"),
+        ("수혈할 때 AB⁺형", "수혈할 때 AB 플러스형"),
+    ],
+)
+def test_an_ion_s_symbols_are_spelled_as_a_formula_s(written: str, said: str) -> None:
+    """ "Fe³⁺" F-E 쓰리 플러스, as "Fe₂O₃" is F-E투O쓰리: one element said one way in one lecture."""
+    assert spoken_form(written, "ko") == said

@@ -1,11 +1,11 @@
 """An ion's charge, "Ca²⁺", "Fe³⁺", "Cl⁻", "SO₄²⁻", said as a Korean chemistry lecturer says it (`korean_reading`).
 
 The superscript digit after a chemical symbol is the charge's size, not a power: "Ca²⁺" was Ca의 2제곱⁺ (a square, the
-sign to espeak, unsaid), "Na⁺" Na⁺. A lecturer says the size and the sign in English words, Ca 투 플러스, Na 플러스,
-O 투 마이너스, as for "Fe³⁺" 철 쓰리 플러스. Only a formula of element symbols is an ion: a power "x²", "A²", a set's half
+sign to espeak, unsaid), "Na⁺" Na⁺. A lecturer says the size and the sign in English words, C-A 투 플러스, N-A 플러스,
+O 투 마이너스, as for "Fe³⁺" 철 쓰리 플러스, its symbols spelled as a formula's are (F-E 쓰리 플러스). Only a formula of element symbols is an ion: a power "x²", "A²", a set's half
 "ℤ⁺" and a variable's "x⁺" are left to their rules. A single capital with a plus, "C⁺", "V⁺", is an ion only in a text about
 chemistry (`_CHEMISTRY`). An English sentence's, "The Ca²⁺ ion is small.", in English words
-(Ca two plus: Ca 투 플러스 would be Korean words in it), `english_reading`'s.
+(Ca two plus: C-A 투 플러스 would be Korean words in it), `english_reading`'s.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def _is_ion(match: re.Match[str], about_chemistry: bool, said_capitals: frozense
 
 
 def charges_spoken(text: str) -> str:
-    """`text` with its ions' charges said, "Ca²⁺" Ca 투 플러스 (before a power reads its "²")."""
+    """`text` with its ions' charges said, "Ca²⁺" C-A 투 플러스 (before a power reads its "²")."""
     if "⁺" not in text and "⁻" not in text:
         return text
     # the text searched for chemistry once, not once for each "V⁺" (a text of them took 25 times as long: 0.5 s)
@@ -141,13 +141,24 @@ def charges_in_english(text: str) -> str:
 
 
 def _charge(match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str]) -> str:
-    """ "Ca²⁺" as Ca 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
+    """ "Ca²⁺" as C-A 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
     formula, size, sign, particle = match.groups()
     if not _is_ion(match, about_chemistry, said_capitals):
         return match.group()
     said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
     word = "플러스" if sign == "⁺" else "마이너스"
-    return f"{_apart(match)}{formula} {said}{word}{particle_after(word, particle) if particle else ''}"
+    spelled = _spelled(formula)
+    return f"{_apart(match)}{spelled} {said}{word}{particle_after(word, particle) if particle else ''}"
+
+
+def _spelled(formula: str) -> str:
+    """An ion's symbols spelled as `korean_marks` spells a formula's, "Fe³⁺" F-E 쓰리 플러스 beside "Fe₂O₃" F-E투O쓰리
+    (korean20: Fe, which espeak read as a word, "OH⁻" the English "oh"); one with a count is spelled there, "SO₄²⁻"."""
+    if len(formula) == 1 or any("₀" <= char <= "₉" for char in formula):
+        return formula
+    if not all(symbol in ELEMENTS for symbol in _SYMBOL.findall(formula)):
+        return formula  # a blood group's "AB⁺" as before
+    return "-".join(formula.upper())
 
 
 def _charge_in_english(match: re.Match[str], about_chemistry: bool) -> str:
