@@ -145,3 +145,20 @@ def test_chemistry_s_english_words_are_whole_words(written: str, said: str) -> N
 def test_an_ion_s_symbols_are_spelled_as_a_formula_s(written: str, said: str) -> None:
     """ "Fe³⁺" F-E 쓰리 플러스, as "Fe₂O₃" is F-E투O쓰리: one element said one way in one lecture."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "lang", "said"),
+    [
+        ("Σ⁻ 입자", "ko", "시그마 마이너스 입자"),  # korean20: 시그마⁻ (espeak's English hyphen)
+        ("Σ⁺와 Σ⁻", "ko", "시그마 플러스와 시그마 마이너스"),  # korean20: 시그마⁺와 시그마⁻
+        ("π⁻ 중간자는", "ko", "파이 마이너스 중간자는"),  # korean20: 파이⁻
+        ("Σ⁻", "en", "Σ minus"),  # korean20: Σ⁻ (Sigma hyphen)
+        # a power on a Greek letter as before
+        ("Σ⁻¹ 행렬", "ko", "시그마⁻¹ 행렬"),
+        ("σ² 분산", "ko", "시그마의 2제곱 분산"),
+    ],
+)
+def test_a_greek_letter_s_sign_is_said(written: str, lang: str, said: str) -> None:
+    """A particle's "Σ⁻" is Sigma minus, not the letter and espeak's "hyphen"."""
+    assert spoken_form(written, lang) == said

@@ -121,6 +121,17 @@ def _is_ion(match: re.Match[str], about_chemistry: bool, said_capitals: frozense
     return len(formula) > 1 or bool(size) or formula == "e" or sign == "⁻" or about_chemistry
 
 
+# A Greek letter alone with a sign, a particle's "Σ⁻", "π⁺" (korean20: 시그마⁻, the sign left to espeak's English hyphen):
+# its sign said, 시그마 마이너스, 파이 플러스; Sigma minus in English. Not a power's nor a word's letter, "σ²", "Σ⁻¹".
+_GREEK_SIGN = re.compile(
+    rf"(?<!\w)([\u0391-\u03a9\u03b1-\u03c9])([⁺⁻])(?![A-Za-z\d_\u0370-\u03ff⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
+)
+
+
+def _greek_sign(match: re.Match[str], words: dict[str, str]) -> str:
+    return match.group(1) + _sign_said(match.group(2), match.group(3), words)
+
+
 def charges_spoken(text: str) -> str:
     """`text` with its ions' charges said, "Ca²⁺" C-A 투 플러스 (before a power reads its "²")."""
     if "⁺" not in text and "⁻" not in text:
@@ -130,14 +141,16 @@ def charges_spoken(text: str) -> str:
     said_capitals = frozenset(_SINGLE_CAPITALS_MINUS.findall(text)) if "⁻" in text else frozenset()
     if _BLOOD_TEXT.search(text):
         said_capitals |= _BLOOD_GROUPS
-    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, said_capitals=said_capitals), text)
+    text = _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, said_capitals=said_capitals), text)
+    return _GREEK_SIGN.sub(partial(_greek_sign, words=IN_KOREAN), text)
 
 
 def charges_in_english(text: str) -> str:
     """`text` with its ions' charges in English words, "Ca²⁺" Ca two plus (korean15: unsaid)."""
     if "⁺" not in text and "⁻" not in text:
         return text
-    return _CHARGE.sub(partial(_charge_in_english, about_chemistry=bool(_CHEMISTRY.search(text))), text)
+    text = _CHARGE.sub(partial(_charge_in_english, about_chemistry=bool(_CHEMISTRY.search(text))), text)
+    return _GREEK_SIGN.sub(partial(_greek_sign, words=IN_ENGLISH), text)
 
 
 def _charge(match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str]) -> str:
