@@ -317,6 +317,7 @@ def signs_in_korean_text(sentence: str) -> str:
 # a limit's, a small letter's going to a number, a letter or infinity, approaches; another right arrow to; "⇒", "⇔" as
 # `spoken` says them for lang=en; one opening or ending the sentence a bullet, unsaid. "←" and "↔" as before.
 _ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔]) {0,4}")
+_BLANK = re.compile(r"[\s.]*")
 _LIMIT_ARROW = re.compile(
     r"(?<=(?<![A-Za-z])[a-z]) {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(])|∞))(∞)?"
 )
@@ -329,8 +330,11 @@ def _limit_arrow(match: re.Match[str]) -> str:
 def _arrow(match: re.Match[str]) -> str:
     """An arrow between two terms in English words; a bullet's, opening or ending the sentence, as a space."""
     text, start, end = match.string, match.start(), match.end()
-    if not text[:start].strip() or not text[end:].strip(". "):
-        return " " if text[:start].strip() else ""
+    # no copy of the sentence before or after it: linear in many arrows (the run always matches, empty at worst)
+    blank = _BLANK.match(text)
+    opens = blank is not None and blank.end() >= start
+    if opens or _BLANK.fullmatch(text, end):
+        return "" if opens else " "
     return _RELATIONS.get(match.group(1), " to ")
 
 

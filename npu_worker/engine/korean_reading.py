@@ -135,10 +135,15 @@ _ENGLISH_SIGN = re.compile(
 def _english_held(text: str) -> str:
     if not _ENGLISH_SIGN.search(text) or _HELD_EQUALS in text:
         return text
-    for begin, end in reversed(code.english_sentences(text)):
+    pieces, done = (
+        [],
+        0,
+    )  # joined once: a text of many short English sentences was copied whole for each (quadratic)
+    for begin, end in code.english_sentences(text):
         sentence = english_reading.signs_in_korean_text(english_reading.powers_spoken(text[begin:end]))
-        text = text[:begin] + _EQUALS_SIGN.sub(_HELD_EQUALS, sentence) + text[end:]
-    return text
+        pieces += [text[done:begin], _EQUALS_SIGN.sub(_HELD_EQUALS, sentence)]
+        done = end
+    return "".join(pieces) + text[done:]
 
 
 def _held(match: re.Match[str], paths: list[str]) -> str:
