@@ -162,3 +162,17 @@ def test_an_ion_s_symbols_are_spelled_as_a_formula_s(written: str, said: str) ->
 def test_a_greek_letter_s_sign_is_said(written: str, lang: str, said: str) -> None:
     """A particle's "Σ⁻" is Sigma minus, not the letter and espeak's "hyphen"."""
     assert spoken_form(written, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x < 5 in 범위", "x 5 미만 in 범위"),  # korean20: x 5 in 미만 범위 (taken for inches)
+        # inches before a copula, and an English word after the amount, as before
+        ("x ≥ 3 in 이면", "x 3 in 이상 이면"),
+        ("x < 5 in range", "x 5 미만 in range"),
+    ],
+)
+def test_in_before_a_korean_word_is_no_unit(written: str, said: str) -> None:
+    """ "in" between a bound's amount and a Korean word is the preposition, not inches: the bound's word after 5."""
+    assert spoken_form(written, "ko") == said
