@@ -176,3 +176,19 @@ def test_a_greek_letter_s_sign_is_said(written: str, lang: str, said: str) -> No
 def test_in_before_a_korean_word_is_no_unit(written: str, said: str) -> None:
     """ "in" between a bound's amount and a Korean word is the preposition, not inches: the bound's word after 5."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("CO₀.₅ 조성", "C-O 제로 포인트 파이브 조성"),  # korean20: C-O제로.₅ (the count half read)
+        ("Fe₀.₅O는", "F-E 제로 포인트 파이브 O는"),  # korean20: Fe₀.₅O (espeak said no subscript)
+        # whole counts, a name's decimal and a variable's subscript as before
+        ("Fe₂O₃", "F-E투O쓰리"),
+        ("PM2.5 농도", "PM2 점 오 농도"),
+        ("x₀.₅", "x₀.₅"),
+    ],
+)
+def test_a_formula_s_decimal_count_is_said_whole(written: str, said: str) -> None:
+    """ "CO₀.₅" C-O 제로 포인트 파이브: its count said as a formula's counts are, in English words, none of it lost."""
+    assert spoken_form(written, "ko") == said
