@@ -39,7 +39,7 @@ def test_a_sign_before_an_english_number_is_said_minus(written: str, said: str) 
         ("B⁻ᵀ 는 전치 역행렬이다.", "B⁻ᵀ 는 전치 역행렬이다."),  # korean16: B 마이너스ᵀ
         ("K⁺ⁿ 이다.", "K⁺ⁿ 이다."),  # korean16: K 플러스ⁿ
         ("B⁻ˣ 이다.", "B⁻ˣ 이다."),  # korean16: B 마이너스ˣ (ˣ a modifier letter, U+02E3)
-        ("Na⁺의 농도", "Na 플러스의 농도"),  # an ion still
+        ("Na⁺의 농도", "N-A 플러스의 농도"),  # an ion still
     ],
 )
 def test_a_superscript_letter_after_the_sign_is_a_powers_not_a_charge(written: str, said: str) -> None:
@@ -60,7 +60,7 @@ def test_a_superscript_letter_after_the_sign_in_english() -> None:
             "전자 e⁻는 음전하를 띤다.",
             "전자 e 마이너스는 음전하를 띤다.",
         ),  # korean16: e⁻ (espeak: e, the sign unsaid)
-        ("Cu²⁺ + 2e⁻ → Cu", "Cu 투 플러스 플러스 2 e 마이너스에서 Cu"),  # korean16: 2e⁻
+        ("Cu²⁺ + 2e⁻ → Cu", "C-U 투 플러스 플러스 2 e 마이너스에서 Cu"),  # korean16: 2e⁻
         ("The e⁻ moves to the anode.", "The e minus moves to the anode."),  # korean16: e⁻
         # a power of e as before
         ("e⁻ˣ 는 감소한다.", "e⁻ˣ 는 감소한다."),

@@ -37,11 +37,11 @@ def test_a_formula_with_subscripts_on_several_parts_is_one_formula(written: str,
         # ions as before: a word of chemistry, another ion, a size, two letters, an electron
         ("C⁺ 이온의 전하", "C 플러스 이온의 전하"),
         ("H⁺ 농도가 높다.", "H 플러스 농도가 높다."),
-        ("Na⁺와 K⁺가 이동한다.", "Na 플러스와 K 플러스가 이동한다."),
-        ("H⁺와 OH⁻", "H 플러스와 OH 마이너스"),
-        ("Ca²⁺", "Ca 투 플러스"),
-        ("Cl⁻", "Cl 마이너스"),
-        ("Cu²⁺ + 2e⁻ → Cu", "Cu 투 플러스 플러스 2 e 마이너스에서 Cu"),
+        ("Na⁺와 K⁺가 이동한다.", "N-A 플러스와 K 플러스가 이동한다."),
+        ("H⁺와 OH⁻", "H 플러스와 O-H 마이너스"),
+        ("Ca²⁺", "C-A 투 플러스"),
+        ("Cl⁻", "C-L 마이너스"),
+        ("Cu²⁺ + 2e⁻ → Cu", "C-U 투 플러스 플러스 2 e 마이너스에서 Cu"),
         ("The H⁺ ion is small.", "The H plus ion is small."),
     ],
 )
@@ -111,7 +111,7 @@ def test_a_word_after_a_bounds_amount_is_no_unit(written: str, said: str) -> Non
         # as before: a scaled amount, a range of times, a ratio, a date, 24/7, a chain, a bound on a term, Korean sentences
         ("The total is $1.5M now.", "The total is 150만 달러 now."),
         ("It ran 3:30-4:00 here.", "It ran 세 시 30분에서 네 시 here."),
-        ("The ratio is 16:9 here.", "The ratio is 16 대 9 here."),
+        ("The ratio is 16:9 here.", "The ratio is sixteen to nine here."),  # korean21: 16 대 9
         ("It was on 1/2/2024 here.", "It was on 1/2/2024 here."),
         ("It runs 24/7 here.", "It runs 24 7 here."),
         ("It is 0 < x < 1 here.", "It is x는 0 초과 1 미만 here."),

@@ -16,7 +16,7 @@ from npu_worker.engine.korean_reading import spoken_form
         ("x ≥ 3 volts", "x 3 volts 이상"),  # korean18: x 3 이상 volts
         ("x < 5 days.", "x 5 days 미만."),  # korean18: x 5 미만 days.
         # as korean18 read them: a small word that is no unit stays the sentence's
-        ("x < 5 here.", "x 5 미만 here."),
+        ("x < 5 here.", "x less than five here."),  # korean21: English (x 5 미만 here.)
         ("결과는 p < 0.05 here.", "결과는 p 0 점 영오 미만 here."),
         ("x < 10 dBm이면", "x 10 dBm 미만이면"),
     ],

@@ -27,7 +27,7 @@ from npu_worker.engine.korean_reading import spoken_form
         ("x→0⁺", "en", "x→0⁺"),
         # no limit's: a power's, an ion's and a set's signs as before
         ("x⁺¹", "ko", "x⁺¹"),
-        ("Na⁺ 이온", "ko", "Na 플러스 이온"),
+        ("Na⁺ 이온", "ko", "N-A 플러스 이온"),
         ("ℤ⁺의 원소", "ko", "양의 정수 집합의 원소"),
     ],
 )
@@ -70,7 +70,7 @@ def test_a_capital_s_minus_says_its_own_plus_only(written: str, lang: str, said:
         ("It holds when x > π.", "ko", "It holds when x greater than pi."),  # korean19: x > 파이.
         ("It holds when x < 2π.", "ko", "It holds when x less than two pi."),  # as before
         # as before: a fraction of π, a Korean sentence's bound, lang=en's
-        ("It holds when x < π/2.", "ko", "It holds when x < 파이/2."),
+        ("It holds when x < π/2.", "ko", "It holds when x less than pi over two."),  # korean21: x < 파이/2
         ("θ < π이면", "ko", "세타 파이 미만이면"),
         ("x >= π", "en", "x >= π"),
     ],

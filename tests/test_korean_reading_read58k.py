@@ -44,10 +44,14 @@ def test_a_generic_types_brackets_are_held_as_written_still(text):
 @pytest.mark.parametrize(
     ("text", "said"),
     [  # korean19: L-I-N-I제로.₈Co₀.₁…, N-I제로.₈, F-E제로.₅O, C-O제로.₂ (the first count half read)
-        ("LiNi₀.₈Co₀.₁Mn₀.₁O₂ 양극재", "LiNi₀.₈Co₀.₁Mn₀.₁O투 양극재"),  # as at d69ca74
-        ("Ni₀.₈ 비율", "Ni₀.₈ 비율"),
-        ("Fe₀.₅O", "Fe₀.₅O"),
-        ("Co₀.₂", "Co₀.₂"),
+        # korean21: each count said whole (read58k left them as written, and espeak said no subscript: Li Ni Co Mn O투)
+        (
+            "LiNi₀.₈Co₀.₁Mn₀.₁O₂ 양극재",
+            "L-I-N-I 제로 포인트 에잇 C-O 제로 포인트 원 M-N 제로 포인트 원 O투 양극재",
+        ),
+        ("Ni₀.₈ 비율", "N-I 제로 포인트 에잇 비율"),
+        ("Fe₀.₅O", "F-E 제로 포인트 파이브 O"),
+        ("Co₀.₂", "C-O 제로 포인트 투"),
     ],
 )
 def test_a_formula_with_a_decimal_count_is_not_half_read(text, said):

@@ -121,7 +121,7 @@ def test_an_english_sentences_dollars_with_a_scale_or_in_a_range(written: str, s
         ("The closure C⁻ is here.", "The closure C minus is here.", "en"),  # korean18: C⁻ (C hyphen)
         # as korean18 read them
         ("클로저 C⁺는 집합입니다.", "클로저 C⁺는 집합입니다.", "ko"),
-        ("Cl⁻ 이온", "Cl 마이너스 이온", "ko"),
+        ("Cl⁻ 이온", "C-L 마이너스 이온", "ko"),
         ("A⁻¹", "A의 마이너스 1제곱", "ko"),
     ],
 )

@@ -88,17 +88,20 @@ SCALED_DOLLARS = re.compile(
 CLOCK = re.compile(
     r"(?<![\w.:/\-–~])(?<![-–~] )([01]?\d|2[0-3]):([0-5]\d)(?:([AaPp])[Mm]\b)?(?![\w:]|\.\d| ?[-–~] ?\d)"
 )
+# ... and a ratio no clock's form takes, "The ratio is 3:2 here.", "Mix them 3:2.", "16:9" (korean20: 3 대 2, the Korean rules'
+# word in an English sentence): three to two; a range, "3:2-4:3", and a chain, "1:2:3", the Korean rules' as before.
+RATIO = re.compile(r"(?<![\w.:/\-–~])(?<![-–~] )(\d{1,4}):(\d{1,4})(?![\w:]|\.\d| ?[-–~] ?\d)")
 # ... and a whole number before one, "5 1/2 inches" (korean18: 5 one half, the whole the Korean voice's): five and one half.
 FRACTION = re.compile(r"(?<![\w./,\-−])(?:(\d{1,2}) )?([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
 
 
 def amounts_said(sentence: str) -> str:
-    """`sentence` with its dollars, clock times and small fractions in English words."""
+    """`sentence` with its dollars, clock times, ratios and small fractions in English words."""
     if "$" in sentence:
         sentence = DOLLARS.sub(_dollars, SCALED_DOLLARS.sub(_scaled_dollars, sentence))
     if ":" in sentence:
-        sentence = CLOCK.sub(_clock, sentence)
+        sentence = RATIO.sub(_ratio, CLOCK.sub(_clock, sentence))
     return FRACTION.sub(_fraction, sentence) if "/" in sentence else sentence
 
 
@@ -130,6 +133,10 @@ def _clock(match: re.Match[str]) -> str:
     if not minutes:
         return f"{hour} o'clock{half_of_day}"
     return f"{hour} {'oh ' if minutes < 10 else ''}{english_number(str(minutes))}{half_of_day}"
+
+
+def _ratio(match: re.Match[str]) -> str:
+    return f"{english_number(match.group(1))} to {english_number(match.group(2))}"
 
 
 def _fraction(match: re.Match[str]) -> str:

@@ -100,11 +100,27 @@ _ANGLE_RELATION = re.compile(
 )
 
 
+# ... and a page's, "Page 1 › 2 › 3" (korean20: Page 1 > 2 > 3, greater than): a label's number before the quote, or a
+# number or a capitalised word between two of them, is a step of a breadcrumb, left; a chain's, "0 ‹ x ‹ 1", a bound.
+_LABELS_NUMBER = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{1,15} \d{1,4} ?$")
+_CRUMB = r"(?:\d{1,4}|[A-Z][a-z]{1,20})"
+_CRUMB_BEFORE = re.compile(rf"[‹›] ?{_CRUMB} ?$")
+_CRUMB_AFTER = re.compile(rf" ?{_CRUMB} ?[‹›]")
+
+
 def angle_relations(text: str) -> str:
     """`text` with an angle quote typed for a bound, "x ‹ 2π", as the sign, "x < 2π"."""
     if "‹" not in text and "›" not in text:
         return text
-    return _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
+    return _ANGLE_RELATION.sub(_angle_sign, text)
+
+
+def _angle_sign(match: re.Match[str]) -> str:
+    text, start = match.string, match.start()
+    before = text[max(0, start - 24) : start]
+    if _LABELS_NUMBER.search(before) or _CRUMB_BEFORE.search(before) or _CRUMB_AFTER.match(text, match.end()):
+        return match.group()  # a breadcrumb's step
+    return "<" if match.group() == "‹" else ">"
 
 
 def spoken(text: str) -> str:
@@ -240,6 +256,10 @@ _BOUND_SIGN = re.compile("[<>≤≥]")
 _PI_AMOUNT = re.compile(
     rf"(?:(?<=than )|(?<=equal to )|(?<=than minus )|(?<=to minus ))(?:(\d{{1,2}}) ?)?{_BARE_PI}"
 )
+# ... and a fraction of π, "x < π/2.", "The angle is 2π/3." (korean20: x < 파이/2, 3분의 2파이: the Korean rules' words): pi
+# over two, two pi over three; first as "π over two", which `COMPARISON` takes for a bare π, then in words.
+_PI_FRACTION = re.compile(r"(?<![\w./])(\d{1,2})? ?π/(\d{1,2})(?![\w./^(]|[.,]\d)")
+_PI_OVER = re.compile(r"(?<![\w./])(\d{1,2})? ?π(?= over )")
 _CLAUSE_BREAK = re.compile(
     r"[\",;()]|\b(?:and|or|but|then|if|when|while)\b"
 )  # "n >= 3 and m < 5": two bounds
@@ -253,6 +273,14 @@ def _comparison(match: re.Match[str]) -> str:
     if _BOUND_SIGN.search(before) or _BOUND_SIGN.search(after):
         return match.group()
     return f" {_COMPARISONS[match.group(1)]} {'minus ' if match.group(2) else ''}{'0' if after[:1] == '.' else ''}"
+
+
+def _pi_fraction(match: re.Match[str]) -> str:
+    return f"{match.group(1) or ''}π over {numbers.english_number(match.group(2))}"
+
+
+def _pi_over(match: re.Match[str]) -> str:
+    return f"{numbers.english_number(match.group(1)) + ' ' if match.group(1) else ''}pi"
 
 
 # "1,000", and before a list's comma, "1,000, 2,000"
@@ -269,14 +297,45 @@ def signs_in_korean_text(sentence: str) -> str:
     sentence = _GROUPED.sub(lambda m: m.group().replace(",", ""), sentence)
     sentence = charges.charges_in_english(sentence)  # an ion's charge, "Ca²⁺" (korean16): Ca two plus
     sentence = charges.one_sided_said(sentence, charges.IN_ENGLISH)  # "x→0⁺" (korean20): 0 plus, not 0 플러스
+    if _ARROW.search(sentence):  # "as x→0⁻ is" (korean20: as x가 0으로 minus is): as x approaches 0 minus is
+        sentence = _ARROW.sub(_arrow, _LIMIT_ARROW.sub(_limit_arrow, sentence))
+    if "π/" in sentence:  # "x < π/2." (korean20: x < 파이/2): less than pi over two
+        sentence = _PI_FRACTION.sub(_pi_fraction, sentence)
     sentence = numbers.amounts_said(
         COMPARISON.sub(_comparison, sentence)
     )  # "$3.50", "3:30", "1/2", "p < 0.05"
     if "π" in sentence:  # "x < 2π here." (korean18: less than 2파이, the Korean rules' π): less than two pi
+        sentence = _PI_OVER.sub(_pi_over, sentence)
         sentence = _PI_AMOUNT.sub(lambda m: f"{m.group(1) + ' ' if m.group(1) else ''}pi", sentence)
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(_plus_minus, sentence)
     return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
+
+
+# ... and its arrows, "The limit as x→0⁻ is 1.", "Here A → B is a map.", "Here p ⇒ q is true." (korean20: as x가 0으로 minus,
+# A에서 B, p면 q: the Korean rules' particles in an English sentence, which espeak's Korean voice says nothing else for):
+# a limit's, a small letter's going to a number, a letter or infinity, approaches; another right arrow to; "⇒", "⇔" as
+# `spoken` says them for lang=en; one opening or ending the sentence a bullet, unsaid. "←" and "↔" as before.
+_ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔]) {0,4}")
+_BLANK = re.compile(r"[\s.]*")
+_LIMIT_ARROW = re.compile(
+    r"(?<=(?<![A-Za-z])[a-z]) {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(])|∞))(∞)?"
+)
+
+
+def _limit_arrow(match: re.Match[str]) -> str:
+    return " approaches infinity" if match.group(1) else " approaches "
+
+
+def _arrow(match: re.Match[str]) -> str:
+    """An arrow between two terms in English words; a bullet's, opening or ending the sentence, as a space."""
+    text, start, end = match.string, match.start(), match.end()
+    # no copy of the sentence before or after it: linear in many arrows (the run always matches, empty at worst)
+    blank = _BLANK.match(text)
+    opens = blank is not None and blank.end() >= start
+    if opens or _BLANK.fullmatch(text, end):
+        return "" if opens else " "
+    return _RELATIONS.get(match.group(1), " to ")
 
 
 def _plus_minus(match: re.Match[str]) -> str:

@@ -166,7 +166,12 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "p < 0.05 here." p 0 점 영오 미만 here (not here 미만); an English sentence's "$3.50", "3:30", "1/2", "p < 0.05" three
 # dollars and fifty cents, three thirty, one half, p less than zero point zero five (not the Korean rules' words);
 # "ℝ^{n+1}" R n plus 1 (lang=en), n 플러스 1차원 실수 공간 in an English sentence (not ℝ^{n plus one}).
-AUDIO_REVISION = 23
+# 24: stop 59's leftovers (korean21): an English sentence's arrows, "x→0⁻", "A → B", "p ⇒ q" x approaches 0 minus, A to B, p
+# implies q (not x가 0으로, A에서 B, p면 q); "Add 1/2 cup.", "x ‹ π here." English (not 2분의 1, 파이 미만); "x < π/2", "3:2" in an
+# English sentence pi over two, three to two (not 파이/2, 3 대 2); "Page 1 › 2 › 3" as written (not greater than); "C⁺" beside
+# "anatomy" as written (not C 플러스); "Fe³⁺", "OH⁻" F-E 쓰리 플러스, O-H 마이너스 (not Fe, OH as words); "Σ⁻" 시그마 마이너스;
+# "x < 5 in 범위" x 5 미만 in 범위 (not in 미만); "CO₀.₅", "LiNi₀.₈…" C-O 제로 포인트 파이브 (not C-O제로.₅, the counts lost).
+AUDIO_REVISION = 24
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -1,11 +1,11 @@
 """An ion's charge, "Ca²⁺", "Fe³⁺", "Cl⁻", "SO₄²⁻", said as a Korean chemistry lecturer says it (`korean_reading`).
 
 The superscript digit after a chemical symbol is the charge's size, not a power: "Ca²⁺" was Ca의 2제곱⁺ (a square, the
-sign to espeak, unsaid), "Na⁺" Na⁺. A lecturer says the size and the sign in English words, Ca 투 플러스, Na 플러스,
-O 투 마이너스, as for "Fe³⁺" 철 쓰리 플러스. Only a formula of element symbols is an ion: a power "x²", "A²", a set's half
+sign to espeak, unsaid), "Na⁺" Na⁺. A lecturer says the size and the sign in English words, C-A 투 플러스, N-A 플러스,
+O 투 마이너스, as for "Fe³⁺" 철 쓰리 플러스, its symbols spelled as a formula's are (F-E 쓰리 플러스). Only a formula of element symbols is an ion: a power "x²", "A²", a set's half
 "ℤ⁺" and a variable's "x⁺" are left to their rules. A single capital with a plus, "C⁺", "V⁺", is an ion only in a text about
 chemistry (`_CHEMISTRY`). An English sentence's, "The Ca²⁺ ion is small.", in English words
-(Ca two plus: Ca 투 플러스 would be Korean words in it), `english_reading`'s.
+(Ca two plus: C-A 투 플러스 would be Korean words in it), `english_reading`'s.
 """
 
 from __future__ import annotations
@@ -41,9 +41,13 @@ _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
 # space's half, a pseudo-inverse: k17 read them all as ions, C 플러스): an ion only in a text about chemistry, a word of
 # it or another ion beside it ("H⁺ 이온", "Na⁺와 K⁺"); any other left to espeak as "x⁺" is (plus). Not a minus, "V⁻ 단자",
 # "The F⁻ level": espeak says "⁻" left as a hyphen (korean18: V hyphen 단자), so it is a minus as before, V 마이너스.
+# Its English words whole, a particle glued after one or not (korean20: "anatomy", "electronics" took "atom", "electron": C 플러스
+# for a closure).
 _CHEMISTRY = re.compile(
-    r"이온|전하|용액|전해|원자|분자|화학|산화|환원|양성자|농도|염기|(?i:\bions?\b|charge|electrolyt|electron|proton|acid"
-    r"|oxid|molecul|atom|chemi)|[A-Z][a-z]?[₀-₉]{0,2}(?:[A-Z][a-z]?[₀-₉]{0,2}|[¹²³⁴⁵⁶⁷])[⁺⁻]"
+    r"이온|전하|용액|전해|원자|분자|화학|산화|환원|양성자|농도|염기"
+    r"|(?i:(?<![a-z])(?:ions?|(?:dis)?charg(?:e[sd]?|ing)|electrolyt[a-z]{0,6}|electrons?|protons?|acid(?:s|ic)?"
+    r"|oxid[a-z]{0,8}|molecul[a-z]{0,6}|atoms?|atomic|chemi[a-z]{0,8})(?![a-z]))"
+    r"|[A-Z][a-z]?[₀-₉]{0,2}(?:[A-Z][a-z]?[₀-₉]{0,2}|[¹²³⁴⁵⁶⁷])[⁺⁻]"
     r"|[A-Z][a-z][⁺⁻]|e[⁺⁻]|(?<![A-Za-z\d₀-₉])[FHI]⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])"
 )  # a halide's or a hydride's minus, "K⁺와 F⁻" (korean20: K⁺, espeak's English plus; "V⁻ 단자, C⁺" no chemistry)
 
@@ -117,8 +121,19 @@ def _is_ion(match: re.Match[str], about_chemistry: bool, said_capitals: frozense
     return len(formula) > 1 or bool(size) or formula == "e" or sign == "⁻" or about_chemistry
 
 
+# A Greek letter alone with a sign, a particle's "Σ⁻", "π⁺" (korean20: 시그마⁻, the sign left to espeak's English hyphen):
+# its sign said, 시그마 마이너스, 파이 플러스; Sigma minus in English. Not a power's nor a word's letter, "σ²", "Σ⁻¹".
+_GREEK_SIGN = re.compile(
+    rf"(?<!\w)([\u0391-\u03a9\u03b1-\u03c9])([⁺⁻])(?![A-Za-z\d_\u0370-\u03ff⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
+)
+
+
+def _greek_sign(match: re.Match[str], words: dict[str, str]) -> str:
+    return match.group(1) + _sign_said(match.group(2), match.group(3), words)
+
+
 def charges_spoken(text: str) -> str:
-    """`text` with its ions' charges said, "Ca²⁺" Ca 투 플러스 (before a power reads its "²")."""
+    """`text` with its ions' charges said, "Ca²⁺" C-A 투 플러스 (before a power reads its "²")."""
     if "⁺" not in text and "⁻" not in text:
         return text
     # the text searched for chemistry once, not once for each "V⁺" (a text of them took 25 times as long: 0.5 s)
@@ -126,24 +141,37 @@ def charges_spoken(text: str) -> str:
     said_capitals = frozenset(_SINGLE_CAPITALS_MINUS.findall(text)) if "⁻" in text else frozenset()
     if _BLOOD_TEXT.search(text):
         said_capitals |= _BLOOD_GROUPS
-    return _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, said_capitals=said_capitals), text)
+    text = _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, said_capitals=said_capitals), text)
+    return _GREEK_SIGN.sub(partial(_greek_sign, words=IN_KOREAN), text)
 
 
 def charges_in_english(text: str) -> str:
     """`text` with its ions' charges in English words, "Ca²⁺" Ca two plus (korean15: unsaid)."""
     if "⁺" not in text and "⁻" not in text:
         return text
-    return _CHARGE.sub(partial(_charge_in_english, about_chemistry=bool(_CHEMISTRY.search(text))), text)
+    text = _CHARGE.sub(partial(_charge_in_english, about_chemistry=bool(_CHEMISTRY.search(text))), text)
+    return _GREEK_SIGN.sub(partial(_greek_sign, words=IN_ENGLISH), text)
 
 
 def _charge(match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str]) -> str:
-    """ "Ca²⁺" as Ca 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
+    """ "Ca²⁺" as C-A 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
     formula, size, sign, particle = match.groups()
     if not _is_ion(match, about_chemistry, said_capitals):
         return match.group()
     said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
     word = "플러스" if sign == "⁺" else "마이너스"
-    return f"{_apart(match)}{formula} {said}{word}{particle_after(word, particle) if particle else ''}"
+    spelled = _spelled(formula)
+    return f"{_apart(match)}{spelled} {said}{word}{particle_after(word, particle) if particle else ''}"
+
+
+def _spelled(formula: str) -> str:
+    """An ion's symbols spelled as `korean_marks` spells a formula's, "Fe³⁺" F-E 쓰리 플러스 beside "Fe₂O₃" F-E투O쓰리
+    (korean20: Fe, which espeak read as a word, "OH⁻" the English "oh"); one with a count is spelled there, "SO₄²⁻"."""
+    if len(formula) == 1 or any("₀" <= char <= "₉" for char in formula):
+        return formula
+    if not all(symbol in ELEMENTS for symbol in _SYMBOL.findall(formula)):
+        return formula  # a blood group's "AB⁺" as before
+    return "-".join(formula.upper())
 
 
 def _charge_in_english(match: re.Match[str], about_chemistry: bool) -> str:

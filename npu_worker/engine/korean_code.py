@@ -76,14 +76,27 @@ _CODE_BLOCK_LINE = re.compile(
 )
 
 
+# ... or none, in a short sentence closed by its mark that opens with a capitalised word, a recipe's or a manual's step,
+# "Add 1/2 cup.", "Stir for 3 minutes." (korean20: Add 2분의 1 cup., the Korean rules' words): Add one half cup.; a longer
+# English word or a small one after it too, "Wait 10 ms here.", so a name and a formula, "Tesla Model 3.", "Let x = 3.", stay Korean; and so does one with a
+# Korean report's period, "Revenue grew 5% YoY." (5 퍼센트 전년 대비, not five percent 전년 대비: `korean_marks` says it).
+_CAPITALISED_OPENING = re.compile(r"\s{0,4}[A-Z][a-z]{2,20}(?![\w(.])")
+# ... and one small word after a formula's relation, "x ‹ π here.", "x = 3 here." (korean20: x 파이 미만 here., Korean words
+# before an English one): x less than pi here.
+_RELATION_SIGN = re.compile("[<>≤≥‹›=≠]")
+_REPORT_PERIOD = re.compile(r"(?<![A-Za-z\d_])(?:YoY|QoQ|MoM)(?![A-Za-z\d_])")
+
+
 def _is_english(sentence: str, stop: re.Match[str] | None) -> bool:
     small = len(_ENGLISH_WORDS.findall(sentence, 0, 4000))
     closed = stop is not None and stop.group() != "\n"
-    return small >= 2 or (
-        small == 1
-        and closed
-        and any(not _ENGLISH_WORDS.fullmatch(word) for word in _LONGER_WORD.findall(sentence, 0, 4000))
-        and not _CODE_BLOCK_LINE.match(sentence)
+    if small >= 2 or not closed or _CODE_BLOCK_LINE.match(sentence):
+        return small >= 2
+    longer = [word for word in _LONGER_WORD.findall(sentence, 0, 4000) if not _ENGLISH_WORDS.fullmatch(word)]
+    if small == 1 and (longer or _RELATION_SIGN.search(sentence)):
+        return True
+    return bool((longer or small) and _CAPITALISED_OPENING.match(sentence)) and not _REPORT_PERIOD.search(
+        sentence
     )
 
 

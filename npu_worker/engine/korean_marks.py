@@ -116,6 +116,14 @@ _FORMULA_PART = re.compile(r"([A-Z]{1,4})([₀-₉]?)")
 _ELEMENT_FORMULA = re.compile(
     r"(?<![A-Za-z\d.\-₀-₉])(\d{1,2}(?=[A-Z]))?((?:[A-Z][a-z]?[₀-₉]{0,2}){1,8})(?![A-Za-z\d₀-₉]|\.[\d₀-₉])"
 )
+# ... and one with a decimal count, "CO₀.₅", "LiNi₀.₈Co₀.₁Mn₀.₁O₂" (korean20: C-O제로.₅, and espeak said no subscript: the
+# counts lost, "Li Ni Co Mn O투"): each element spelled with its count, a decimal's "포인트" between its digits' English words,
+# C-O 제로 포인트 파이브, L-I N-I 제로 포인트 에잇 C-O 제로 포인트 원 M-N 제로 포인트 원 O투.
+_DECIMAL_COUNT_FORMULA = re.compile(
+    r"(?<![A-Za-z\d.\-₀-₉])(?=(?:[A-Z][a-z]?[₀-₉]{0,2}){0,7}[A-Z][a-z]?[₀-₉]{1,2}\.[₀-₉])"
+    r"((?:[A-Z][a-z]?(?:[₀-₉]{1,2}(?:\.[₀-₉]{1,3})?)?){1,8})(?![A-Za-z\d₀-₉]|\.[\d₀-₉])"
+)
+_DECIMAL_COUNT_PART = re.compile(r"([A-Z][a-z]?)([₀-₉]{0,2}(?:\.[₀-₉]{1,3})?)")
 # A range of such names, "Q1~Q3", "H1~H2" (espeak: Q원 Q쓰리, the tilde unsaid): Q원에서 Q쓰리; and a quarter
 # written "1Q", "3Q" (일 큐) as Korean reports say it, 1분기.
 _NAME_RANGE = re.compile(r"(?<=[A-Z][0-9]) ?[~～〜] ?(?=[A-Z][0-9](?![A-Za-z\d]))")
@@ -205,6 +213,8 @@ def marks_spoken(text: str) -> str:
     text = _CATHODE.sub(_digit_by_digit, text)
     text = _NAME_RANGE.sub("에서 ", text)
     text = _QUARTER.sub(template(r"\1분기"), text)
+    if "." in text:
+        text = _DECIMAL_COUNT_FORMULA.sub(_decimal_count_formula, text)
     text = _ELEMENT_FORMULA.sub(_element_formula, text)
     text = _SUBSCRIPTED_FORMULA.sub(_subscripted_formula, text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
@@ -315,6 +325,24 @@ def _element_formula(match: re.Match[str]) -> str:
         said += ("" if counted else "-") + "-".join(symbol.upper()) + _count_said(count)
         counted = bool(count)
     return f"{coefficient} {said}" if coefficient else said
+
+
+def _decimal_count_formula(match: re.Match[str]) -> str:
+    """ "CO₀.₅" as C-O 제로 포인트 파이브: its elements spelled, a decimal count said digit by digit; a symbol of no element
+    as written."""
+    parts = _DECIMAL_COUNT_PART.findall(match.group())
+    if not all(symbol in ELEMENTS for symbol, _ in parts):
+        return match.group()
+    said = []
+    for symbol, count in parts:
+        whole, point, fraction = count.partition(".")
+        spelled = "-".join(symbol.upper())
+        if not point:  # "O₂" O투, and a symbol without one joined to the next, "CO₀.₅" C-O
+            said.append(spelled + _count_said(whole) + ("" if whole else "-"))
+            continue
+        digits = " ".join(ENGLISH_DIGITS[unicodedata.digit(digit)] for digit in fraction)
+        said.append(f"{spelled} {_count_said(whole)} 포인트 {digits} ")
+    return "".join(part if part.endswith("-") else part.rstrip() + " " for part in said).rstrip(" -")
 
 
 def _element_parts(formula: str) -> list[tuple[str, str]]:

@@ -79,7 +79,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # lists.
 # 27: stop 58's leftovers (korean18): "H₂SO₄" H투S-O포, an English sentence's money, times, fractions and bounds in English,
 # and the rest the espeak engine's revision 23 lists.
-AUDIO_REVISION = 27
+# 28: stop 59's leftovers (korean21): an English sentence's arrows, π's fractions and ratios in English, "Fe³⁺" F-E 쓰리 플러스,
+# and the rest the espeak engine's revision 24 lists.
+AUDIO_REVISION = 28
 
 
 def audio_settings(
