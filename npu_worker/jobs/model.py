@@ -22,9 +22,12 @@ from ..protocol import Done, Event, Progress, SectionError, SynthParams
 QUEUED, RUNNING, DONE, CANCELLED, INTERRUPTED = "queued", "running", "done", "cancelled", "interrupted"
 
 
-@dataclass(frozen=True)
-class LogEntry:
-    """One event of a job's log; `seq` counts from 1 in log order (re-attach with `after=seq`)."""
+class LogEntry(msgspec.Struct, frozen=True, dict=True):
+    """One event of a job's log; `seq` counts from 1 in log order (re-attach with `after=seq`).
+
+    A msgspec `Struct`, made in C (`dict=True` keeps `line`'s cache): a frozen dataclass's `__init__` was a
+    Python call and two `object.__setattr__` an entry, three a preview on the engine lane
+    (benchmarks/SERVER_OVERHEAD.md, stop 59)."""
 
     seq: int
     event: Event
