@@ -103,6 +103,9 @@ class Job:
     # A listener sends its audio as int16 PCM (a `/ws` socket): the engine thread converts each chunk
     # before the hand-off, so the event loop, which serves every socket, does not.
     pcm16_listener: bool = False
+    # Its first section's `synth` was appended at admission, on the loop, with its `start`: an idle engine
+    # thread takes it at once (`Admission.taken_at_once`); the runner appends no other for that section.
+    synth_at_admission: bool = False
     trim_leading_silence: bool = False
     cache_write: bool = True
     created_at: float = field(default_factory=time.time)
