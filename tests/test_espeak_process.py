@@ -23,6 +23,7 @@ from npu_worker.engine.espeak_child import (
     REQUEST_ID,
     STOP,
     BrokenStream,
+    _Child,
     read_frame,
     write_frame,
 )
@@ -196,6 +197,46 @@ def test_frames_survive_a_pipe_that_takes_them_in_pieces():
         os.close(writing)
         with pytest.raises(BrokenStream):
             read_frame(stream)
+
+
+def test_the_child_writes_a_contiguous_float32_chunk_as_it_is_and_converts_any_other():
+    """The engine's chunks are contiguous float32: written with no `np.ascontiguousarray` call each
+    (≈ 9 a preview in the child; benchmarks/SERVER_OVERHEAD.md, stop 59); any other array is converted."""
+    requests_read, requests_write = os.pipe()
+    out_read, out_write = os.pipe()
+    child = _Child(os.fdopen(requests_read, "rb", buffering=0), out_write)
+    called: list[str] = []
+
+    def record(_frame: object, event: str, arg: object) -> None:
+        if event == "c_call":
+            called.append(getattr(arg, "__name__", ""))
+
+    plain = np.linspace(-1.0, 1.0, 480, dtype=np.float32)
+    others = (
+        np.linspace(-1.0, 1.0, 960, dtype=np.float32)[::2],
+        np.linspace(-1.0, 1.0, 480),
+    )  # strided, float64
+    try:
+        with os.fdopen(out_read, "rb", buffering=0) as out:
+            sys.setprofile(record)
+            try:
+                assert child._send(plain)
+            finally:
+                sys.setprofile(None)
+            kind, data = read_frame(out)
+            assert kind == AUDIO and bytes(data) == plain.tobytes()
+            assert "ascontiguousarray" not in called
+            for other in others:
+                child.sent_first = False  # (each written at once, as a request's first)
+                assert child._send(other)
+                kind, data = read_frame(out)
+                assert (
+                    kind == AUDIO and bytes(data) == np.ascontiguousarray(other, dtype=np.float32).tobytes()
+                )
+    finally:
+        os.close(requests_write)
+        os.close(out_write)
+        child.requests.close()
 
 
 def test_a_frame_claiming_to_be_huge_is_refused():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from typing import Any
@@ -64,6 +65,49 @@ async def test_yield_to_loop_on_the_loop_itself_returns_at_once():
     started = time.monotonic()
     handoff.yield_to_loop(seconds(5))  # would deadlock if it waited for its own loop
     assert time.monotonic() - started < 0.5
+
+
+async def test_yield_to_loop_runs_no_python_of_threading_on_the_lane_or_the_loop():
+    """Its wait is a plain lock the loop releases, not a `threading.Event`, whose `Condition` ran ≈ 12
+    Python calls on the lane and 6 on the loop a preview (benchmarks/SERVER_OVERHEAD.md, stop 59)."""
+    loop = asyncio.get_running_loop()
+    handoff = LoopHandoff(loop)
+    entered: dict[str, list[str]] = {"lane": [], "loop": []}
+
+    def recorder(side: str):  # noqa: ANN202
+        def record(frame: Any, event: str, _: object) -> None:
+            if event == "call" and frame.f_code.co_filename == threading.__file__:
+                entered[side].append(frame.f_code.co_name)
+
+        return record
+
+    ran: list[int] = []
+    went_on: asyncio.Future[list[int]] = loop.create_future()
+    gate = threading.Lock()
+    gate.acquire()
+
+    def lane() -> None:
+        gate.acquire()  # (the loop's recorder is set by now: `Thread.start` ran `threading.py`)
+        sys.setprofile(recorder("lane"))
+        try:
+            handoff(ran.append, 1)
+            handoff.yield_to_loop(seconds(5))
+            seen = list(ran)  # what the loop had run when the lane went on
+        finally:
+            sys.setprofile(None)
+        loop.call_soon_threadsafe(went_on.set_result, seen)
+
+    thread = threading.Thread(target=lane)
+    thread.start()
+    sys.setprofile(recorder("loop"))
+    try:
+        gate.release()
+        async with asyncio.timeout(seconds(10)):
+            assert await went_on == [1]
+    finally:
+        sys.setprofile(None)
+    thread.join()
+    assert entered == {"lane": [], "loop": []}
 
 
 async def test_a_later_call_waits_for_its_time_and_an_ordinary_call_runs_it_first_in_order():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -243,6 +244,29 @@ def test_events_are_byte_for_byte_what_json_dumps_wrote(event):
     assert event.encode() == json.dumps(event.to_dict(), ensure_ascii=False).encode()
     entry = LogEntry(7, event)
     assert entry.line == json.dumps(entry.to_dict(), ensure_ascii=False).encode()
+
+
+def test_a_log_entry_is_made_without_a_python_call_and_stays_what_it_was():
+    """A journal append makes one on the engine lane for every event: a dataclass's `__init__` was a
+    Python call and two `object.__setattr__` each (benchmarks/SERVER_OVERHEAD.md, stop 59)."""
+    event = p.Progress(0, "synth")
+    called: list[str] = []
+
+    def record(frame: Any, what: str, arg: Any) -> None:
+        if what == "call" or (what == "c_call" and arg is not sys.setprofile):
+            called.append(frame.f_code.co_name if what == "call" else arg.__qualname__)
+
+    sys.setprofile(record)
+    try:
+        entry = LogEntry(2, event)
+    finally:
+        sys.setprofile(None)
+    assert called == [], called
+    assert (entry.seq, entry.event) == (2, event) and entry == LogEntry(2, event) != LogEntry(3, event)
+    with pytest.raises(AttributeError):
+        entry.seq = 5  # type: ignore[misc]
+    assert entry.line is entry.line  # encoded once
+    assert entry.line == b'{"event": "progress", "idx": 0, "status": "synth", "seq": 2}'
 
 
 def test_a_log_entry_is_encoded_once_with_seq_last():

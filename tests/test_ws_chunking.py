@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -25,6 +28,28 @@ def test_frames_follow_the_schedule_then_repeat_the_last_size() -> None:
     chunker = GrowingChunker((10, 20, 40))
     frames = chunker.feed(np.zeros(10 + 20 + 40 * 3, dtype=np.float32))
     assert [f.size for f in frames] == [10, 20, 40, 40, 40]
+
+
+def test_pieces_are_joined_by_numpy_s_c_function_with_no_python_call() -> None:
+    """`np.concatenate`'s Python dispatcher ran once a join, ≈ 8 a `/ws` preview on the event loop
+    (benchmarks/SERVER_OVERHEAD.md, stop 59); the frames are the same samples in the same order."""
+    chunker = GrowingChunker((5, 8), dtype=np.int16)
+    pieces = [np.arange(start, start + 3, dtype=np.int16) for start in range(0, 15, 3)]
+    entered: list[str] = []
+
+    def record(frame: Any, event: str, _: object) -> None:
+        if event == "call" and frame.f_code.co_filename != __file__:
+            entered.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+
+    sys.setprofile(record)
+    try:
+        frames = [frame for piece in pieces for frame in chunker.feed(piece)]
+        rest = chunker.flush()
+    finally:
+        sys.setprofile(None)
+    assert [name for name in entered if not name.endswith(("chunking.py:feed", "chunking.py:flush"))] == []
+    assert [f.tolist() for f in frames] == [list(range(0, 5)), list(range(5, 13))]
+    assert rest is not None and rest.tolist() == [13, 14] and rest.dtype == np.int16
 
 
 def test_pcm_is_cut_as_pcm_and_one_waiting_piece_without_a_copy() -> None:

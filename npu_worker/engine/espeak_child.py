@@ -39,6 +39,7 @@ from .base import SynthesisRequest
 from .espeak import EspeakEngine
 
 HEADER = struct.Struct("<cI")
+_FLOAT32 = np.dtype(np.float32)
 REQUEST_ID = struct.Struct("<I")  # a `STOP`'s payload: the request it stops
 REQUEST, STOP, PHONEMIZE = b"Q", b"S", b"P"  # parent → child
 READY, AUDIO, END, FAILED, PHONEMES = b"R", b"A", b"E", b"F", b"H"  # child → parent
@@ -344,7 +345,10 @@ class _Child:
         there is found at the next look, within `STOP_LOOK_SECONDS`); the later ones held up to `HOLD_SECONDS`,
         then written together (the stop looked for once a write, and while holding at most every
         `STOP_LOOK_SECONDS`, not once a chunk)."""
-        audio = np.ascontiguousarray(chunk, dtype=np.float32)  # no copy: written as it is
+        audio = chunk  # written as it is: the engine's chunks are contiguous float32 (an attribute look,
+        # not `np.ascontiguousarray`'s call a chunk, ≈ 9 a preview; benchmarks/SERVER_OVERHEAD.md, stop 59)
+        if audio.__class__ is not np.ndarray or audio.dtype != _FLOAT32 or not audio.flags.c_contiguous:
+            audio = np.ascontiguousarray(chunk, dtype=np.float32)
         size, now, held = audio.nbytes, time.monotonic(), self.held
         if not held:
             self.held_since = now

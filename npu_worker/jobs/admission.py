@@ -226,6 +226,15 @@ class Admission:
             picked = self._waiting_preview(_is_preview)
         return picked
 
+    def taken_at_once(self) -> bool:
+        """Whether a job queued now is taken at once: an engine thread waits for work and no other job
+        is live (none it would take first). A streaming preview's first `synth` is then told at admission
+        with its `start`, not by the lane a wake-up of the loop later (benchmarks/SERVER_OVERHEAD.md, stop 59)."""
+        with self._lock:
+            return (
+                (self._engine_waiting or self._lanes_waiting > 0) and not self._active and not self._stopping
+            )
+
     def has_work(self) -> bool:
         """A section is waiting for the engine thread now."""
         with self._lock:

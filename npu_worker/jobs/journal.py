@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import IO
 
-from ..protocol import Done, Event, Start, StateUnavailable, WriteFailed
+from ..protocol import Done, Event, Progress, Start, StateUnavailable, WriteFailed
 from .job_bytes import JobBytes
 from .loop_handoff import LoopHandoff
 from .model import Job, KeptJob, LogEntry, apply_event
@@ -59,6 +59,8 @@ class Journal(abc.ABC):
             elif job.stream_audio and job.first_audio_at is not None:
                 # with the audio's window, if one is due; a `done` opens none past it
                 self.handoff.soon(job.publish, entry, last=isinstance(event, Done))
+            elif job.synth_at_admission and isinstance(event, Progress):  # its first `synth`, at admission
+                self.handoff.at_once(job.publish, entry)  # on the loop: with its `start` (elsewhere a call)
             else:
                 self.handoff(job.publish, entry)
         return entry

@@ -5,6 +5,7 @@ a preview's later audio share one (split out of `journal.py`, whose append publi
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import threading
 import time
@@ -24,6 +25,8 @@ def call_soon_unless_closed(
     except RuntimeError:  # "Event loop is closed", however late it closed
         pass
 
+
+_release = _thread.LockType.release  # a lock's release as a callback: a C call, no Python frame
 
 _drain_local = threading.local()  # the flushes due once the drain running on this thread has run
 
@@ -191,9 +194,13 @@ class LoopHandoff:
         """
         if threading.get_ident() == self._loop_thread:
             return
-        drained = threading.Event()
-        self(lambda _: drained.set(), None)
-        drained.wait(timeout)
+        # A plain lock held here and released by the loop once its drain got this far, not a
+        # `threading.Event`: the Event's `Condition` was ≈ 12 Python calls on the lane and 6 on the loop
+        # a preview (benchmarks/SERVER_OVERHEAD.md, stop 59). Timed out, the loop's release frees nobody.
+        drained = threading.Lock()
+        drained.acquire()
+        self(_release, drained)
+        drained.acquire(True, timeout)
 
     def _drain(self) -> None:
         with self._lock:

@@ -22,9 +22,12 @@ from ..protocol import Done, Event, Progress, SectionError, SynthParams
 QUEUED, RUNNING, DONE, CANCELLED, INTERRUPTED = "queued", "running", "done", "cancelled", "interrupted"
 
 
-@dataclass(frozen=True)
-class LogEntry:
-    """One event of a job's log; `seq` counts from 1 in log order (re-attach with `after=seq`)."""
+class LogEntry(msgspec.Struct, frozen=True, dict=True):
+    """One event of a job's log; `seq` counts from 1 in log order (re-attach with `after=seq`).
+
+    A msgspec `Struct`, made in C (`dict=True` keeps `line`'s cache): a frozen dataclass's `__init__` was a
+    Python call and two `object.__setattr__` an entry, three a preview on the engine lane
+    (benchmarks/SERVER_OVERHEAD.md, stop 59)."""
 
     seq: int
     event: Event
@@ -100,6 +103,9 @@ class Job:
     # A listener sends its audio as int16 PCM (a `/ws` socket): the engine thread converts each chunk
     # before the hand-off, so the event loop, which serves every socket, does not.
     pcm16_listener: bool = False
+    # Its first section's `synth` was appended at admission, on the loop, with its `start`: an idle engine
+    # thread takes it at once (`Admission.taken_at_once`); the runner appends no other for that section.
+    synth_at_admission: bool = False
     trim_leading_silence: bool = False
     cache_write: bool = True
     created_at: float = field(default_factory=time.time)

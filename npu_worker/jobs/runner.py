@@ -223,7 +223,8 @@ class Runner(AudioHandover):
             """The section's own time: what previews took while it was paused is theirs."""
             return time.monotonic() - started - (self.paused_seconds - paused_before)
 
-        then(self.journal.append, job, Progress(section.idx, "synth"))
+        if not (job.synth_at_admission and section is job.sections[0]):  # (else told with its `start`)
+            then(self.journal.append, job, Progress(section.idx, "synth"))
         try:
             self._check_section(job, section)
             audio = self._synthesise(job, section, engine or self.engine)

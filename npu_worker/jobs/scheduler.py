@@ -28,6 +28,7 @@ from ..engine.spoken_languages import spoken_languages
 from ..paths import PathPolicy
 from ..protocol import (
     BatchRequest,
+    Progress,
     Start,
     SynthParams,
     WorkerError,
@@ -231,6 +232,9 @@ class Scheduler(JobListening):
                 self.registry.add(job)
             info = self.info
             self.journal.append(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
+            if job.stream_audio and job.sections and self.admission.taken_at_once():
+                job.synth_at_admission = True  # (its `synth` in the same step as `start`: one write, no turn)
+                self.journal.append(job, Progress(job.sections[0].idx, "synth"))
         except BaseException:
             self.admission.release(job)
             self.registry.remove(job.id)

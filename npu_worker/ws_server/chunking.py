@@ -17,6 +17,11 @@ from .schedule import schedule_sizes
 
 __all__ = ["GrowingChunker", "schedule_sizes"]
 
+# `np.concatenate`'s C function without its `__array_function__` dispatch, whose Python dispatcher ran
+# once a call, ≈ 8 a `/ws` preview on the loop (benchmarks/SERVER_OVERHEAD.md, stop 59): the frames cut
+# here are plain arrays, which no other array type's `__array_function__` would claim.
+_concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
+
 
 class GrowingChunker:
     """Cuts a stream into frames of sizes `sizes[0], sizes[1], ...`, the last size repeating.
@@ -61,7 +66,7 @@ class GrowingChunker:
         if self._pending_samples < target:
             return frames
         # (one piece waiting, the usual case with large engine chunks: cut it, no copy)
-        buffer = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
+        buffer = self._pending[0] if len(self._pending) == 1 else _concatenate(self._pending)
         start = 0
         while buffer.size - start >= target:
             end = start + target
@@ -78,7 +83,7 @@ class GrowingChunker:
         """The section's remaining samples as one frame, or None; the schedule keeps its place."""
         if not self._pending_samples:
             return None
-        frame = np.concatenate(self._pending)
+        frame = _concatenate(self._pending)
         self._pending = []
         self._pending_samples = 0
         self.frames_made += 1
