@@ -321,6 +321,9 @@ def run_batch(args: argparse.Namespace) -> int:
             bar.end_line()
             word, status = stopped_as(stop)
             if (ended := ended_unfetched(bar, word, out_dir)) is not None:  # (`--poll`: no DELETE)
+                if args.json:  # nothing on stdout: its exit 0 told a consumer the empty document was whole
+                    say(f"{ended[0]}; no JSON was printed on stdout")
+                    return EXIT_REQUEST_FAILED
                 say(ended[0])
                 return status if ended[1] is None else ended[1]
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")

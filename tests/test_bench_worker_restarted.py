@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 
 import numpy as np
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
@@ -17,6 +19,7 @@ from npu_worker.bench.cli import main as bench_main
 
 HEALTH = {"status": "ok", "loaded": True, "backend": "restarting", "device": "cpu", "queue": 0}
 LOADING = {**HEALTH, "status": "loading", "loaded": False, "device": None}
+Handler = Callable[[web.Request], Awaitable[web.Response]]
 TONE = (np.sin(np.arange(4800) * 2 * np.pi * 440 / 24000) * 8000).astype("<i2").tobytes()  # 0.2 s
 
 
@@ -30,6 +33,12 @@ def restarting_worker(loaded_again: bool = False) -> web.Application:
         if served.is_set():
             return web.json_response(LOADING, status=503, headers={"Retry-After": "1"})
         return web.json_response({**HEALTH, "start_id": "1st"})
+
+    return worker_answering(health, served)
+
+
+def worker_answering(health: Handler, served: asyncio.Event) -> web.Application:
+    """A worker whose `/health` is `health`; it serves the measured `/ws` requests, `served` set at each."""
 
     async def models(request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": []})
@@ -91,3 +100,38 @@ async def test_a_worker_restarted_and_loaded_again_within_the_run_ends_the_bench
     assert (code, err.splitlines()[-1]) == (1, f"npu-worker bench: {lost}; 0 of 1 requests failed"), err
     record = (tmp_path / "run.md").read_text()
     assert f"**Not the figures of a worker that lived through the run**: {lost}." in record, record
+
+
+def balanced_nodes(before: dict[str, str], after: dict[str, str]) -> web.Application:
+    """A load balancer in front of cluster nodes, as this server plays it: `/health` is one node's
+    (`before`: its `node` and `start_id`) until a request has been served, then `after`'s."""
+    served = asyncio.Event()
+
+    async def health(request: web.Request) -> web.Response:
+        node = after if served.is_set() else before
+        return web.json_response({**HEALTH, "queue_backend": "redis", **node})
+
+    return worker_answering(health, served)
+
+
+@pytest.mark.parametrize(
+    ("after", "restarted"),
+    [({"node": "box2-8b01", "start_id": "b1"}, False), ({"node": "box1-3f2a", "start_id": "a2"}, True)],
+)
+async def test_a_run_through_a_load_balancer_compares_the_start_ids_of_one_node_only(
+    tmp_path, capsys, after, restarted
+):
+    """Behind a balancer the /health before and after the run came from two nodes, each `ok` with its
+    own `start_id`: the run was exit 1, "restarted under the load", its figures marked as not those of
+    a worker that lived through it. One node's two starts (its name is its state dir's) still are."""
+    async with TestServer(
+        balanced_nodes({"node": "box1-3f2a", "start_id": "a1"}, after), host="127.0.0.1"
+    ) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        argv = ["bench", "--base", base, "--rps", "5", "--duration", "1", "--requests", "1"]
+        argv += ["--transports", "ws", "--out", str(tmp_path / "run")]
+        code = await asyncio.to_thread(bench_main, argv)
+    err = capsys.readouterr().err
+    record = (tmp_path / "run.md").read_text()
+    assert (code == 1, "restarted under the load" in err) == (restarted, restarted), err
+    assert ("Not the figures of a worker that lived through the run" in record) == restarted, record

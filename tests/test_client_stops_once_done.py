@@ -106,6 +106,26 @@ def test_batch_poll_stopped_before_it_fetched_its_ended_jobs_result_cancels_noth
 
 
 @pytest.mark.allow_blocking
+def test_batch_poll_json_stopped_before_it_fetched_its_ended_jobs_result_is_exit_2(tmp_path, base):
+    """`batch --json` is exit 2 until its document is whole on stdout: stopped before the result was
+    fetched it printed none, and its exit 0 told a consumer of stdout the empty document was the result."""
+    out = tmp_path / "out"
+    done = client(
+        SIGNALLED_ASKING_FOR, "/result", "SIGTERM", "batch", str(lecture(tmp_path, "가나다.", "라.")),
+        "--out-dir", str(out), "--base", base, "--poll", "--json",
+    )  # fmt: skip
+    said = done.stderr.splitlines()[-1:]
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    job = said[0].split("; job ", 1)[-1].split(" ", 1)[0]
+    assert said == [
+        f"npu-worker batch: terminated as it fetched its result; job {job} had ended (done); the work was done:"
+        f" 2/2 sections ok, their wavs in {out} (GET /jobs/{job}/result has its result); no JSON was printed"
+        " on stdout"
+    ]
+    assert "cancel" not in done.stderr
+
+
+@pytest.mark.allow_blocking
 @pytest.mark.parametrize(("signame", "word"), STOPS)
 def test_synth_stopped_just_after_it_read_the_answer_keeps_the_works_status(tmp_path, base, signame, word):
     wav = tmp_path / "a.wav"

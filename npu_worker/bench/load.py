@@ -253,7 +253,9 @@ def lost_under_load(before: dict[str, Any], after: dict[str, Any]) -> str | None
     """Why the run's figures are those of a worker that did not live through it, or None: unreachable after
     the run (it died), no longer `ok` where it was (`loading`: restarted by its supervisor, a QNN load
     taking minutes; `fail`), or another start's (`start_id`: restarted and loaded again within the run,
-    `ok` both times, which read as a clean run): the figures of a run that exits 0 are published."""
+    `ok` both times, which read as a clean run): the figures of a run that exits 0 are published. The
+    `start_id`s of two cluster nodes (`node`: a load balancer's answers) are not compared: each start of
+    one node has its own, so a run through a balancer was told its worker had restarted."""
     if gone := after.get("unreachable"):
         return f"the worker could not be reached after the run ({gone}): it may have died under the load"
     if before.get("status") == "ok" and (status := after.get("status")) != "ok":
@@ -263,10 +265,18 @@ def lost_under_load(before: dict[str, Any], after: dict[str, Any]) -> str | None
             " under the load"
         )
     started, now = before.get("start_id"), after.get("start_id")
-    if isinstance(started, str) and started != now:  # (a worker of before `start_id` has none to compare)
+    # (a worker of before `start_id` has none to compare)
+    if isinstance(started, str) and started != now and not _other_node(before, after):
         ids = ", ".join(repr(one_line(str(said)[:ERROR_WORDS])) for said in (started, now))
         return f"the worker's /health named another start after the run ({ids}): it restarted under the load"
     return None
+
+
+def _other_node(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether the two /health answers name two nodes of a cluster (`node`, stable across a node's
+    restarts; absent on a local worker, empty while a node reads its name)."""
+    one, other = before.get("node"), after.get("node")
+    return isinstance(one, str) and isinstance(other, str) and "" not in (one, other) and one != other
 
 
 def run_failed(before: dict[str, Any], after: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
