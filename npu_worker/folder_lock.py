@@ -38,7 +38,7 @@ def open_lock_file(dir_fd: int, name: str = LOCK_NAME) -> int:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
             raise PermissionError(errno.EPERM, f"its {name} is not a plain file of this user: remove it")
-        if info.st_nlink != 1:
+        if info.st_nlink > 1:  # (0: its holder removed it at its end since the open: `_take_lock_file`)
             raise PermissionError(
                 errno.EPERM, f"its {name} is a hard link to a file with other names: remove it"
             )

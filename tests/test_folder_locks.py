@@ -290,3 +290,39 @@ def test_a_flock_holder_named_by_a_pid_of_this_user_without_the_folder_open_refu
             os.close(probe)
         with contextlib.ExitStack() as held:
             assert cli.hold_state_dir(state_dir, held) is None
+
+
+def test_a_lock_file_its_holder_removes_as_it_is_opened_is_taken_not_a_hard_link(tmp_path, monkeypatch):
+    """Its holder removes the lock file at its end: one that opened it just before saw no name left on it
+    (`st_nlink` 0) and refused it as a hard link, so a voice upload beside another (each change holds the
+    voices folder's lock) was a 503 'its .npu-worker.lock is a hard link ... remove it' (119 in 12 000 for
+    4 threads changing at once, 2026-12-07). Now it takes the file made again at the name."""
+    from npu_worker import folder_lock
+
+    holding, end, ended = threading.Event(), threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with folder_lock.locked_directory(tmp_path):
+            holding.set()
+            end.wait()
+        ended.set()
+
+    first = threading.Thread(target=hold)
+    first.start()
+    try:
+        assert holding.wait(seconds(30))
+        real_fstat = os.fstat
+
+        def fstat_as_the_holder_ends(descriptor: int) -> os.stat_result:
+            if not end.is_set():  # (the opened file's first look: its holder ends just then)
+                end.set()
+                assert ended.wait(seconds(30))
+            return real_fstat(descriptor)
+
+        monkeypatch.setattr(os, "fstat", fstat_as_the_holder_ends)
+        with folder_lock.locked_directory(tmp_path, wait=False):
+            monkeypatch.undo()
+            assert (tmp_path / folder_lock.LOCK_NAME).stat().st_nlink == 1
+    finally:
+        end.set()
+        first.join(seconds(30))
