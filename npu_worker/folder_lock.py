@@ -38,7 +38,7 @@ def open_lock_file(dir_fd: int, name: str = LOCK_NAME) -> int:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
             raise PermissionError(errno.EPERM, f"its {name} is not a plain file of this user: remove it")
-        if info.st_nlink != 1:
+        if info.st_nlink > 1:  # (0: its holder removed it at its end since the open: `_take_lock_file`)
             raise PermissionError(
                 errno.EPERM, f"its {name} is a hard link to a file with other names: remove it"
             )
@@ -152,7 +152,10 @@ def kept_from_earlier_workers(path: str | Path) -> Iterator[None]:
 
 def _own_users_flock_holder(folder: os.stat_result) -> int | None:
     """The pid of a process of this user, not this one, that holds a `flock` on `folder`, from
-    `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF`; a waiter's line has `->`)."""
+    `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF`; a waiter's line has `->`) and
+    with the folder open: a line names the pid that took the `flock`, which may have handed it on to a
+    child and ended, its pid then reused by any process of this user (another user who can list the
+    folder could so plant a pid of ours and have `serve` refused)."""
     where = f"{os.major(folder.st_dev):02x}:{os.minor(folder.st_dev):02x}:{folder.st_ino}"
     try:
         with open("/proc/locks", encoding="ascii", errors="replace") as locks:
@@ -163,9 +166,25 @@ def _own_users_flock_holder(folder: os.stat_result) -> int | None:
         if len(fields) < 6 or fields[1] != "FLOCK" or fields[5] != where or not fields[4].isdigit():
             continue
         pid = int(fields[4])
-        if pid not in (0, os.getpid()) and _uid_of(pid) == os.geteuid():
+        if pid not in (0, os.getpid()) and _uid_of(pid) == os.geteuid() and _has_open(pid, folder):
             return pid
     return None
+
+
+def _has_open(pid: int, folder: os.stat_result) -> bool:
+    """Whether process `pid` has `folder` open (False when its descriptors cannot be looked at)."""
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for name in names:
+        try:
+            found = os.stat(f"/proc/{pid}/fd/{name}")
+        except OSError:
+            continue
+        if (found.st_dev, found.st_ino) == (folder.st_dev, folder.st_ino):
+            return True
+    return False
 
 
 def _uid_of(pid: int) -> int | None:

@@ -56,6 +56,22 @@ print("held", flush=True)
 sys.stdin.readline()
 """
 
+# Takes the flock on the folder argv[1] itself, hands it to a child (which keeps it) and lets go of its
+# own descriptor: /proc/locks names this process, of this user, which no longer has the folder open (as a
+# pid of the worker's user reused after another user's process that took the flock ended).
+HAND_THE_FLOCK_TO_A_CHILD = """
+import fcntl, os, subprocess, sys
+descriptor = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+child = subprocess.Popen(
+    [sys.executable, "-c", "import sys; sys.stdin.readline()"], stdin=subprocess.PIPE, pass_fds=[descriptor]
+)
+os.close(descriptor)
+print("held", flush=True)
+sys.stdin.readline()
+child.kill()
+"""
+
 
 @contextlib.contextmanager
 def holder(script: str, folder: Path):
@@ -254,3 +270,59 @@ def test_a_worker_of_an_earlier_version_and_this_one_keep_each_other_off_one_sta
         fcntl.flock(earlier, fcntl.LOCK_EX | fcntl.LOCK_NB)  # and takes it once this one has ended
     finally:
         os.close(earlier)
+
+
+def test_a_flock_holder_named_by_a_pid_of_this_user_without_the_folder_open_refuses_nothing(tmp_path):
+    """/proc/locks names the process that took a `flock`, which may have handed it on and ended: its pid,
+    reused by any process of the worker's user, had `serve` refused as if an earlier worker held the state
+    dir (another user who can list an operator's 0755 state dir could so plant pids of ours). Only a
+    process of this user that has the folder open is taken for an earlier worker."""
+    import fcntl
+
+    state_dir = tmp_path / "state"
+    state_dir.mkdir(mode=0o700)
+    with holder(HAND_THE_FLOCK_TO_A_CHILD, state_dir):
+        probe = os.open(state_dir, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with pytest.raises(BlockingIOError):  # the child holds it still
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(probe)
+        with contextlib.ExitStack() as held:
+            assert cli.hold_state_dir(state_dir, held) is None
+
+
+def test_a_lock_file_its_holder_removes_as_it_is_opened_is_taken_not_a_hard_link(tmp_path, monkeypatch):
+    """Its holder removes the lock file at its end: one that opened it just before saw no name left on it
+    (`st_nlink` 0) and refused it as a hard link, so a voice upload beside another (each change holds the
+    voices folder's lock) was a 503 'its .npu-worker.lock is a hard link ... remove it' (119 in 12 000 for
+    4 threads changing at once, 2026-12-07). Now it takes the file made again at the name."""
+    from npu_worker import folder_lock
+
+    holding, end, ended = threading.Event(), threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with folder_lock.locked_directory(tmp_path):
+            holding.set()
+            end.wait()
+        ended.set()
+
+    first = threading.Thread(target=hold)
+    first.start()
+    try:
+        assert holding.wait(seconds(30))
+        real_fstat = os.fstat
+
+        def fstat_as_the_holder_ends(descriptor: int) -> os.stat_result:
+            if not end.is_set():  # (the opened file's first look: its holder ends just then)
+                end.set()
+                assert ended.wait(seconds(30))
+            return real_fstat(descriptor)
+
+        monkeypatch.setattr(os, "fstat", fstat_as_the_holder_ends)
+        with folder_lock.locked_directory(tmp_path, wait=False):
+            monkeypatch.undo()
+            assert (tmp_path / folder_lock.LOCK_NAME).stat().st_nlink == 1
+    finally:
+        end.set()
+        first.join(seconds(30))

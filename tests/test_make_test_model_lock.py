@@ -138,3 +138,31 @@ def test_a_folder_this_user_cannot_write_in_is_named_with_the_fix(capsys):
             " folder this user can write in\n",
         )
         assert os.listdir(out) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="playing another local user needs root")
+def test_a_lock_file_another_user_left_in_our_folder_is_named_not_the_folder(capsys):
+    """A `sudo make-test-model` killed mid-build leaves root's 0600 lock file in the user's own folder: the
+    next build said the folder `is not writable by this user`, which it is (the user can remove the file)."""
+    with tempfile.TemporaryDirectory() as base:
+        os.chmod(base, 0o755)
+        out = os.path.join(base, "model")
+        os.mkdir(out, 0o755)
+        os.chown(out, NOBODY, NOBODY)  # nobody's own folder, root's file left in it
+        lock = os.path.join(out, make_test_model.LOCK)
+        os.close(os.open(lock, os.O_CREAT | os.O_WRONLY, 0o600))
+        run_as_nobody = (
+            "import os, sys\n"
+            "from npu_worker.testing import make_test_model\n"
+            f"os.setgid({NOBODY}); os.setuid({NOBODY})\n"
+            "sys.exit(make_test_model.main([sys.argv[1]]))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", run_as_nobody, out], capture_output=True, text=True, timeout=seconds(60)
+        )
+        assert (done.returncode, done.stderr) == (
+            2,
+            f"npu-worker make-test-model: {lock} is a file this user cannot open (Permission denied; another"
+            " user's build left it): remove it\n",
+        )
+        assert os.listdir(out) == [make_test_model.LOCK]

@@ -99,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
             say(
                 f"{out / LOCK} is a symbolic link, not the lock file a build makes (never followed): remove it"
             )
+        elif exc.errno == errno.EACCES and exc.filename == LOCK and os.path.lexists(out / LOCK):
+            say(
+                f"{out / LOCK} is a file this user cannot open ({exc.strerror}; another user's build left it): remove it"
+            )
         elif exc.errno in (errno.EACCES, errno.EROFS) and exc.filename == LOCK:  # its first file made there
             say(f"{out} is not writable by this user ({exc.strerror}): give a folder this user can write in")
         else:
