@@ -17,7 +17,7 @@ from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.protocol import UnknownVoice
 from tests.openai_support import tone_wav
 from tests.player_support import snapshot, wait_for
-from tests.test_player_rogue_worker import rogue_page, serving
+from tests.test_player_rogue_worker import ROGUE_HEALTH, rogue_page, serving
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -293,3 +293,22 @@ def test_an_espeak_worker_offers_no_stored_voice_and_says_why(open_player: Any) 
     voices = snapshot(page)["voices"]
     assert voices == {"offered": [""], "note": ESPEAK_NOTE}
     assert page.is_hidden("#voice-filter") and console.errors == []
+
+
+def test_a_worker_restarted_on_another_engine_between_two_polls_is_asked_its_list_again(browser: Any) -> None:
+    """A worker restarted within the page's 2 s /health poll never read as not ready: the list was not
+    asked again and its line stayed the old worker's (espeak-ng's "not offered" beside offered voices)."""
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        return socket
+
+    health = {**ROGUE_HEALTH, "backend": "espeak-ng", "start_id": "first"}
+    with rogue_page(browser, serving(ws, health, listing("teacher"))) as (page, console):
+        wait_for(page, "s.worker.state === 'ready' && s.voices.note !== ''")
+        assert snapshot(page)["voices"] == {"offered": [""], "note": ESPEAK_NOTE}
+        health.update(backend="zipvoice-onnx", start_id="second")  # what the rogue's next /health answers
+        wait_for(page, "s.voices.offered.length === 2 && s.voices.note !== " + repr(ESPEAK_NOTE))
+        assert snapshot(page)["voices"] == {"offered": ["", "teacher"], "note": ""}
+        assert console.errors == []
