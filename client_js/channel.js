@@ -130,7 +130,10 @@ export const WORKER_ADDRESS_ADVICE = "?worker= takes the address the worker answ
 function healthRefused(url, status, body) {
   const said = errorWords(body);
   if (status === 401 || status === 403) return { state: "refused", message: `the worker refused this page: ${said || status}` };
-  return { state: "error", message: `GET ${url.href} answered ${status}${said ? `: ${said}` : ""}: ${WORKER_ADDRESS_ADVICE}` };
+  const answered = `GET ${url.href} answered ${status}${said ? `: ${said}` : ""}`;
+  // A proxy's 429 or 408 is about when, not where: the address is right (it was told to change it).
+  if (status === 408 || status === 429) return { state: "error", message: `${answered}: polling goes on` };
+  return { state: "error", message: `${answered}: ${WORKER_ADDRESS_ADVICE}` };
 }
 
 /** An error body's words: v1's `error` string, or OpenAI's `error.message` after its `code`; at most 300 characters. */

@@ -16,7 +16,7 @@ export function onEvent(event) {
     case "start":
       if (run) run.started = true;
       pollHealth();
-      logLine(`start: ${event.total} sections on ${event.backend}/${event.device}`);
+      logLine(`start: ${counted(event.total, "section")} on ${event.backend}/${event.device}`);
       break;
     case "progress": {
       const s = section(event.idx);
@@ -39,7 +39,7 @@ export function onEvent(event) {
       break;
     case "audio_end":
       if (run) run.announcedSamples += event.samples;
-      logLine(`audio_end ${event.idx}: ${event.samples} samples in ${event.chunks} chunks`);
+      logLine(`audio_end ${event.idx}: ${counted(event.samples, "sample")} in ${counted(event.chunks, "chunk")}`);
       break;
     case "first_audio":
       if (run) run.serverTtfaMs = event.ttfa_ms;
@@ -55,6 +55,11 @@ export function onEvent(event) {
   }
   renderSlides(state.sections);
   updateButtons();
+}
+
+/** "1 section", "2 sections": the log read "start: 1 sections", "in 1 chunks" for a one-slide Play. */
+function counted(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 function onErrorEvent(event) {

@@ -15,17 +15,26 @@ let voicesAsked = 0; // the voice lists asked: only the latest one's answer is s
 export async function pollHealth() {
   clearTimeout(healthTimer);
   const status = await fetchHealth(base);
-  const becameReady = status.state === "ready" && state.worker.state !== "ready";
+  const listAgain = status.state === "ready" && (state.worker.state !== "ready" || anotherWorker(state.worker.health, status.health));
   state.worker = status;
   renderWorker(status);
   if (status.state === "ready") showVoices();
-  if (becameReady) refreshVoices();
+  if (listAgain) refreshVoices();
   const idle = !state.run?.running;
   if (idle && status.state !== "ready") showMessage(status.message, status.state === "booting" ? "warn" : "error");
   else if (idle && $("message").dataset.from === "health") showMessage("");
   $("message").dataset.from = idle && status.state !== "ready" ? "health" : "";
   clearTimeout(healthTimer);
   healthTimer = setTimeout(pollHealth, status.state === "ready" && idle ? 2000 : 1000);
+}
+
+/**
+ * Another worker process (`start_id`) or engine (`backend`: an api node's engine nodes) answers /health:
+ * its stored voices, and whether it speaks with them, may differ. A restart within one poll never read
+ * as not ready, and the old list and its line stayed (espeak-ng's "not offered" beside offered voices).
+ */
+function anotherWorker(before, now) {
+  return before?.start_id !== now?.start_id || before?.backend !== now?.backend;
 }
 
 /** The voice list for what /health and the voice list said last; a chosen voice gone is said. */

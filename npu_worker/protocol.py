@@ -219,6 +219,7 @@ _EVENT_DECODER: msgspec.json.Decoder[Event] = msgspec.json.Decoder(AnyEvent)
 class Limits:
     max_text_chars: int = 2000
     max_sections: int = 1000
+    sections_bound_by: str = ""  # the setting `max_sections` comes from, as a refusal names it
 
 
 @dataclass(frozen=True)
@@ -364,7 +365,8 @@ def check_text(text: str, limits: Limits) -> str:
 def _sections(raw: Sequence[SectionBody], limits: Limits) -> tuple[SectionRequest, ...]:
     """Positions as default indices, no index twice, at most `max_sections`."""
     if len(raw) > limits.max_sections:
-        raise TooManySections(f"{len(raw)} sections, the limit is {limits.max_sections}")
+        bound = f"{limits.max_sections}{limits.sections_bound_by}"
+        raise TooManySections(f"{len(raw)} sections, the limit is {bound}")
     sections: list[SectionRequest] = []
     seen: set[int] = set()
     for position, item in enumerate(raw):

@@ -179,7 +179,16 @@ async def test_a_batch_larger_than_the_queue_bound_is_400_not_a_retryable_429(wo
         "/synth_batch?async=1", json={"sections": [{"idx": i, "text": "a."} for i in range(4)]}
     )
     assert response.status == 400 and "Retry-After" not in response.headers
-    assert (await response.json())["error"] == "TooManySections: 4 sections, the limit is 3"
+    assert (await response.json())["error"] == (
+        "TooManySections: 4 sections, the limit is 3 (--max-queue: a batch's sections are queued at once)"
+    )
+
+
+async def test_a_batch_over_max_sections_names_max_sections(worker):
+    client = await worker(max_sections=3)
+    response = await client.post("/synth_batch", json={"sections": [{"text": "a."} for _ in range(4)]})
+    assert response.status == 400
+    assert (await response.json())["error"] == "TooManySections: 4 sections, the limit is 3 (--max-sections)"
 
 
 async def test_jobs_running_returns_to_zero_after_work(worker):

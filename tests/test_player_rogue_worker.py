@@ -258,6 +258,36 @@ def test_what_a_worker_sends_after_done_is_reported_and_ignored(browser: Any) ->
         assert console.errors == []
 
 
+def test_the_log_says_one_section_and_one_chunk_in_the_singular(browser: Any) -> None:
+    """A one-slide Play logged "start: 1 sections on …" and "audio_end 0: 1 samples in 1 chunks"."""
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+        await socket.send_json({"event": "progress", "idx": 0, "status": "synth"})
+        await socket.send_json(
+            {"event": "audio_start", "idx": 0, "sample_rate": 24000, "format": "pcm_s16le"}
+        )
+        await socket.send_bytes(b"\x00\x40")
+        await socket.send_json({"event": "audio_end", "idx": 0, "samples": 1, "chunks": 1})
+        await socket.send_json({"event": "progress", "idx": 0, "status": "ok", "elapsed_sec": 0.0})
+        await socket.send_json({"event": "done", "ok_count": 1, "fail_count": 0, "elapsed_total_sec": 0.0})
+        async for _ in socket:
+            pass
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        start_playing(page, ("가.",))
+        wait_for(page, "s.run && s.run.running === false")
+        log = page.text_content("#log") or ""
+        assert "start: 1 section on rogue/cpu" in log
+        assert "audio_end 0: 1 sample in 1 chunk\n" in log + "\n", log
+        assert "sections" not in log and "chunks" not in log
+        assert console.errors == []
+
+
 def test_a_cancel_the_worker_never_answers_is_given_up_and_the_socket_closed(browser: Any) -> None:
     closed = threading.Event()  # set on the rogue's loop, read here
 

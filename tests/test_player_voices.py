@@ -1,7 +1,8 @@
 """The player's voice list: the stored voices of `GET /v1/audio/voices` offered and spoken with (a voice
 uploaded through the real API, picked in the page, received by the worker's engine), the token sent as
 a header only, a list that cannot be had explained, and a hostile list (HTML in names, thousands of
-voices) drawn as text and bounded (headless Chromium; helpers in tests/player_support.py)."""
+voices) drawn as text and bounded, none on an espeak-ng worker (headless Chromium; helpers in
+tests/player_support.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.protocol import UnknownVoice
 from tests.openai_support import tone_wav
 from tests.player_support import snapshot, wait_for
-from tests.test_player_rogue_worker import rogue_page, serving
+from tests.test_player_rogue_worker import ROGUE_HEALTH, rogue_page, serving
+from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -249,4 +252,63 @@ def test_a_slow_list_answered_after_a_newer_one_does_not_replace_it(browser: Any
             page.wait_for_timeout(50)
         page.wait_for_timeout(300)  # the older answer, arrived, is handled in the page's next turns
         assert snapshot(page)["voices"]["offered"] == ["", "new"]
+        assert console.errors == []
+
+
+ESPEAK_NOTE = (
+    "espeak-ng speaks with its own voice for each language (the Language field) and uses no reference "
+    "audio: stored voices are not offered on this worker"
+)
+
+
+def test_an_espeak_worker_offers_no_stored_voice_and_says_why(open_player: Any) -> None:
+    """espeak-ng speaks with its own voice for each language and ignores reference audio (docs/protocol.md,
+    *Named voices*): the page offered the stored voices there, and one picked was sent and played in
+    espeak's voice without a word (the real espeak-ng engine)."""
+    worker, page, console = open_player(EspeakEngine(), open_page=False)
+    loaded_by = time.monotonic() + seconds(30)  # espeak-ng loads: the page's first poll is no 503
+    while page.request.get(worker.url + "health").status != 200 and time.monotonic() < loaded_by:
+        time.sleep(0.05)
+    uploaded = page.request.post(
+        worker.url + "v1/audio/voices",
+        multipart={
+            "name": "teacher",
+            "ref_text": "안녕하세요 여러분",
+            "audio_sample": {"name": "teacher.wav", "mimeType": "audio/wav", "buffer": tone_wav()},
+        },
+    )
+    assert uploaded.status == 201, uploaded.text()
+
+    page.goto(worker.url)
+    wait_for(page, "s.worker.state === 'ready' && (s.voices.note !== '' || s.voices.offered.length > 1)")
+    voices = snapshot(page)["voices"]
+    assert voices["offered"] == [""], voices  # the worker's default alone
+    assert voices["note"] == ESPEAK_NOTE
+
+    page.click("#voices-refresh")  # asked again: still none, still said
+    page.fill("#input", "첫 문장입니다.")
+    wait_for(page, "s.sections.length === 1")
+    page.click("#play")
+    wait_for(page, "s.sections[0].state === 'done'")
+    voices = snapshot(page)["voices"]
+    assert voices == {"offered": [""], "note": ESPEAK_NOTE}
+    assert page.is_hidden("#voice-filter") and console.errors == []
+
+
+def test_a_worker_restarted_on_another_engine_between_two_polls_is_asked_its_list_again(browser: Any) -> None:
+    """A worker restarted within the page's 2 s /health poll never read as not ready: the list was not
+    asked again and its line stayed the old worker's (espeak-ng's "not offered" beside offered voices)."""
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        return socket
+
+    health = {**ROGUE_HEALTH, "backend": "espeak-ng", "start_id": "first"}
+    with rogue_page(browser, serving(ws, health, listing("teacher"))) as (page, console):
+        wait_for(page, "s.worker.state === 'ready' && s.voices.note !== ''")
+        assert snapshot(page)["voices"] == {"offered": [""], "note": ESPEAK_NOTE}
+        health.update(backend="zipvoice-onnx", start_id="second")  # what the rogue's next /health answers
+        wait_for(page, "s.voices.offered.length === 2 && s.voices.note !== " + repr(ESPEAK_NOTE))
+        assert snapshot(page)["voices"] == {"offered": ["", "teacher"], "note": ""}
         assert console.errors == []

@@ -1,5 +1,5 @@
-"""The player while its worker boots, goes down or drops the connection mid-request (headless Chromium,
-a real worker; helpers in tests/player_support.py)."""
+"""The player while its worker boots, goes down or drops the connection mid-request, or `?worker=` names
+a path of it rather than it (headless Chromium, a real worker; helpers in tests/player_support.py)."""
 
 from __future__ import annotations
 
@@ -111,3 +111,30 @@ def test_a_worker_whose_redis_is_down_is_not_shown_as_booting(
     assert "QueueUnavailable: Redis is unreachable" in state["message"]
     assert "booting" not in page.inner_text("#worker-status") + state["message"]
     assert console.not_network() == []  # the browser logs each 503 /health itself
+
+
+WORKER_ADDRESS_ADVICE = (
+    "?worker= takes the address the worker answers /health under (such as http://127.0.0.1:7768/, or the "
+    "folder a proxy serves it from), not a path of its API such as /v1/"
+)
+
+
+def test_a_path_of_the_worker_as_worker_reads_as_a_sentence(open_player: Any) -> None:
+    """`?worker=` naming a path of a real worker (its OpenAI base URL `…/v1/`, which an SDK user has at
+    hand, or a mistyped folder): the page asks `…/v1/health`, a 404. It showed the worker's JSON cut at 80
+    characters ("error must be a string, not {"message":"no such endpoint: GET /v1/he"), or, for a
+    v1-shaped 404 (`"status": "fail"`), "the worker cannot take requests: BadRequest: no such endpoint …"
+    of a worker that could; now a sentence: the address asked, the worker's words, what `?worker=` takes."""
+    worker, page, console = open_player(ToneEngine(), open_page=False)
+    # the OpenAI shape, {"error": {"message", "code"}}; v1's, {"status": "fail", "error": "…"}
+    for path in ("v1/", "tts/"):
+        asked = f"{worker.url}{path}health"
+        page.goto(f"{worker.url}?worker={worker.url}{path}")
+        wait_for(page, "s.worker.state === 'error'")
+        state = snapshot(page)
+        words = f"BadRequest: no such endpoint: GET /{path}health"
+        assert state["worker"]["message"] == f"GET {asked} answered 404: {words}: {WORKER_ADDRESS_ADVICE}"
+        assert state["message"] == state["worker"]["message"]
+        assert "{" not in state["message"] and "cannot take requests" not in state["message"]
+        assert page.inner_text("#worker-status") == "worker error"
+    assert console.not_network() == []

@@ -53,3 +53,16 @@ async def test_an_output_path_outside_the_roots_is_refused(worker):
     assert (await refusal(ws, message))["error"].startswith("OutputPathNotAllowed:")
     assert (await run_request(ws, batch("다음은 됨."))).done["ok_count"] == 1
     await ws.close()
+
+
+async def test_a_preview_larger_than_the_queue_bound_names_the_queue_bound(worker):
+    """A `--max-queue 1` worker refused a 10-section preview with "10 sections, the limit is 1", as if
+    --max-sections were 1: the setting that bounds it is named."""
+    client = await worker(max_queue=1)
+    ws = await connect(client)
+    refused = await refusal(ws, batch(*(f"{n}번 문장." for n in range(10))))
+    assert refused["error"] == (
+        "TooManySections: 10 sections, the limit is 1 (--max-queue: a batch's sections are queued at once)"
+    )
+    assert (await run_request(ws, batch("하나는 됨."))).done["ok_count"] == 1
+    await ws.close()

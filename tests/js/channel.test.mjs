@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { fetchHealth, redactToken, socketRefusedAdvice, socketUrl, workerBase } from "../../client_js/channel.js";
+import { WORKER_ADDRESS_ADVICE, fetchHealth, redactToken, socketRefusedAdvice, socketUrl, workerBase } from "../../client_js/channel.js";
 
 function listen(handler) {
   const server = createServer(handler);
@@ -140,6 +140,25 @@ test("a /health answer that is not JSON (a proxy's error page) says so and names
     assert.equal(health.message, `GET ${baseOf(server).href}health answered 502 with a body that is not JSON: is an npu-worker there?`);
     status = 503; // the proxy's "Service Unavailable" page: not a worker loading its model
     assert.equal((await fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin })).state, "error");
+  } finally {
+    server.close();
+  }
+});
+
+test("a 4xx to /health: a path of the worker is told what ?worker= takes; a proxy's 429 or 408 is not", async () => {
+  let status = 404;
+  const server = await listen((request, response) => {
+    response.writeHead(status, { "Content-Type": "application/json" });
+    response.end(JSON.stringify({ error: { message: "slow down", code: "RateLimited" } }));
+  });
+  try {
+    const base = baseOf(server);
+    const ask = () => fetchHealth(base, { pageOrigin: base.origin });
+    assert.equal((await ask()).message, `GET ${base.href}health answered 404: RateLimited: slow down: ${WORKER_ADDRESS_ADVICE}`);
+    for (status of [429, 408]) {
+      const health = await ask();  // it read "?worker= takes the address …": the address was right
+      assert.deepEqual([health.state, health.message], ["error", `GET ${base.href}health answered ${status}: RateLimited: slow down: polling goes on`]);
+    }
   } finally {
     server.close();
   }
