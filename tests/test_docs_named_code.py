@@ -52,3 +52,20 @@ def test_every_module_function_the_architecture_map_names_is_defined_there():
             ):
                 missing.append(f"{module}.{name}")
     assert not missing, f"docs/architecture.md names what its module does not define: {sorted(set(missing))}"
+
+
+def test_every_module_function_the_architecture_diagrams_name_is_defined_there():
+    """The map's drawings name them too, without backticks (`─► files.write_output`): the row check above
+    reads table rows only, and the first drawing sent a reader to files.py for what `PathPolicy` in paths.py
+    does."""
+    text = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
+    drawings = re.findall(r"^```\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    missing = [
+        f"{module}.{name}"
+        for drawing in drawings
+        for module, name in re.findall(r"(?<![\w./])([a-z_]+)\.([A-Za-z_]\w*)", drawing)
+        if name not in FILE_SUFFIXES
+        and (PACKAGE / f"{module}.py").is_file()
+        and name not in defined_names(PACKAGE / f"{module}.py")
+    ]
+    assert drawings and not missing, f"docs/architecture.md's drawings name what the module lacks: {missing}"
