@@ -202,6 +202,13 @@ def test_a_state_directory_on_a_full_filesystem_is_refused(tmp_path):
         ([], {"NPU_WORKER_TOKEN": ""}, "NPU_WORKER_TOKEN: set but empty: unset it to run without a token"),
         ([], {"NPU_WORKER_TOKN": "s3cret"}, "NPU_WORKER_TOKN is not a setting (NPU_WORKER_TOKEN?)"),
         (["--role", "engine"], {}, "--role engine needs a shared queue (--queue redis://HOST:PORT/DB)"),
+        # found once the flags are read: they came after the start's `listening on` line and its warnings
+        (["--chunk-schedule-ms", "0.01"], {}, "chunk sizes must be at least one sample, got (0.01,) ms"),
+        (
+            ["--backend", "zipvoice-onnx", "--model-dir", "/nonexistent-model"],
+            {"NPU_WORKER_NUM_STEPS": "0"},
+            "invalid ZipVoice configuration: num_steps (NPU_WORKER_NUM_STEPS) must be in 1..64, got 0",
+        ),
     ],
 )
 def test_a_refused_setting_is_one_line_naming_it_and_exit_2(tmp_path, args, env, line):
