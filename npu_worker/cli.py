@@ -121,7 +121,7 @@ def _serve_holding(
     except ValueError as exc:  # each setting named as it was given: flag or env var
         return _refused(named_as_given(str(exc), args), 2)
     logging.getLogger("npu_worker").info(
-        "npu-worker %s: backend %s, state dir %s, listening on http://%s%s",
+        "npu-worker %s: backend %s, state dir %s, starting on http://%s%s",
         __version__,
         settings.backend,
         state_dir,
