@@ -184,6 +184,22 @@ def test_every_flag_a_subcommand_takes_is_one_a_doc_names():
     assert not unnamed, f"flags no doc names: {sorted(set(unnamed))}"
 
 
+def test_every_env_var_the_suite_reads_is_one_a_doc_names():
+    """The suite's own knobs (`os.environ.get("NPU_WORKER_…")` in tests/): a new engineer on a slow
+    machine could not learn `NPU_WORKER_TEST_TIME_SCALE` but from tests/timing.py."""
+    docs = "\n".join(
+        [_text("README.md"), *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))]
+    )
+    read = {
+        name
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for name in re.findall(r"os\.environ\.get\(\"(NPU_WORKER_\w+)\"", path.read_text(encoding="utf-8"))
+    }
+    assert read and not {name for name in read if name not in docs}, sorted(
+        read - set(re.findall(r"\w+", docs))
+    )
+
+
 def test_the_protocols_websocket_section_names_every_field_of_its_messages():
     protocol = _text("docs/protocol.md")
     section = protocol[protocol.index("## WebSocket `GET /ws`") : protocol.index("## Named voices")]
