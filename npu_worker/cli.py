@@ -116,8 +116,13 @@ def _serve_holding(
     from .engine_options import check_engine_settings, unused_model_settings
     from .server import ListenFailed, run
 
+    try:  # a setting that cannot work: its one line alone, before the start's (nothing is loaded yet)
+        check_engine_settings(settings)
+        app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
+    except ValueError as exc:  # each setting named as it was given: flag or env var
+        return _refused(named_as_given(str(exc), args), 2)
     logging.getLogger("npu_worker").info(
-        "npu-worker %s: backend %s, state dir %s, listening on http://%s%s",
+        "npu-worker %s: backend %s, state dir %s, starting on http://%s%s",
         __version__,
         settings.backend,
         state_dir,
@@ -167,11 +172,6 @@ def _serve_holding(
         logging.getLogger("npu_worker").warning(ROOT_WARNING)
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
-    try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
-        check_engine_settings(settings)
-        app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
-    except ValueError as exc:  # each setting named as it was given: flag or env var
-        return _refused(named_as_given(str(exc), args), 2)
     try:
         listening.append(True)
         run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)

@@ -179,6 +179,8 @@ async def listen(
         # listens (said once bound, it refused a caller who read the line for the 50-100 ms of the setup)
         chosen = sorted({str(sock.getsockname()[1]) for sock in server.sockets})
         log.info("--port 0: listening on port %s", ", ".join(chosen))
+    else:  # (the start line says where it will listen: an address in use is refused after it)
+        log.info("listening on http://%s:%s", f"[{host}]" if ":" in host else host, port)
     return Listener(runner, server, guard)
 
 

@@ -160,6 +160,46 @@ def test_every_flag_a_doc_gives_a_subcommand_is_one_it_takes():
     assert not unknown, f"flags the subcommand does not take: {unknown}"
 
 
+def test_every_flag_a_subcommand_takes_is_one_a_doc_names():
+    """The other way round: `--help` lists it, so README.md or a docs/*.md page names it, by one of its
+    spellings (`-o` for `--output`). The `--no-` forms of serve's yes/no settings were in no doc: an
+    operator could not tell how to turn one off."""
+    from npu_worker.cli import build_parser
+
+    pages = [
+        _text("README.md"),
+        *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))),
+    ]
+    named = set(re.findall(r"(?<![\w-])--?[a-z][a-z0-9-]*(?![\w-])", "\n".join(pages)))
+    unnamed = []
+    for name in build_parser()._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
+        command = build_parser([name])._subparsers._group_actions[0].choices[name]  # type: ignore[union-attr]
+        for action in command._actions:
+            spellings = [option for option in action.option_strings if option not in ("-h", "--help")]
+            unnamed += [f"npu-worker {name} {option}" for option in spellings if not set(spellings) & named]
+            if isinstance(action, argparse.BooleanOptionalAction):  # its `--no-` form turns it off
+                unnamed += [
+                    f"npu-worker {name} {o}" for o in spellings if o.startswith("--no-") and o not in named
+                ]
+    assert not unnamed, f"flags no doc names: {sorted(set(unnamed))}"
+
+
+def test_every_env_var_the_suite_reads_is_one_a_doc_names():
+    """The suite's own knobs (`os.environ.get("NPU_WORKER_…")` in tests/): a new engineer on a slow
+    machine could not learn `NPU_WORKER_TEST_TIME_SCALE` but from tests/timing.py."""
+    docs = "\n".join(
+        [_text("README.md"), *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))]
+    )
+    read = {
+        name
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for name in re.findall(r"os\.environ\.get\(\"(NPU_WORKER_\w+)\"", path.read_text(encoding="utf-8"))
+    }
+    assert read and not {name for name in read if name not in docs}, sorted(
+        read - set(re.findall(r"\w+", docs))
+    )
+
+
 def test_the_protocols_websocket_section_names_every_field_of_its_messages():
     protocol = _text("docs/protocol.md")
     section = protocol[protocol.index("## WebSocket `GET /ws`") : protocol.index("## Named voices")]

@@ -37,13 +37,19 @@ def defined_names_in(body: list[ast.stmt]) -> set[str]:
 
 
 def test_every_module_function_the_architecture_map_names_is_defined_there():
-    """A row of a folder (`bench/`) names its modules as that folder's (`cli.check_writable`)."""
+    """A row of a folder (`bench/`), or of a file in one (`jobs/runner.py`), names its modules as that
+    folder's (`cli.check_writable`); a module in neither is any of the package's of that name (a row of
+    `jobs/loop_handoff.py` named `runner.hand_over_audio`, a row of `ws_server/` `journal.after_this_drain`:
+    neither was checked, both had moved, to `audio_handover.py` and `loop_handoff.py`)."""
     missing = []
     for row in (ROOT / "docs/architecture.md").read_text(encoding="utf-8").splitlines():
-        folders = re.findall(r"`([a-z_/]+)/`", row.split("|")[1] if row.startswith("|") else "")
+        first_cell = row.split("|")[1] if row.startswith("|") else ""
+        folders = re.findall(r"`([a-z_/]+)/(?:[a-z_]+\.py)?`", first_cell)
         for module, name in NAMED.findall(row):
             sources = [PACKAGE / f"{where}{module}.py" for where in ["", *(f"{f}/" for f in folders)]]
-            found = [source for source in sources if source.is_file()]
+            found = [source for source in sources if source.is_file()] or (
+                sorted(PACKAGE.rglob(f"{module}.py")) if "/" not in module else []
+            )
             if (
                 name not in FILE_SUFFIXES
                 and f"{module}.{name}" not in LIBRARIES
@@ -52,3 +58,20 @@ def test_every_module_function_the_architecture_map_names_is_defined_there():
             ):
                 missing.append(f"{module}.{name}")
     assert not missing, f"docs/architecture.md names what its module does not define: {sorted(set(missing))}"
+
+
+def test_every_module_function_the_architecture_diagrams_name_is_defined_there():
+    """The map's drawings name them too, without backticks (`─► files.write_output`): the row check above
+    reads table rows only, and the first drawing sent a reader to files.py for what `PathPolicy` in paths.py
+    does."""
+    text = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
+    drawings = re.findall(r"^```\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    missing = [
+        f"{module}.{name}"
+        for drawing in drawings
+        for module, name in re.findall(r"(?<![\w./])([a-z_]+)\.([A-Za-z_]\w*)", drawing)
+        if name not in FILE_SUFFIXES
+        and (PACKAGE / f"{module}.py").is_file()
+        and name not in defined_names(PACKAGE / f"{module}.py")
+    ]
+    assert drawings and not missing, f"docs/architecture.md's drawings name what the module lacks: {missing}"

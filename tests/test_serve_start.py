@@ -39,6 +39,7 @@ def test_a_port_already_taken_is_one_line_and_exit_1(tmp_path):
     assert f"npu-worker serve: cannot listen on 127.0.0.1:{port}: " in done.stderr
     assert "address already in use" in done.stderr.lower() and "Traceback" not in done.stderr
     assert "engine ready" not in done.stderr  # said before the engine loads and jobs resume
+    assert "listening on" not in done.stderr  # its start line said so before the bind was refused
 
 
 def test_a_state_directory_that_is_a_file_or_cannot_be_made_is_one_line_and_exit_1(tmp_path):
@@ -202,6 +203,13 @@ def test_a_state_directory_on_a_full_filesystem_is_refused(tmp_path):
         ([], {"NPU_WORKER_TOKEN": ""}, "NPU_WORKER_TOKEN: set but empty: unset it to run without a token"),
         ([], {"NPU_WORKER_TOKN": "s3cret"}, "NPU_WORKER_TOKN is not a setting (NPU_WORKER_TOKEN?)"),
         (["--role", "engine"], {}, "--role engine needs a shared queue (--queue redis://HOST:PORT/DB)"),
+        # found once the flags are read: they came after the start's line and its warnings
+        (["--chunk-schedule-ms", "0.01"], {}, "chunk sizes must be at least one sample, got (0.01,) ms"),
+        (
+            ["--backend", "zipvoice-onnx", "--model-dir", "/nonexistent-model"],
+            {"NPU_WORKER_NUM_STEPS": "0"},
+            "invalid ZipVoice configuration: num_steps (NPU_WORKER_NUM_STEPS) must be in 1..64, got 0",
+        ),
     ],
 )
 def test_a_refused_setting_is_one_line_naming_it_and_exit_2(tmp_path, args, env, line):
@@ -337,7 +345,7 @@ def test_port_0_says_which_port_it_listens_on_and_the_longest_grace_still_ends_o
         [first] = [line for line in log.splitlines() if "npu_worker: npu-worker " in line]
         assert "127.0.0.1:0" not in first, first
         assert first.endswith(
-            "listening on http://127.0.0.1, on the port the system chooses (said once it listens)"
+            "starting on http://127.0.0.1, on the port the system chooses (said once it listens)"
         )
         [line] = [line for line in log.splitlines() if "--port 0: listening on port " in line]
         port = int(line.rpartition(" ")[2])
