@@ -186,6 +186,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     controller starts it, once for all workers (`pytest_xdist_node_collection_finished`)."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         start_simulator_work([item.nodeid for item in session.items])
+        start_mypy([item.nodeid for item in session.items])
+
+
+def start_mypy(nodeids: list[str]) -> None:
+    """test_static_checks.py's mypy in a background process, if it is to run (tests/static_background.py)."""
+    from tests import static_background
+
+    if static_background.TEST in nodeids:
+        folder = os.environ.get(static_background.FOLDER_VARIABLE) or tempfile.mkdtemp(
+            prefix="npu-worker-mypy-"
+        )
+        static_background.start(Path(folder))
 
 
 def start_simulator_work(nodeids: list[str]) -> None:
@@ -204,25 +216,32 @@ def start_simulator_work(nodeids: list[str]) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The xdist controller names the simulator work's directory before its workers start (they inherit
-    the environment, and `qdq_background.wait` looks there)."""
+    """The xdist controller names the simulator work's directory, and mypy's, before its workers start
+    (they inherit the environment, and `qdq_background.wait` and `static_background.result` look there)."""
+    from tests import static_background
     from tests.zipvoice import qdq_background
 
     if config.pluginmanager.hasplugin("xdist") and "PYTEST_XDIST_WORKER" not in os.environ:
         if config.getoption("numprocesses", None):
             os.environ[qdq_background.ROOT_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-qdq-")
+            os.environ[static_background.FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-mypy-")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     """The xdist controller: the first worker's collection (each collects the whole suite) says which
-    tests run; the simulator work starts once (`start` ignores the later calls)."""
+    tests run; the simulator work and mypy start once (`start` ignores the later calls)."""
     start_simulator_work(ids)
+    start_mypy(ids)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests import static_background
     from tests.zipvoice import qdq_background
 
     qdq_background.stop()
-    if "PYTEST_XDIST_WORKER" not in os.environ and qdq_background.ROOT_VARIABLE in os.environ:
-        shutil.rmtree(os.environ.pop(qdq_background.ROOT_VARIABLE), ignore_errors=True)  # (none started)
+    static_background.stop()
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        for variable in (qdq_background.ROOT_VARIABLE, static_background.FOLDER_VARIABLE):
+            if variable in os.environ:
+                shutil.rmtree(os.environ.pop(variable), ignore_errors=True)  # (none started)
