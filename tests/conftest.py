@@ -186,18 +186,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     controller starts it, once for all workers (`pytest_xdist_node_collection_finished`)."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         start_simulator_work([item.nodeid for item in session.items])
-        start_mypy([item.nodeid for item in session.items])
+        start_static_checks([item.nodeid for item in session.items])
 
 
-def start_mypy(nodeids: list[str]) -> None:
-    """test_static_checks.py's mypy in a background process, if it is to run (tests/static_background.py)."""
+def start_static_checks(nodeids: list[str]) -> None:
+    """mypy and the benchmarks' `--help` in background processes, those whose tests are to run
+    (tests/static_background.py)."""
     from tests import static_background
 
-    if static_background.TEST in nodeids:
+    jobs = [job for job, test in static_background.JOBS.items() if test in nodeids]
+    if jobs:
         folder = os.environ.get(static_background.FOLDER_VARIABLE) or tempfile.mkdtemp(
-            prefix="npu-worker-mypy-"
+            prefix="npu-worker-checks-"
         )
-        static_background.start(Path(folder))
+        static_background.start(Path(folder), jobs)
 
 
 def start_simulator_work(nodeids: list[str]) -> None:
@@ -216,23 +218,24 @@ def start_simulator_work(nodeids: list[str]) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The xdist controller names the simulator work's directory, and mypy's, before its workers start
-    (they inherit the environment, and `qdq_background.wait` and `static_background.result` look there)."""
+    """The xdist controller names the simulator work's directory, and the static checks', before its
+    workers start (they inherit the environment; `qdq_background.wait`, `static_background.answer` look
+    there)."""
     from tests import static_background
     from tests.zipvoice import qdq_background
 
     if config.pluginmanager.hasplugin("xdist") and "PYTEST_XDIST_WORKER" not in os.environ:
         if config.getoption("numprocesses", None):
             os.environ[qdq_background.ROOT_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-qdq-")
-            os.environ[static_background.FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-mypy-")
+            os.environ[static_background.FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-checks-")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     """The xdist controller: the first worker's collection (each collects the whole suite) says which
-    tests run; the simulator work and mypy start once (`start` ignores the later calls)."""
+    tests run; the simulator work and the static checks start once (`start` ignores the later calls)."""
     start_simulator_work(ids)
-    start_mypy(ids)
+    start_static_checks(ids)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
