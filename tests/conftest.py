@@ -186,6 +186,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     controller starts it, once for all workers (`pytest_xdist_node_collection_finished`)."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         start_simulator_work([item.nodeid for item in session.items])
+        start_static_checks([item.nodeid for item in session.items])
+
+
+def start_static_checks(nodeids: list[str]) -> None:
+    """mypy and the benchmarks' `--help` in background processes, those whose tests are to run
+    (tests/static_background.py)."""
+    from tests import static_background
+
+    jobs = [job for job, test in static_background.JOBS.items() if test in nodeids]
+    if jobs:
+        folder = os.environ.get(static_background.FOLDER_VARIABLE) or tempfile.mkdtemp(
+            prefix="npu-worker-checks-"
+        )
+        static_background.start(Path(folder), jobs)
 
 
 def start_simulator_work(nodeids: list[str]) -> None:
@@ -204,25 +218,33 @@ def start_simulator_work(nodeids: list[str]) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The xdist controller names the simulator work's directory before its workers start (they inherit
-    the environment, and `qdq_background.wait` looks there)."""
+    """The xdist controller names the simulator work's directory, and the static checks', before its
+    workers start (they inherit the environment; `qdq_background.wait`, `static_background.answer` look
+    there)."""
+    from tests import static_background
     from tests.zipvoice import qdq_background
 
     if config.pluginmanager.hasplugin("xdist") and "PYTEST_XDIST_WORKER" not in os.environ:
         if config.getoption("numprocesses", None):
             os.environ[qdq_background.ROOT_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-qdq-")
+            os.environ[static_background.FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-checks-")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     """The xdist controller: the first worker's collection (each collects the whole suite) says which
-    tests run; the simulator work starts once (`start` ignores the later calls)."""
+    tests run; the simulator work and the static checks start once (`start` ignores the later calls)."""
     start_simulator_work(ids)
+    start_static_checks(ids)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests import static_background
     from tests.zipvoice import qdq_background
 
     qdq_background.stop()
-    if "PYTEST_XDIST_WORKER" not in os.environ and qdq_background.ROOT_VARIABLE in os.environ:
-        shutil.rmtree(os.environ.pop(qdq_background.ROOT_VARIABLE), ignore_errors=True)  # (none started)
+    static_background.stop()
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        for variable in (qdq_background.ROOT_VARIABLE, static_background.FOLDER_VARIABLE):
+            if variable in os.environ:
+                shutil.rmtree(os.environ.pop(variable), ignore_errors=True)  # (none started)

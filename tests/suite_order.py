@@ -19,7 +19,8 @@ from collections.abc import Sequence
 # sys s, load 13-26, pytest's own start included): 81, 74, 37, 31 and test_server_e2e.py's 30 (49 before
 # its tests shared one worker; 43.8 → 30.1 at load 9-11); the slow reader's file 7.6 s of CPU,
 # but 175 s of wall there (its reader waited 2 ms for each of ≈ 12 700 pieces; ≈ 3 200 pieces of 2 048
-# bytes since: 51 s → 19-25 s of wall at load 5-8), which by count came near the end; the player's
+# bytes since: 51 s → 19-25 s of wall at load 5-8; paced by the clock at 1 MB/s since, ≈ 17-18 s of wall
+# at load 10-11, 3.6-4.0 s of CPU), which by count came near the end; the player's
 # played-PCM file likewise (one test, last by count: 53.7 s of wall in the whole suite at load 13 for
 # 11 s of CPU, the page playing its sections in real time; 38.1 s alone at load 9-10, 2026-12-07), so
 # its wall overlaps the other worker's CPU instead of ending the run. A renamed file fails

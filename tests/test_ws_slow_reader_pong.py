@@ -18,28 +18,54 @@ from tests.timing import seconds
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Read a piece this size every PAUSE seconds. It was 512 bytes (≈ 100-250 KB/s, 2-5 × real time at 24 kHz):
-# the 6.5 MB then took 25 s at the least, 175 s of wall under CI's load. The pong's lateness is what the
-# reader has still to take when the ping goes out (≈ 3 MB, the worker's socket buffers) over its rate,
-# many times the 1 s a pong may take at `--heartbeat-interval 2` at either size.
+# The reader takes at most RATE bytes a second, in pieces of CHUNK, all the while. It read a piece after
+# each sleep of 2 ms, so its pace was the machine's wake-up latency: ≈ 10 s for the 6.5 MB alone, but
+# 13.8 ms a piece under CI's load (175 s for 512-byte pieces), and once past the 120 s bound at the
+# start of a CI run (the two longest files' simulators and the a16w8 chain starting, the load average
+# not yet risen). Paced by the clock, a late wake-up reads what the pace owes at once. The pong's
+# lateness is what the reader has still to take when the ping goes out (≈ 3 MB, the worker's socket
+# buffers) over RATE: seconds, against the 1 s a pong may take at `--heartbeat-interval 2`.
 CHUNK = 2048
-PAUSE = 0.002
+RATE = 1_000_000
 
 
-async def read_slowly(sock: socket.socket) -> tuple[int, list[dict]]:
-    """The PCM bytes and events of one request, read a piece at a time, each ping answered as read (a
-    browser's or a library's way); ends at `done` or when the connection goes."""
+class Reading:
+    """How far the reader got: said when the request does not end in time."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.received = 0
+        self.last_piece = self.started
+        self.pcm = 0
+        self.pings = 0
+        self.events: list[dict] = []
+
+    def __str__(self) -> str:
+        now = time.monotonic()
+        return (
+            f"{self.received} bytes read in {now - self.started:.1f} s, the last {now - self.last_piece:.1f} s "
+            f"ago; {self.pcm} bytes of audio, {self.pings} pings answered, events {self.events[-3:]}"
+        )
+
+
+async def read_slowly(sock: socket.socket, reading: Reading) -> tuple[int, list[dict]]:
+    """The PCM bytes and events of one request, read a piece at a time at RATE at most, each ping
+    answered as read (a browser's or a library's way); ends at `done` or when the connection goes."""
     loop = asyncio.get_running_loop()
-    buf, pcm, events = b"", 0, []
+    buf = b""
 
     async def need(size: int) -> bytes:
         nonlocal buf
         while len(buf) < size:
-            await asyncio.sleep(PAUSE)
+            ahead = reading.received / RATE - (time.monotonic() - reading.started)
+            if ahead > 0:
+                await asyncio.sleep(ahead)
             piece = await loop.sock_recv(sock, CHUNK)
             if not piece:
-                raise EOFError(f"the connection ended after {pcm} bytes of audio, events {events[-3:]}")
+                raise EOFError(f"the connection ended: {reading}")
             buf += piece
+            reading.received += len(piece)
+            reading.last_piece = time.monotonic()
         out, buf = buf[:size], buf[size:]
         return out
 
@@ -54,15 +80,16 @@ async def read_slowly(sock: socket.socket) -> tuple[int, list[dict]]:
         data = await need(size)
         opcode = first & 0x0F
         if opcode == 0x2:
-            pcm += len(data)
+            reading.pcm += len(data)
         elif opcode == 0x1:
-            events.append(json.loads(data))
-            if events[-1]["event"] == "done":
-                return pcm, events
+            reading.events.append(json.loads(data))
+            if reading.events[-1]["event"] == "done":
+                return reading.pcm, reading.events
         elif opcode == 0x9:  # a ping: its pong
+            reading.pings += 1
             await loop.sock_sendall(sock, masked_frame(0x8A, data))
         elif opcode == 0x8:
-            raise EOFError(f"closed {data!r} after {pcm} bytes of audio")
+            raise EOFError(f"closed {data!r}: {reading}")
 
 
 async def test_a_slow_reader_that_reads_all_the_while_is_not_dropped_for_a_late_pong(tmp_path):
@@ -80,7 +107,13 @@ async def test_a_slow_reader_that_reads_all_the_while_is_not_dropped_for_a_late_
             await upgrade(sock, process.port, "/ws")
             message = json.dumps({"type": "synth", "text": text, "lang": "ko"}).encode()
             await asyncio.get_running_loop().sock_sendall(sock, masked_frame(0x81, message))
-            pcm, events = await asyncio.wait_for(read_slowly(sock), seconds(120))
+            reading = Reading()
+            try:
+                pcm, events = await asyncio.wait_for(read_slowly(sock, reading), seconds(120))
+            except TimeoutError:
+                raise AssertionError(
+                    f"no done in time: {reading}; the worker's log:\n{process.log()}"
+                ) from None
     finally:
         process.kill()
     ends = [event["samples"] * 2 for event in events if event["event"] == "audio_end"]

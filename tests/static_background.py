@@ -1,0 +1,123 @@
+"""Two checks that only run programs, run in background processes from the start of the session.
+
+On a fresh clone (no `.mypy_cache`) mypy reads 1 113 modules: ≈ 9.4 s of CPU, 27 s of wall beside a busy
+VM (load 12, 2026-12-07), and 46 s of one worker's wall in a suite run under load (1 869 s that run),
+the worker doing nothing else meanwhile; benchmarks/README.md's 20 programs answering `--help` (each
+imports what its benchmark needs first) ≈ 10 s of CPU, 28 s of a worker's wall at load 8, 39 s in the
+suite. So `tests/conftest.py` starts each here once the session has collected its test (the xdist
+controller, once for all workers, as `qdq_background.py`'s simulator work), at nice 5 (the suite's
+timing-sensitive tests keep the first claim on the CPU), and the test reads what it got: the same
+commands, in the same folder, only the process differs. A test whose session started none runs them
+itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER_VARIABLE = "NPU_WORKER_STATIC_CHECKS"  # the folder the results are written in
+MYPY = ("mypy", "tests/test_static_checks.py::test_mypy_on_the_package_is_clean")
+HELPS = (
+    "helps",
+    "tests/test_benchmarks_index.py::test_every_benchmark_command_in_the_index_exists_and_answers_help",
+)
+JOBS = dict((MYPY, HELPS))  # a job's name: the test that reads it
+
+_started: list[subprocess.Popen[bytes]] = []
+
+
+def run(argv: tuple[str, ...], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """A program as both checks run it: in the repository, its output kept."""
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def helps_asked(programs: list[tuple[str, ...]]) -> dict[tuple[str, ...], subprocess.CompletedProcess[str]]:
+    """Each benchmark program's `--help`, four at a time."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip(programs, pool.map(run, programs), strict=True))
+
+
+def benchmark_programs() -> list[tuple[str, ...]]:
+    from tests.test_benchmarks_index import script_programs
+
+    return script_programs()
+
+
+def _answer(job: str) -> Any:
+    if job == MYPY[0]:
+        checked = run((sys.executable, "-m", "mypy", "npu_worker"), timeout=600)
+        return [checked.returncode, checked.stdout + checked.stderr]
+    return [
+        [list(argv), done.returncode, done.stdout, done.stderr]
+        for argv, done in helps_asked(benchmark_programs()).items()
+    ]
+
+
+def main(folder: Path, job: str) -> None:
+    """One job's answer, as JSON, written aside and renamed (the test never reads half of it); a job
+    that failed writes its traceback instead, which the test raises."""
+    try:
+        answered = {"answer": _answer(job)}
+    except Exception:  # noqa: BLE001 - said by the waiting test
+        answered = {"failed": traceback.format_exc()}
+    part = folder / f"{job}.json.part"
+    part.write_text(json.dumps(answered), encoding="utf-8")
+    part.rename(folder / f"{job}.json")
+
+
+def start(folder: Path, jobs: list[str]) -> None:
+    """`jobs` in background processes, their answers into `folder` (empty, the session's own), once a
+    session; the tests find the folder by FOLDER_VARIABLE (xdist's controller names it before its
+    workers start: `tests/conftest.py`'s `pytest_configure`)."""
+    if _started or not jobs:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ[FOLDER_VARIABLE] = str(folder)
+    for job in jobs:
+        _started.append(
+            subprocess.Popen(  # noqa: S603 - this interpreter, this module
+                [sys.executable, "-m", "tests.static_background", str(folder), job],
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=(folder / f"{job}.log").open("wb"),
+                preexec_fn=lambda: os.nice(5),
+            )
+        )
+
+
+def answer(job: str, timeout: float) -> Any:
+    """The job's answer from its background run, waited for up to `timeout` seconds; None where this
+    session started none."""
+    folder = os.environ.get(FOLDER_VARIABLE)
+    if folder is None or not (Path(folder) / f"{job}.log").exists():
+        return None
+    written = Path(folder) / f"{job}.json"
+    deadline = time.monotonic() + timeout
+    while not written.exists():  # another process's file: no event to await, so a poll with a deadline
+        log = (Path(folder) / f"{job}.log").read_text(errors="replace")
+        assert time.monotonic() < deadline, f"the background {job} gave no answer in {timeout:g} s: {log}"
+        time.sleep(0.2)
+    answered = json.loads(written.read_text(encoding="utf-8"))
+    assert "failed" not in answered, f"the background {job} failed: {answered['failed']}"
+    return answered["answer"]
+
+
+def stop() -> None:
+    """The session's end: a job still running is ended (its folder is removed with the session's)."""
+    for process in _started:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), sys.argv[2])
