@@ -302,10 +302,10 @@ async def test_a_synth_admitted_off_the_loop_across_the_start_of_the_shutdown_ge
     scheduler = client.app[SCHEDULER_KEY]
     enqueue, enqueuing, release = scheduler.admission.enqueue, threading.Event(), threading.Event()
 
-    def held_enqueue(job) -> None:  # noqa: ANN001 - the admission thread, held between reserve and queue
+    def held_enqueue(job, told_at_once=None) -> None:  # noqa: ANN001 - the admission thread, held between reserve and queue
         enqueuing.set()
         release.wait(seconds(10))
-        enqueue(job)
+        enqueue(job, told_at_once)
 
     scheduler.admission.enqueue = held_enqueue  # type: ignore[method-assign]
     body = {"text": "늦은 미리 듣기.", "output_path": str(tmp_path / "late.wav")}

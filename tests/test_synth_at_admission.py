@@ -15,6 +15,8 @@ import pytest
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import to_pcm16
 from npu_worker.engine.base import SynthesisRequest
+from npu_worker.jobs.model import Job, LogEntry, Section, new_job_id
+from npu_worker.protocol import BatchRequest, Progress, SectionRequest, SynthParams
 from tests.test_ws_support import ChunkGate, Transcript, batch, connect, live_job, receive_until_done
 from tests.timing import until
 from tests.tone_engine import ToneEngine
@@ -106,3 +108,45 @@ async def test_a_preview_waiting_for_a_busy_engine_is_told_synth_when_its_sectio
         (1, "ok"),
     ]
     assert transcript.done["ok_count"] == 2
+
+
+class QueuesAnotherAtItsSynth:
+    """A listener on a preview that queues `other` the moment that preview is told `synth`: another
+    admission at the same instant (a handler's executor thread queues its job whenever it gets there)."""
+
+    def __init__(self, admission: Any, other: Job) -> None:
+        self.admission, self.other, self.queued = admission, other, False
+
+    def push(self, entry: LogEntry) -> None:
+        event = entry.event
+        if isinstance(event, Progress) and event.status == "synth" and not self.queued:
+            self.queued = True
+            self.admission.enqueue(self.other)
+
+    def push_audio(self, chunk: object) -> None:
+        pass
+
+
+async def test_a_job_queued_while_a_preview_is_told_synth_at_admission_does_not_go_before_it(worker):
+    """The look at the idle engine and the queueing are one step: a job queued between them (a batch or
+    a preview admitted at the same instant on another thread) was taken first, and the preview told
+    `synth` waited for it. `other` is such a preview: reserved, queued once the first is told `synth`;
+    queued first, it would go first (the same rank, the same turn)."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    admission = scheduler.admission
+    params = await asyncio.to_thread(scheduler.checked_params, SynthParams())
+    other = Job(new_job_id(), params, [Section(0, "나" * 10, None)], preview=True, persisted=False)
+    other.stream_audio = True
+    admission.reserve(other, 1)
+    await until(admission.taken_at_once, "the engine thread to wait for work")
+    listener = QueuesAnotherAtItsSynth(admission, other)
+    request = BatchRequest((SectionRequest(0, "가" * 10),))
+    told = await scheduler.submit(
+        request, preview=True, on_created=lambda job: job.subscribers.append(listener)
+    )
+    await until(lambda: engine.calls, "the engine to start a section")
+    assert told.synth_at_admission and listener.queued
+    assert engine.calls[0] == "가" * 10  # the preview told `synth` is the one the engine took
+    await until(lambda: told.finished and other.finished, "both to end")

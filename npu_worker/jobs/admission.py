@@ -89,15 +89,25 @@ class Admission:
         with self._lock:
             self._waiting -= self._reserved.pop(job.id, 0)
 
-    def enqueue(self, job: Job) -> None:
-        """Make a reserved (or recovered) job runnable."""
+    def enqueue(self, job: Job, told_at_once: Callable[[Job], object] | None = None) -> None:
+        """Make a reserved (or recovered) job runnable. `told_at_once(job)` runs when a thread waits for
+        work and nothing else is live (`taken_at_once`), under the lock, `job` queued: no job queued
+        meanwhile, from any thread, goes first, nor is it taken before the call has returned (a look,
+        then the queueing, let a job queued between them take the engine the caller was told of)."""
         with self._lock:
+            told = told_at_once if told_at_once is not None and self._takes_at_once() else None
             if job.id not in self._reserved:  # recovered at start-up: counted now, never refused
                 pending = len(job.pending)
                 self._waiting += pending
                 self._reserved[job.id] = pending
             job.last_served = self._tick  # it waits from now on (a flood of later previews passes it by)
             self._active.append(job)
+            if told is not None:
+                try:
+                    told(job)
+                except BaseException:
+                    self._dequeue(job)  # never queued: what it reserved is given back
+                    raise
             self._wake_if_work(job)
             running = self._running[-1] if self._running else None
             if self._interrupt and self._preempts and job.preview and running and self._lends(running):
@@ -229,11 +239,14 @@ class Admission:
     def taken_at_once(self) -> bool:
         """Whether a job queued now is taken at once: an engine thread waits for work and no other job
         is live (none it would take first). A streaming preview's first `synth` is then told at admission
-        with its `start`, not by the lane a wake-up of the loop later (benchmarks/SERVER_OVERHEAD.md, stop 59)."""
+        with its `start`, not by the lane a wake-up of the loop later (benchmarks/SERVER_OVERHEAD.md, stop 59):
+        `enqueue`'s `told_at_once`, which looks in the same step as it queues."""
         with self._lock:
-            return (
-                (self._engine_waiting or self._lanes_waiting > 0) and not self._active and not self._stopping
-            )
+            return self._takes_at_once()
+
+    def _takes_at_once(self) -> bool:
+        """`taken_at_once`, under the lock."""
+        return (self._engine_waiting or self._lanes_waiting > 0) and not self._active and not self._stopping
 
     def has_work(self) -> bool:
         """A section is waiting for the engine thread now."""

@@ -232,16 +232,21 @@ class Scheduler(JobListening):
                 self.registry.add(job)
             info = self.info
             self.journal.append(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
-            if job.stream_audio and job.sections and self.admission.taken_at_once():
-                job.synth_at_admission = True  # (its `synth` in the same step as `start`: one write, no turn)
-                self.journal.append(job, Progress(job.sections[0].idx, "synth"))
         except BaseException:
             self.admission.release(job)
             self.registry.remove(job.id)
             raise
         self.stats.count("jobs_submitted")
-        self.admission.enqueue(job)
+        self.admission.enqueue(job, self._tell_synth if job.stream_audio and job.sections else None)
         if job.preview and self.admission.stopping:
             # Admitted off the loop, it was counted before the drain began and queued after the drain
             # may have ended the waiting previews: no section of it will run, so it ends now too.
             shutdown.end_waiting_previews(self)
+
+    def _tell_synth(self, job: Job) -> None:
+        """A streaming preview an idle engine thread takes at once: its first section's `synth` appended
+        now, in the step that queues it (`Admission.enqueue`: no job goes before it), so it goes out with
+        its `start` in one write; the runner appends no other for that section."""
+        assert self.journal is not None
+        job.synth_at_admission = True
+        self.journal.append(job, Progress(job.sections[0].idx, "synth"))
