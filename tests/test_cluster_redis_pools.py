@@ -96,16 +96,17 @@ async def test_a_pool_whose_connections_stay_in_use_says_so_and_a_refused_connec
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     """Past its wait, a command is refused as this node's business, not as `Redis is unreachable`."""
-    client = waiting_client(redis_server.url, connections=2, wait=0.2, socket_timeout=5.0)
-    held = [await client.connection_pool.get_connection() for _ in range(2)]
-    try:
-        with pytest.raises(ConnectionsBusy) as busy:
-            await client.ping()
-        said = str(redis_unreachable(busy.value))
-        assert said == "QueueUnavailable: this node's connections to Redis are all in use; retry shortly"
-    finally:
-        for connection in held:
-            await client.connection_pool.release(connection)
+    client = waiting_client(redis_server.url, connections=2, wait=0.2, socket_timeout=seconds(30))
+    held = [asyncio.ensure_future(client.blpop(["held"], timeout=seconds(20))) for _ in range(2)]
+    async with asyncio.timeout(seconds(20)):  # both wait in Redis (no event says so: polled)
+        while clients_blocked(redis_server) < 2:
+            await asyncio.sleep(0.02)
+    with pytest.raises(ConnectionsBusy) as busy:
+        await client.ping()
+    said = str(redis_unreachable(busy.value))
+    assert said == "QueueUnavailable: this node's connections to Redis are all in use; retry shortly"
+    redis_server.command("RPUSH", "held", "a", "b")  # both answered: their connections come back
+    assert sorted(reply for _, reply in await asyncio.gather(*held)) == [b"a", b"b"]
     assert await client.ping() is True
     await client.aclose()
     stopped = RedisServer(tmp_path / "gone")  # a port no Redis listens on: an outage, told as one
