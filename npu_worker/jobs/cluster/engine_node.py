@@ -215,7 +215,7 @@ class EngineNode(QueueConsumer):
         missed while Redis was away is still seen: a node checks a job has not ended before each section)."""
         while True:
             try:
-                async with self.jobs.blocking.pubsub() as pubsub:
+                async with self.jobs.own_reads.pubsub() as pubsub:
                     await pubsub.subscribe(CANCEL_CHANNEL)
                     while True:
                         reraise_if_cancelling()

@@ -24,6 +24,7 @@ class ClusterEngines(Scheduler):
     engine_node: EngineNode | None
     heartbeat: Heartbeat
     role: str
+    loop_failure: WorkerError | None  # one of the node's loops ended on an exception (`ClusterScheduler`)
 
     def _own_load_error(self) -> WorkerError | None:
         """Why this node's engine failed to load (its heartbeat carries it); None on an api node."""
@@ -74,6 +75,14 @@ class ClusterEngines(Scheduler):
         """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""
         return self.engine_node.runner.info if self.engine_node is not None else None
 
+    def _beat_engine_info(self) -> EngineInfo | None:
+        """The engine the node's beat names: none once a loop of the node has failed (peers count it out)."""
+        return None if self.loop_failure is not None else self._engine_info()
+
+    def _beat_failure(self) -> WorkerError | None:
+        """What the node's beat says failed: a loop of the node, else its engine's load."""
+        return self.loop_failure or self._own_load_error()
+
     def _own_decoder_calls(self) -> DecoderCalls | None:
         """This node's own engine's decoder calls, for its heartbeat (also while it answers as an api node)."""
         return self.engine_node.runner.decoder_calls if self.engine_node is not None else None
@@ -92,7 +101,9 @@ class ClusterEngines(Scheduler):
     @property
     def load_error(self) -> WorkerError | None:
         """This node's engine's failure; on an api node (and a `both` node whose engine failed), every
-        live engine node's (`engines_failed`)."""
+        live engine node's (`engines_failed`); first, a loop of the node that ended on an exception."""
+        if self.loop_failure is not None:
+            return self.loop_failure
         if not self._serves_as_api():
             return self._own_load_error()
         return self.heartbeat.engines_failed()

@@ -17,6 +17,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...protocol import QueueUnavailable, WorkerError
+from .pools import ConnectionsBusy
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -33,6 +34,8 @@ def redis_unreachable(exc: BaseException) -> WorkerError:
     log.debug("Redis unreachable: %s", exc)
     if isinstance(exc, OutOfMemoryError):
         return QueueUnavailable("Redis is full (its maxmemory is reached); retry once jobs have ended")
+    if isinstance(exc, ConnectionsBusy):  # Redis is up: this node's connections to it were all in use
+        return QueueUnavailable("this node's connections to Redis are all in use; retry shortly")
     return QueueUnavailable(f"Redis is unreachable ({type(exc).__name__}); retry shortly")
 
 

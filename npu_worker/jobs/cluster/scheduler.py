@@ -22,6 +22,7 @@ from ...engine.base import Engine
 from ...protocol import (
     AudioNotFound,
     BatchRequest,
+    InternalError,
     Progress,
     QueueUnavailable,
     Start,
@@ -71,6 +72,7 @@ class ClusterScheduler(ClusterEngines):
         self._rjournal: RedisJournal | None = None
         self._draining = False
         self.retention_sweeper: ClusterRetention | None = None  # the jobs this node accepted
+        self.loop_failure: WorkerError | None = None  # a node loop that ended on an exception (`_spawn`)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -121,8 +123,8 @@ class ClusterScheduler(ClusterEngines):
                 self.engine_node.runner.job_bytes = self.job_bytes
                 self.engine_node.runner.written = lambda job_id: self._spawn(sweeper.sweep_if_ended(job_id))
             self.engine_node.patience = self.heartbeat.patience
-            self._spawn(self.engine_node.run())
-            self._spawn(self.engine_node.listen_for_cancels())
+            self._spawn(self.engine_node.run(), loop="engine")
+            self._spawn(self.engine_node.listen_for_cancels(), loop="cancel listener")
         # Every role: an engine node accepts nothing, but one that accepted jobs before it was restarted
         # with `--role engine` (same state dir, same name) still owes their files and their retention
         # (its sections waited in its `ready` stream for ever, and counted toward --max-queue).
@@ -130,17 +132,18 @@ class ClusterScheduler(ClusterEngines):
             self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
         )
         writer.job_bytes = self.job_bytes
-        self._spawn(writer.run())
-        self._spawn(sweeper.run())
+        self._spawn(writer.run(), loop="writer")
+        self._spawn(sweeper.run(), loop="retention")
         self.heartbeat.on_view = self._end_unrunnable_streams
         self._spawn(
             self.heartbeat.run(
-                self._engine_info,
-                self._own_load_error,
+                self._beat_engine_info,
+                self._beat_failure,
                 self._own_decoder_calls,
                 self._own_load_phase,
                 self._own_languages,
-            )
+            ),
+            loop="heartbeat",
         )
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
 
@@ -151,11 +154,24 @@ class ClusterScheduler(ClusterEngines):
         self.job_bytes.recount()
         return stable_node_name(Path(self.settings.resolved_state_dir()))
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any, loop: str = "") -> None:
+        """A task of the node's; a `loop` (one that runs until the node stops) that ends on an exception
+        is the node's failure (`_loop_ended`)."""
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_log_failure)
+        if loop:
+            task.add_done_callback(lambda ended: self._loop_ended(loop, ended))
+
+    def _loop_ended(self, loop: str, task: asyncio.Task[Any]) -> None:
+        """The node cannot do its part any more: /health says `fail` (500), requests are refused with it,
+        and its beat carries it as a failed engine's (no backend), so its peers count it out. It was
+        only logged: /health said 200, the beat went on, and peers never took its sections over."""
+        if task.cancelled() or (exc := task.exception()) is None or self.loop_failure is not None:
+            return
+        said = f"this node's {loop} loop ended on {type(exc).__name__}; restart the node (its log has why)"
+        self.loop_failure = InternalError(said)
 
     @property
     def draining(self) -> bool:

@@ -13,12 +13,7 @@ import json
 import logging
 from typing import Any
 
-import redis
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
-from redis.exceptions import BusyLoadingError, ResponseError
-from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 
 from ... import wire
 from ...protocol import Done, Event, decode_event
@@ -45,6 +40,7 @@ from .keys import (
     wav_key,
 )
 from .outage import cancellable
+from .pools import COMMAND_CONNECTIONS, FOLLOW_CONNECTIONS, OWN_CONNECTIONS, waiting_client
 from .spec import job_from_spec, job_spec
 
 log = logging.getLogger(__name__)
@@ -64,34 +60,17 @@ SPEC_IN_ITEM = 64 * 1024  # a job spec up to this size rides in its first work i
 
 class RedisJobs:
     def __init__(self, url: str) -> None:
-        # The library version is given, not looked up: redis-py would read package metadata from disk
-        # for every new connection, on the event loop.
-        # A connection Redis dropped (restart) is retried on a fresh one before an error surfaces. A
-        # command Redis did not answer within the socket timeout is not: a Redis that is hung (stopped,
-        # swapping, a partition without a reset) answers no retry either, and three tries kept a caller
-        # waiting 15 s for its 503 instead of COMMAND_TIMEOUT.
-        retry = Retry(
-            ExponentialBackoff(cap=0.5, base=0.05),
-            retries=2,
-            supported_errors=(RedisConnectionError, BusyLoadingError),
+        # Commands wait up to COMMAND_TIMEOUT for a connection of their pool, then for Redis's answer.
+        self.redis: Any = waiting_client(
+            url, connections=COMMAND_CONNECTIONS, wait=COMMAND_TIMEOUT, socket_timeout=COMMAND_TIMEOUT
         )
-        common: dict[str, Any] = {
-            "socket_connect_timeout": 2.0,
-            "health_check_interval": 5,
-            "retry": retry,
-            "retry_on_error": [RedisConnectionError, BusyLoadingError],
-        }
-        try:
-            from redis.driver_info import DriverInfo  # redis-py 7+
-
-            common["driver_info"] = DriverInfo(lib_version=redis.__version__)
-        except ImportError:
-            common.update(lib_name="redis-py", lib_version=redis.__version__)
-        # Typed Any: redis-py's reply types are unions of every reply shape; this module decodes them.
-        self.redis: Any = aioredis.from_url(url, socket_timeout=COMMAND_TIMEOUT, **common)
-        # Blocking reads (XREAD/XREADGROUP BLOCK ≤ 2 s) wait longer than a command may take: own pool,
-        # with a timeout still, so a Redis that vanished without a reset (a partition) is noticed.
-        self.blocking: Any = aioredis.from_url(url, socket_timeout=10.0, **common)
+        # Blocking reads (XREAD/XREADGROUP BLOCK ≤ 2 s) wait longer than a command may take: own pools,
+        # with a timeout still, so a Redis that vanished without a reset (a partition) is noticed; the
+        # callers' (`blocking`: followed jobs) apart from the node's loops' (`own_reads`).
+        self.blocking: Any = waiting_client(
+            url, connections=FOLLOW_CONNECTIONS, wait=10.0, socket_timeout=10.0
+        )
+        self.own_reads: Any = waiting_client(url, connections=OWN_CONNECTIONS, wait=10.0, socket_timeout=10.0)
         self._create = self.redis.register_script(scripts.CREATE)
         self._append = self.redis.register_script(scripts.APPEND)
         self._final = self.redis.register_script(scripts.FINAL)
@@ -108,6 +87,7 @@ class RedisJobs:
     async def close(self) -> None:
         await self.redis.aclose()
         await self.blocking.aclose()
+        await self.own_reads.aclose()
 
     async def ping(self) -> None:
         await self.redis.ping()
@@ -307,7 +287,7 @@ class RedisJobs:
             if items:
                 return self._counted(node, items)
         reply = await cancellable(
-            self.blocking.xreadgroup(ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms)
+            self.own_reads.xreadgroup(ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms)
         )
         return self._counted(node, work_items(reply))
 
@@ -352,7 +332,7 @@ class RedisJobs:
             reply = await self.redis.xreadgroup(WRITERS, node, {stream: "0"}, count=64)
         else:
             reply = await cancellable(
-                self.blocking.xreadgroup(WRITERS, node, {stream: ">"}, count=64, block=block_ms)
+                self.own_reads.xreadgroup(WRITERS, node, {stream: ">"}, count=64, block=block_ms)
             )
         out = []
         for _, rows in reply or []:

@@ -1,0 +1,110 @@
+"""The node's connections to Redis: three pools of sizes set here, where a command waits its turn for a
+connection instead of failing at once.
+
+redis-py's own pool refuses a command at once when its cap is reached (`MaxConnectionsError`, a
+`ConnectionError`, so read as Redis down: 800 `GET .../audio` at once on one node answered most 503
+`Redis is unreachable`), and its cap is redis-py's to choose (2**31 in older releases, 100 in recent
+ones). Here each pool's size is ours, a command waits up to `wait` s for a connection, and only then
+is refused as `ConnectionsBusy`. The node's own blocking reads (its engine's claim, its writer's, the
+cancel channel) have a pool of their own: callers' streams, each holding a connection for up to 2 s a
+read, never leave them waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import BusyLoadingError
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+# Commands, the callers' and the node's loops' alike: each holds a connection for one round trip.
+COMMAND_CONNECTIONS = 100
+# Callers' blocking reads (a followed job's log, its PCM): each held for up to its block time (2 s).
+FOLLOW_CONNECTIONS = 100
+# The node's own blocking reads: engine claim, writer, cancel channel (held for good), room for a retry.
+OWN_CONNECTIONS = 4
+
+
+class ConnectionsBusy(RedisConnectionError):
+    """Every connection of a pool stayed in use for as long as a command may wait for one: Redis is up,
+    this node is busy (a caller is told so, not `Redis is unreachable`; a loop retries as for an outage)."""
+
+
+class WaitingPool(aioredis.ConnectionPool):
+    """redis-py's pool, a connection taken in turn: at most `connections` at once, a command waiting up
+    to `wait` s for one (FIFO). The waiting is ours, not redis-py's blocking pool's: how that one ends a
+    wait (and what it offers to tell it from a failed connect) differs across the releases allowed."""
+
+    def __init__(self, *, connections: int, wait: float, **settings: Any) -> None:
+        super().__init__(max_connections=connections, **settings)
+        self.wait = wait
+        self._turns = asyncio.Semaphore(connections)
+        self._lent: set[Any] = set()  # connections handed out under a turn (each given back once)
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            async with asyncio.timeout(self.wait):
+                await self._turns.acquire()
+        except TimeoutError:
+            raise ConnectionsBusy(
+                f"all {self.max_connections} connections in use for {self.wait} s"
+            ) from None
+        try:
+            connection = await super().get_connection(*args, **kwargs)
+        except BaseException:
+            self._turns.release()
+            raise
+        self._lent.add(connection)
+        return connection
+
+    async def release(self, connection: Any) -> None:
+        try:
+            await super().release(connection)
+        finally:
+            if connection in self._lent:  # (redis-py gives back one it failed to connect itself)
+                self._lent.discard(connection)
+                self._turns.release()
+
+
+def _settings() -> dict[str, Any]:
+    """What every connection of the node is made with."""
+    # A connection Redis dropped (restart) is retried on a fresh one before an error surfaces. A
+    # command Redis did not answer within the socket timeout is not: a Redis that is hung (stopped,
+    # swapping, a partition without a reset) answers no retry either, and three tries kept a caller
+    # waiting 15 s for its 503 instead of the command timeout.
+    retry = Retry(
+        ExponentialBackoff(cap=0.5, base=0.05),
+        retries=2,
+        supported_errors=(RedisConnectionError, BusyLoadingError),
+    )
+    common: dict[str, Any] = {
+        "socket_connect_timeout": 2.0,
+        "health_check_interval": 5,
+        "retry": retry,
+        "retry_on_error": [RedisConnectionError, BusyLoadingError],
+    }
+    # The library version is given, not looked up: redis-py would read package metadata from disk
+    # for every new connection, on the event loop.
+    try:
+        from redis.driver_info import DriverInfo  # redis-py 7+
+
+        common["driver_info"] = DriverInfo(lib_version=redis.__version__)
+    except ImportError:
+        common.update(lib_name="redis-py", lib_version=redis.__version__)
+    return common
+
+
+def waiting_client(url: str, *, connections: int, wait: float, socket_timeout: float) -> Any:
+    """A client whose pool holds at most `connections`, a command waiting up to `wait` s for one.
+    Typed Any: redis-py's reply types are unions of every reply shape; `store.py` decodes them."""
+    pool = WaitingPool.from_url(
+        url, connections=connections, wait=wait, socket_timeout=socket_timeout, **_settings()
+    )
+    client = aioredis.Redis(connection_pool=pool)
+    client.auto_close_connection_pool = True  # (its `aclose` closes the pool, as `from_url`'s does)
+    return client

@@ -1,0 +1,117 @@
+"""The node's connections to Redis under many callers at once (a real redis-server, a real worker
+process): redis-py's pool refused a command at once when its cap was reached, and that refusal read as
+`Redis is unreachable`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from npu_worker.jobs.cluster.outage import redis_unreachable
+from npu_worker.jobs.cluster.pools import FOLLOW_CONNECTIONS, ConnectionsBusy, waiting_client
+from npu_worker.jobs.cluster.store import RedisJobs
+from tests.cluster_support import node_starter
+from tests.redis_server import RedisServer
+from tests.timing import seconds
+
+pytestmark = pytest.mark.allow_blocking
+
+CALLS = 400
+
+
+@pytest.fixture
+def start_node(tmp_path: Path, redis_server: RedisServer) -> Iterator[Any]:
+    yield from node_starter(tmp_path, redis_server)
+
+
+async def finished_job(session: aiohttp.ClientSession, base: str) -> str:
+    """A one-section job, its `done` read: its section's wav is in Redis."""
+    body = {"sections": [{"idx": 0, "text": "many callers"}]}
+    async with session.post(f"{base}/synth_batch?async=1", json=body) as response:
+        assert response.status == 200, await response.text()
+        job_id = str((await response.json())["job_id"])
+    async with session.get(f"{base}/jobs/{job_id}/events") as response:
+        lines = [json.loads(raw) for raw in (await response.read()).splitlines()]
+    assert lines[-1]["event"] == "done" and lines[-2].get("status") == "ok", lines[-3:]
+    return job_id
+
+
+async def test_many_audio_reads_at_once_wait_for_a_connection_instead_of_a_503(start_node: Any) -> None:
+    """800 `GET .../sections/0/audio` at once on one node answered 597 with 503 `Redis is unreachable
+    (MaxConnectionsError)`, Redis up, and cut others' wavs short after their headers: redis-py's pool
+    refused each command past its 100 connections."""
+    node = start_node("both-1")
+    timeout = aiohttp.ClientTimeout(total=seconds(120))
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=timeout) as session:
+        job_id = await finished_job(session, node.base)
+        url = f"{node.base}/jobs/{job_id}/sections/0/audio"
+
+        async def one() -> tuple[int, bytes]:
+            async with session.get(url) as response:
+                try:
+                    return response.status, await response.read()
+                except aiohttp.ClientPayloadError as exc:  # its wav cut short: a piece's read refused
+                    return 0, f"cut: {exc}".encode()
+
+        answers = await asyncio.gather(*(one() for _ in range(CALLS)))
+    refused = [body[:300] for status, body in answers if status != 200]
+    assert not refused, f"{len(refused)} of {CALLS} refused, as {refused[:2]}"
+    assert len({body for _, body in answers}) == 1 and answers[0][1][:4] == b"RIFF"
+
+
+def clients_blocked(redis_server: RedisServer) -> int:
+    stats = redis_server.command("INFO", "clients").decode()
+    return int(stats.split("blocked_clients:")[1].split()[0])
+
+
+async def test_the_nodes_own_blocking_reads_are_not_left_waiting_behind_its_callers_streams(
+    jobs: RedisJobs, redis_server: RedisServer
+) -> None:
+    """Callers' followed jobs and the node's engine and writer loops took their blocking reads from one
+    pool: with as many jobs followed as it held, the writer's read (and the engine's claim, the cancel
+    channel) was refused `MaxConnectionsError` for as long as they were, retried as an outage."""
+    follows = [
+        asyncio.ensure_future(jobs.read_log(f"followed-{n}", 0, 30_000)) for n in range(FOLLOW_CONNECTIONS)
+    ]
+    try:
+        async with asyncio.timeout(seconds(30)):  # every one waits in Redis (no event says so: polled)
+            while clients_blocked(redis_server) < FOLLOW_CONNECTIONS:
+                await asyncio.sleep(0.05)
+        async with asyncio.timeout(seconds(10)):
+            assert await jobs.ready("n1", own=False, block_ms=100) == []
+    finally:
+        for follow in follows:
+            follow.cancel()
+        await asyncio.gather(*follows, return_exceptions=True)
+
+
+async def test_a_pool_whose_connections_stay_in_use_says_so_and_a_refused_connect_is_still_an_outage(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Past its wait, a command is refused as this node's business, not as `Redis is unreachable`."""
+    client = waiting_client(redis_server.url, connections=2, wait=0.2, socket_timeout=seconds(30))
+    held = [asyncio.ensure_future(client.blpop(["held"], timeout=seconds(20))) for _ in range(2)]
+    async with asyncio.timeout(seconds(20)):  # both wait in Redis (no event says so: polled)
+        while clients_blocked(redis_server) < 2:
+            await asyncio.sleep(0.02)
+    with pytest.raises(ConnectionsBusy) as busy:
+        await client.ping()
+    said = str(redis_unreachable(busy.value))
+    assert said == "QueueUnavailable: this node's connections to Redis are all in use; retry shortly"
+    redis_server.command("RPUSH", "held", "a", "b")  # both answered: their connections come back
+    assert sorted(reply for _, reply in await asyncio.gather(*held)) == [b"a", b"b"]
+    assert await client.ping() is True
+    await client.aclose()
+    stopped = RedisServer(tmp_path / "gone")  # a port no Redis listens on: an outage, told as one
+    closed = waiting_client(stopped.url, connections=2, wait=0.2, socket_timeout=5.0)
+    with pytest.raises(RedisConnectionError) as down:
+        await closed.ping()
+    assert not isinstance(down.value, ConnectionsBusy) and "unreachable" in str(redis_unreachable(down.value))
+    await closed.aclose()
