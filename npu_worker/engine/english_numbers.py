@@ -89,8 +89,12 @@ CLOCK = re.compile(
     r"(?<![\w.:/\-–~])(?<![-–~] )([01]?\d|2[0-3]):([0-5]\d)(?:([AaPp])[Mm]\b)?(?![\w:]|\.\d| ?[-–~] ?\d)"
 )
 # ... and a ratio no clock's form takes, "The ratio is 3:2 here.", "Mix them 3:2.", "16:9" (korean20: 3 대 2, the Korean rules'
-# word in an English sentence): three to two; a range, "3:2-4:3", and a chain, "1:2:3", the Korean rules' as before.
-RATIO = re.compile(r"(?<![\w.:/\-–~])(?<![-–~] )(\d{1,4}):(\d{1,4})(?![\w:]|\.\d| ?[-–~] ?\d)")
+# word in an English sentence): three to two; a range, "3:2-4:3", and a chain, "1:2:3", the Korean rules' as before. Not a
+# day's end, "24:00", "24:30", nor a term with a leading zero, "007:1", the Korean rules' clock and digits as before
+# (korean21: twenty-four to 00, twenty-four to thirty for 스물네 시 30분).
+RATIO = re.compile(
+    r"(?<![\w.:/\-–~])(?<![-–~] )(?!24:[0-5]\d(?!\d))(0|[1-9]\d{0,3}):(0|[1-9]\d{0,3})(?![\w:]|\.\d| ?[-–~] ?\d)"
+)
 # ... and a whole number before one, "5 1/2 inches" (korean18: 5 one half, the whole the Korean voice's): five and one half.
 FRACTION = re.compile(r"(?<![\w./,\-−])(?:(\d{1,2}) )?([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
