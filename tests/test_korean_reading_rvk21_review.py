@@ -54,3 +54,33 @@ def test_chemistry_s_words_with_their_prefixes_and_endings_make_an_ion(written: 
     """A single capital's plus is an ion in a text about chemistry: "hydroxide", "biochemistry", "acidity" are its words
     as "oxide", "chemistry", "acid" are (korean21 matched only the bare words)."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "Grew by 3.5%p.",
+            "Grew by three point five percentage points.",
+        ),  # korean21: three point five 퍼센트p
+        (
+            "Margin fell 0.5%p.",
+            "Margin fell zero point five percentage points.",
+        ),  # korean21: zero point five 퍼센트p
+        ("It grew by 3.5%p here.", "It grew by three point five percentage points here."),
+        (
+            "Accuracy rose 2 %p.",
+            "Accuracy rose two percentage points.",
+        ),  # korean21: 2 퍼센트포인트, the Korean word
+        ("It rose 1%p here.", "It rose one percentage point here."),
+        # a Korean sentence's and a percent as before
+        ("정확도가 2%p 올랐다.", "정확도가 2 퍼센트포인트 올랐다."),
+        ("Grew by 5%.", "Grew by five percent."),
+    ],
+)
+def test_a_korean_report_s_percentage_point_in_an_english_sentence_is_english(
+    written: str, said: str
+) -> None:
+    """ "%p", a Korean report's percentage point, in an English sentence (korean21 took "Grew by 3.5%p." for one): said
+    in English words, not the decimal's English words and a Korean word with a letter left after it."""
+    assert spoken_form(written, "ko") == said

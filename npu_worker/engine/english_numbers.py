@@ -21,6 +21,8 @@ _GROUPS = ((1_000_000_000, "billion"), (1_000_000, "million"), (1_000, "thousand
 
 # The units an English sentence names after a number, "V" volts (`english_reading` reads them): a number before one
 # of their names, singular or plural, is said in words.
+# ... and a Korean report's "%p", "It grew by 3.5%p." (korean21: three point five 퍼센트p, the Korean rules' word and a
+# letter left): three point five percentage points.
 UNIT_NAMES = {
     "V": "volts", "kV": "kilovolts", "mV": "millivolts", "A": "amperes", "mA": "milliamperes", "W": "watts",
     "kW": "kilowatts", "MW": "megawatts", "Wh": "watt-hours", "kWh": "kilowatt-hours", "mAh": "milliampere-hours",
@@ -30,7 +32,7 @@ UNIT_NAMES = {
     "KB": "kilobytes", "kB": "kilobytes", "MB": "megabytes", "GB": "gigabytes", "TB": "terabytes", "dB": "decibels",
     "Ω": "ohms", "kΩ": "kilohms", "Pa": "pascals", "kPa": "kilopascals", "J": "joules", "kJ": "kilojoules",
     "km/h": "kilometers per hour", "m/s": "meters per second", "°C": "degrees Celsius", "℃": "degrees Celsius",
-    "%": "percent",
+    "%": "percent", "%p": "percentage points",
 }  # fmt: skip
 _UNIT_WORDS = (
     "(?:" + "|".join(sorted({name.split()[0].removesuffix("s") for name in UNIT_NAMES.values()})) + ")"

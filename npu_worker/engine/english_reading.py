@@ -361,6 +361,7 @@ def _unit_name(match: re.Match[str]) -> str:
     if unit == "h" and units.hours_letter_is_a_variable(match.string, match.end(1), match.end()):
         return match.group()  # "2h + 1", "f(x + 2h)": a variable (k12: 2 hours plus 1), as in Korean
     first, space, rest = numbers.UNIT_NAMES[unit].partition(" ")
-    if number == "1" and first.endswith("s"):  # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour)
-        first = first[:-1]
+    # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour), "1%p" one percentage point
+    if number == "1":
+        first, rest = (first[:-1], rest) if first.endswith("s") else (first, rest.removesuffix("s"))
     return f"{number} {first}{space}{rest}"
