@@ -84,3 +84,20 @@ def test_a_korean_report_s_percentage_point_in_an_english_sentence_is_english(
     """ "%p", a Korean report's percentage point, in an English sentence (korean21 took "Grew by 3.5%p." for one): said
     in English words, not the decimal's English words and a Korean word with a letter left after it."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("Revenue rose ▲5%.", "Revenue rose 증가 5 퍼센트."),  # korean21: Revenue rose ▲five percent.
+        ("Sales fell ▼3.5%.", "Sales fell 감소 3 점 오 퍼센트."),  # korean21: 감소 3 점 오 percent.
+        ("Sales fell △3%.", "Sales fell 마이너스 3 퍼센트."),  # korean21: △three percent.
+        ("Users grew 10%↑.", "Users grew 10 퍼센트 증가 ."),  # korean21: ten percent 증가
+        # a short English sentence without one as korean21 read it
+        ("Heat 2.5 liters.", "Heat two point five liters."),
+    ],
+)
+def test_a_short_sentence_with_a_korean_report_s_sign_stays_korean(written: str, said: str) -> None:
+    """A short capitalised sentence with a Korean report's sign, "▲5%", "10%↑", is the Korean rules', as one with "YoY"
+    is: the sign is said in Korean (증가), and the amount beside it in the same voice."""
+    assert spoken_form(written, "ko") == said

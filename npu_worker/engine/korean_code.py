@@ -84,7 +84,9 @@ _CAPITALISED_OPENING = re.compile(r"\s{0,4}[A-Z][a-z]{2,20}(?![\w(.])")
 # ... and one small word after a formula's relation, "x ‹ π here.", "x = 3 here." (korean20: x 파이 미만 here., Korean words
 # before an English one): x less than pi here.
 _RELATION_SIGN = re.compile("[<>≤≥‹›=≠]")
-_REPORT_PERIOD = re.compile(r"(?<![A-Za-z\d_])(?:YoY|QoQ|MoM)(?![A-Za-z\d_])")
+# ... and one with a Korean report's sign, "Revenue rose ▲5%.", "Sales fell ▼3.5%.", "Users grew 10%↑." (korean21: ▲five
+# percent, 감소 3 점 오 percent, ten percent 증가: the sign's Korean word or none beside English words): the Korean rules'.
+_REPORT_PERIOD = re.compile(r"(?<![A-Za-z\d_])(?:YoY|QoQ|MoM)(?![A-Za-z\d_])|[▲▼△▽↑↓≈≒∴∵]")
 
 
 def _is_english(sentence: str, stop: re.Match[str] | None) -> bool:
