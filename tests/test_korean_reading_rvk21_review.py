@@ -101,3 +101,22 @@ def test_a_short_sentence_with_a_korean_report_s_sign_stays_korean(written: str,
     """A short capitalised sentence with a Korean report's sign, "▲5%", "10%↑", is the Korean rules', as one with "YoY"
     is: the sign is said in Korean (증가), and the amount beside it in the same voice."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("Range was 3~5%.", "Range was three to five percent."),  # korean21: Range was 3 five percent.
+        ("The range is 3~5% here.", "The range is three to five percent here."),  # korean21: 3 five percent
+        (
+            "It takes 3∼5 ms here.",
+            "It takes three to five milliseconds here.",
+        ),  # korean21: 3 five milliseconds
+        # a hyphen's range and one before no unit as before
+        ("The range is 3-5% here.", "The range is three to five percent here."),
+        ("It costs 3~5 dollars here.", "It costs 3에서 5 dollars here."),
+    ],
+)
+def test_a_tilde_s_range_before_a_unit_in_an_english_sentence_is_said_to(written: str, said: str) -> None:
+    """ "3~5%" in an English sentence runs from three to five, as "3-5%" does: the tilde was lost (3 five percent)."""
+    assert spoken_form(written, "ko") == said

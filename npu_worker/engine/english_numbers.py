@@ -63,8 +63,8 @@ YEAR_SPAN = re.compile(
 
 # ... and an unspaced hyphen's range before a unit's name, "5-10 volts", "5-10 V", "10-20%" (korean16: left, the
 # digits to the Korean voice beside English words), said "to", five to ten volts, when it runs up; "5-3 dB" and a
-# decimal's "1.5-2.5 V" as before.
-UNIT_RANGE = re.compile(rf"(?<![\w./,\-−])(\d+)-(?=(\d+) {_UNIT_WORDS})")
+# decimal's "1.5-2.5 V" as before. A tilde's too, "3~5%", "3~5 ms" (korean21: 3 five percent, the range's tilde lost).
+UNIT_RANGE = re.compile(rf"(?<![\w./,\-−~∼～〜])(\d+)[-~∼～〜](?=(\d+) {_UNIT_WORDS})")
 
 # ... and a whole number in brackets before one, "(−3) volts", "(5) volts" (korean16: (마이너스 3) volts, Korean words
 # beside English ones): (minus three) volts.
