@@ -120,3 +120,22 @@ def test_a_short_sentence_with_a_korean_report_s_sign_stays_korean(written: str,
 def test_a_tilde_s_range_before_a_unit_in_an_english_sentence_is_said_to(written: str, said: str) -> None:
     """ "3~5%" in an English sentence runs from three to five, as "3-5%" does: the tilde was lost (3 five percent)."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("Shares rose 1.5x.", "Shares rose one point five x."),  # korean21: 1 point 5x (0d1e79d: 1 점 오x)
+        ("It is 1.5x faster here.", "It is one point five x faster here."),  # korean21: 1 point 5x
+        ("It has 1.2M users here.", "It has one point two M users here."),  # korean21: 1 point 2M
+        ("It is 1.5x, here.", "It is one point five x, here."),
+        # a unit's, a mantissa's and a version's decimal as before
+        ("The battery is 3.7V.", "The battery is three point seven volts."),
+        ("It is 1.5e-3 here.", "It is 1 점 오 곱하기 10의 마이너스 3제곱 here."),
+        ("Use v2.0 here.", "Use v2 점 0 here."),
+    ],
+)
+def test_a_decimal_glued_to_a_letter_in_an_english_sentence_is_english(written: str, said: str) -> None:
+    """A factor's or a scale's decimal, "1.5x", "1.2M", in one voice: its "point" was English and its digits were
+    left to the Korean voice (일 point 오x)."""
+    assert spoken_form(written, "ko") == said

@@ -40,7 +40,9 @@ _UNIT_WORDS = (
 # A decimal said with "point", "3 point 1 4"; a number before the name of a unit, or beside "plus", "minus", "to",
 # "=" (not a bound's "<=", ">="), a power's "10 to the power of 3", "5 squared": each a number of its own, not glued to
 # a letter, a "/", a "." or a ",".
-SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d+) point ((?:\d ){0,14}\d)(?![\w.,])")
+# ... and one glued to a letter of its own, a factor's or a scale's, "1.5x", "1.2M" (korean21: 1 point 5x, the digits the
+# Korean voice's around an English word): one point five x, one point two M.
+SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d+) point ((?:\d ){0,14}\d)(?:(?![\w.,])|(?=[A-Za-z](?!\w)))")
 _NUMBER_ALONE = r"(\d+)(?![\w.,:/%°])"
 # ... and its sign, glued before it, "-5 degrees", "−5 degrees" (korean16: 마이너스 5 degrees, a Korean word, and −five, a
 # sign the Korean rules no longer read before a word): minus five degrees. Not an exponent's "1.8e+03 volts" (the Korean
@@ -199,7 +201,8 @@ def _integer(match: re.Match[str]) -> str:
 def _decimal(match: re.Match[str]) -> str:
     whole, fraction = match.groups()
     said = _number_or_digits(whole)
-    return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}"
+    letter_after = match.string[match.end() : match.end() + 1].isalpha()
+    return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}{' ' if letter_after else ''}"
 
 
 def _number_or_digits(digits: str) -> str:
