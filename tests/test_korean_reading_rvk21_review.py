@@ -139,3 +139,23 @@ def test_a_decimal_glued_to_a_letter_in_an_english_sentence_is_english(written: 
     """A factor's or a scale's decimal, "1.5x", "1.2M", in one voice: its "point" was English and its digits were
     left to the Korean voice (일 point 오x)."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("The limit as x → -∞ is 0.", "The limit as x approaches minus infinity is 0."),  # korean21: -무한대
+        ("The limit as x→-1 is 2.", "The limit as x approaches minus one is 2."),  # korean21: 마이너스 1
+        ("As x→0, the sum is 3.", "As x approaches zero, the sum is 3."),  # korean21: approaches 0 (영)
+        ("The limit as x→0⁺ is 1.", "The limit as x approaches zero plus is 1."),
+        # infinity, a letter, a decimal and a Korean sentence's limit as before
+        ("The limit as x→∞ is 0.", "The limit as x approaches infinity is 0."),
+        ("The limit as x → a is L.", "The limit as x approaches a is L."),
+        ("The limit as x → 1.5 is 2.", "The limit as x approaches one point five is 2."),
+        ("극한은 x→-1일 때 2다.", "극한은 x가 마이너스 1로 갈 때 2다."),
+    ],
+)
+def test_a_limit_s_target_in_an_english_sentence_is_english(written: str, said: str) -> None:
+    """What a limit approaches in an English sentence, "x → -∞", "x→-1", "x→0", in English words as a bound's number
+    is ("x > -1": greater than minus one): korean21 said the arrow in English and left its target to the Korean rules."""
+    assert spoken_form(written, "ko") == said

@@ -51,7 +51,7 @@ SAID_INTEGER = re.compile(
     rf"(?:(?<![\w./,:$€£¥₩§#)])([-−])|(?<![\w./,:$€£¥₩§#\-−])(?<![eE]\+)){_NUMBER_ALONE}"
     rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed|(?:less|greater) than))"
     rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )){_NUMBER_ALONE}"
-    r"|(?:(?<=than )|(?<=equal to ))(\d+)(?![\w:/%°]|[.,]\d)"  # a bound's, before a comma too: "x < 5, y > 3"
+    r"|(?:(?<=than )|(?<=equal to )|(?<=approaches ))(\d+)(?![\w:/%°]|[.,]\d)"  # a bound's, a limit's, before a comma too
 )
 
 # ... and a span of years after a word that dates it, "The year 2024 to 2025", "from 1990 to 2000" (korean16: two

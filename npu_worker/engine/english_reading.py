@@ -319,12 +319,15 @@ def signs_in_korean_text(sentence: str) -> str:
 _ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔]) {0,4}")
 _BLANK = re.compile(r"[\s.]*")
 _LIMIT_ARROW = re.compile(
-    r"(?<=(?<![A-Za-z])[a-z]) {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(])|∞))(∞)?"
+    r"(?<=(?<![A-Za-z])[a-z]) {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(])|∞))([-−])?(∞)?"
 )
 
 
 def _limit_arrow(match: re.Match[str]) -> str:
-    return " approaches infinity" if match.group(1) else " approaches "
+    """ "→ -∞", "→ -1" with the sign in English words too (korean21: approaches -무한대, approaches 마이너스 1)."""
+    sign, infinity = match.groups()
+    said = " approaches minus " if sign else " approaches "
+    return f"{said}infinity" if infinity else said
 
 
 def _arrow(match: re.Match[str]) -> str:
