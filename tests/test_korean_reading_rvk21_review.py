@@ -159,3 +159,26 @@ def test_a_limit_s_target_in_an_english_sentence_is_english(written: str, said: 
     """What a limit approaches in an English sentence, "x → -∞", "x→-1", "x→0", in English words as a bound's number
     is ("x > -1": greater than minus one): korean21 said the arrow in English and left its target to the Korean rules."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "재료:\n- Add 1/2 cup.\n- Heat 2.5 liters.",
+            "재료:\n- Add one half cup.\n- Heat two point five liters.",
+        ),
+        ("• Heat 2.5 liters.", "• Heat two point five liters."),  # korean21: • Heat 2 점 오 liters.
+        (
+            "* Add 1/2 cup.",
+            "  Add one half cup.",
+        ),  # korean21: Add 2분의 1 cup. (Markdown's bullet unsaid as before)
+        # a bullet's name, formula and report as a bare line's
+        ("- Tesla Model 3.", "- Tesla Model 3."),
+        ("- Revenue grew 5% YoY.", "- Revenue grew 5 퍼센트 전년 대비."),
+    ],
+)
+def test_a_slide_s_bulleted_short_english_sentence_is_english(written: str, said: str) -> None:
+    """A short capitalised step on a slide's bullet, "- Add 1/2 cup.", is English as the bare line "Add 1/2 cup." is
+    (korean21 took only the bare line): one voice a sentence."""
+    assert spoken_form(written, "ko") == said
