@@ -13,7 +13,7 @@ from npu_worker.engine.korean_reading import spoken_form
         # korean20: as x가 0으로 minus is 1 (the Korean rules' particles in an English sentence)
         (
             "극한은 다음과 같다. The limit as x→0⁻ is 1.",
-            "극한은 다음과 같다. The limit as x approaches 0 minus is 1.",
+            "극한은 다음과 같다. The limit as x approaches zero minus is 1.",
         ),
         (
             "The limit as n → ∞ is zero.",

@@ -21,6 +21,8 @@ _GROUPS = ((1_000_000_000, "billion"), (1_000_000, "million"), (1_000, "thousand
 
 # The units an English sentence names after a number, "V" volts (`english_reading` reads them): a number before one
 # of their names, singular or plural, is said in words.
+# ... and a Korean report's "%p", "It grew by 3.5%p." (korean21: three point five 퍼센트p, the Korean rules' word and a
+# letter left): three point five percentage points.
 UNIT_NAMES = {
     "V": "volts", "kV": "kilovolts", "mV": "millivolts", "A": "amperes", "mA": "milliamperes", "W": "watts",
     "kW": "kilowatts", "MW": "megawatts", "Wh": "watt-hours", "kWh": "kilowatt-hours", "mAh": "milliampere-hours",
@@ -30,7 +32,7 @@ UNIT_NAMES = {
     "KB": "kilobytes", "kB": "kilobytes", "MB": "megabytes", "GB": "gigabytes", "TB": "terabytes", "dB": "decibels",
     "Ω": "ohms", "kΩ": "kilohms", "Pa": "pascals", "kPa": "kilopascals", "J": "joules", "kJ": "kilojoules",
     "km/h": "kilometers per hour", "m/s": "meters per second", "°C": "degrees Celsius", "℃": "degrees Celsius",
-    "%": "percent",
+    "%": "percent", "%p": "percentage points",
 }  # fmt: skip
 _UNIT_WORDS = (
     "(?:" + "|".join(sorted({name.split()[0].removesuffix("s") for name in UNIT_NAMES.values()})) + ")"
@@ -38,7 +40,9 @@ _UNIT_WORDS = (
 # A decimal said with "point", "3 point 1 4"; a number before the name of a unit, or beside "plus", "minus", "to",
 # "=" (not a bound's "<=", ">="), a power's "10 to the power of 3", "5 squared": each a number of its own, not glued to
 # a letter, a "/", a "." or a ",".
-SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d+) point ((?:\d ){0,14}\d)(?![\w.,])")
+# ... and one glued to a letter of its own, a factor's or a scale's, "1.5x", "1.2M" (korean21: 1 point 5x, the digits the
+# Korean voice's around an English word): one point five x, one point two M.
+SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d+) point ((?:\d ){0,14}\d)(?:(?![\w.,])|(?=[A-Za-z](?!\w)))")
 _NUMBER_ALONE = r"(\d+)(?![\w.,:/%°])"
 # ... and its sign, glued before it, "-5 degrees", "−5 degrees" (korean16: 마이너스 5 degrees, a Korean word, and −five, a
 # sign the Korean rules no longer read before a word): minus five degrees. Not an exponent's "1.8e+03 volts" (the Korean
@@ -47,7 +51,7 @@ SAID_INTEGER = re.compile(
     rf"(?:(?<![\w./,:$€£¥₩§#)])([-−])|(?<![\w./,:$€£¥₩§#\-−])(?<![eE]\+)){_NUMBER_ALONE}"
     rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed|(?:less|greater) than))"
     rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )){_NUMBER_ALONE}"
-    r"|(?:(?<=than )|(?<=equal to ))(\d+)(?![\w:/%°]|[.,]\d)"  # a bound's, before a comma too: "x < 5, y > 3"
+    r"|(?:(?<=than )|(?<=equal to )|(?<=approaches ))(\d+)(?![\w:/%°]|[.,]\d)"  # a bound's, a limit's, before a comma too
 )
 
 # ... and a span of years after a word that dates it, "The year 2024 to 2025", "from 1990 to 2000" (korean16: two
@@ -61,8 +65,8 @@ YEAR_SPAN = re.compile(
 
 # ... and an unspaced hyphen's range before a unit's name, "5-10 volts", "5-10 V", "10-20%" (korean16: left, the
 # digits to the Korean voice beside English words), said "to", five to ten volts, when it runs up; "5-3 dB" and a
-# decimal's "1.5-2.5 V" as before.
-UNIT_RANGE = re.compile(rf"(?<![\w./,\-−])(\d+)-(?=(\d+) {_UNIT_WORDS})")
+# decimal's "1.5-2.5 V" as before. A tilde's too, "3~5%", "3~5 ms" (korean21: 3 five percent, the range's tilde lost).
+UNIT_RANGE = re.compile(rf"(?<![\w./,\-−~∼～〜])(\d+)[-~∼～〜](?=(\d+) {_UNIT_WORDS})")
 
 # ... and a whole number in brackets before one, "(−3) volts", "(5) volts" (korean16: (마이너스 3) volts, Korean words
 # beside English ones): (minus three) volts.
@@ -89,8 +93,12 @@ CLOCK = re.compile(
     r"(?<![\w.:/\-–~])(?<![-–~] )([01]?\d|2[0-3]):([0-5]\d)(?:([AaPp])[Mm]\b)?(?![\w:]|\.\d| ?[-–~] ?\d)"
 )
 # ... and a ratio no clock's form takes, "The ratio is 3:2 here.", "Mix them 3:2.", "16:9" (korean20: 3 대 2, the Korean rules'
-# word in an English sentence): three to two; a range, "3:2-4:3", and a chain, "1:2:3", the Korean rules' as before.
-RATIO = re.compile(r"(?<![\w.:/\-–~])(?<![-–~] )(\d{1,4}):(\d{1,4})(?![\w:]|\.\d| ?[-–~] ?\d)")
+# word in an English sentence): three to two; a range, "3:2-4:3", and a chain, "1:2:3", the Korean rules' as before. Not a
+# day's end, "24:00", "24:30", nor a term with a leading zero, "007:1", the Korean rules' clock and digits as before
+# (korean21: twenty-four to 00, twenty-four to thirty for 스물네 시 30분).
+RATIO = re.compile(
+    r"(?<![\w.:/\-–~])(?<![-–~] )(?!24:[0-5]\d(?!\d))(0|[1-9]\d{0,3}):(0|[1-9]\d{0,3})(?![\w:]|\.\d| ?[-–~] ?\d)"
+)
 # ... and a whole number before one, "5 1/2 inches" (korean18: 5 one half, the whole the Korean voice's): five and one half.
 FRACTION = re.compile(r"(?<![\w./,\-−])(?:(\d{1,2}) )?([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
@@ -193,7 +201,8 @@ def _integer(match: re.Match[str]) -> str:
 def _decimal(match: re.Match[str]) -> str:
     whole, fraction = match.groups()
     said = _number_or_digits(whole)
-    return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}"
+    letter_after = match.string[match.end() : match.end() + 1].isalpha()
+    return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}{' ' if letter_after else ''}"
 
 
 def _number_or_digits(digits: str) -> str:

@@ -319,12 +319,15 @@ def signs_in_korean_text(sentence: str) -> str:
 _ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔]) {0,4}")
 _BLANK = re.compile(r"[\s.]*")
 _LIMIT_ARROW = re.compile(
-    r"(?<=(?<![A-Za-z])[a-z]) {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(])|∞))(∞)?"
+    r"(?<=(?<![A-Za-z])[a-z]) {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(])|∞))([-−])?(∞)?"
 )
 
 
 def _limit_arrow(match: re.Match[str]) -> str:
-    return " approaches infinity" if match.group(1) else " approaches "
+    """ "→ -∞", "→ -1" with the sign in English words too (korean21: approaches -무한대, approaches 마이너스 1)."""
+    sign, infinity = match.groups()
+    said = " approaches minus " if sign else " approaches "
+    return f"{said}infinity" if infinity else said
 
 
 def _arrow(match: re.Match[str]) -> str:
@@ -361,6 +364,7 @@ def _unit_name(match: re.Match[str]) -> str:
     if unit == "h" and units.hours_letter_is_a_variable(match.string, match.end(1), match.end()):
         return match.group()  # "2h + 1", "f(x + 2h)": a variable (k12: 2 hours plus 1), as in Korean
     first, space, rest = numbers.UNIT_NAMES[unit].partition(" ")
-    if number == "1" and first.endswith("s"):  # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour)
-        first = first[:-1]
+    # "1 km/h" one kilometer per hour (k12: 1 kilometers per hour), "1%p" one percentage point
+    if number == "1":
+        first, rest = (first[:-1], rest) if first.endswith("s") else (first, rest.removesuffix("s"))
     return f"{number} {first}{space}{rest}"

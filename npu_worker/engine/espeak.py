@@ -171,7 +171,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # English sentence pi over two, three to two (not 파이/2, 3 대 2); "Page 1 › 2 › 3" as written (not greater than); "C⁺" beside
 # "anatomy" as written (not C 플러스); "Fe³⁺", "OH⁻" F-E 쓰리 플러스, O-H 마이너스 (not Fe, OH as words); "Σ⁻" 시그마 마이너스;
 # "x < 5 in 범위" x 5 미만 in 범위 (not in 미만); "CO₀.₅", "LiNi₀.₈…" C-O 제로 포인트 파이브 (not C-O제로.₅, the counts lost).
-AUDIO_REVISION = 24
+# 25: rvk21's review of korean21: "24:30", "hydroxide와 H⁺", "%p", "▲5%.", "3~5%", "1.5x", "x → -∞", "- Add 1/2 cup." read anew.
+AUDIO_REVISION = 25
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

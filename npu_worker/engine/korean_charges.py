@@ -42,11 +42,14 @@ _SIZES = str.maketrans("¹²³⁴⁵⁶⁷", "1234567")
 # it or another ion beside it ("H⁺ 이온", "Na⁺와 K⁺"); any other left to espeak as "x⁺" is (plus). Not a minus, "V⁻ 단자",
 # "The F⁻ level": espeak says "⁻" left as a hyphen (korean18: V hyphen 단자), so it is a minus as before, V 마이너스.
 # Its English words whole, a particle glued after one or not (korean20: "anatomy", "electronics" took "atom", "electron": C 플러스
-# for a closure).
+# for a closure), with chemistry's own prefixes and endings, "hydroxide", "biochemistry", "acidity", "protonated" (korean21:
+# whole words only, so "hydroxide와 H⁺" lost its ion, H⁺ for H 플러스).
 _CHEMISTRY = re.compile(
     r"이온|전하|용액|전해|원자|분자|화학|산화|환원|양성자|농도|염기"
-    r"|(?i:(?<![a-z])(?:ions?|(?:dis)?charg(?:e[sd]?|ing)|electrolyt[a-z]{0,6}|electrons?|protons?|acid(?:s|ic)?"
-    r"|oxid[a-z]{0,8}|molecul[a-z]{0,6}|atoms?|atomic|chemi[a-z]{0,8})(?![a-z]))"
+    r"|(?i:(?<![a-z])(?:(?:an|cat)?ions?|(?:dis)?charg(?:e[sd]?|ing)|electrolyt[a-z]{0,6}"
+    r"|(?:photo)?electron(?:s|egativ[a-z]{0,5})?|(?:de)?proton(?:s|at(?:ed?|ion|ing))?|(?:ant)?acid[a-z]{0,9}"
+    r"|[a-z]{0,6}oxid[a-z]{0,8}|(?:bio|macro|inter|intra)?molecul[a-z]{0,6}|(?:di|mono?|tri|poly|sub|inter)?atom(?:s|ic)?"
+    r"|(?:bio|electro|photo|geo|thermo|astro|radio|immuno|petro|physico)?chemi[a-z]{0,8})(?![a-z]))"
     r"|[A-Z][a-z]?[₀-₉]{0,2}(?:[A-Z][a-z]?[₀-₉]{0,2}|[¹²³⁴⁵⁶⁷])[⁺⁻]"
     r"|[A-Z][a-z][⁺⁻]|e[⁺⁻]|(?<![A-Za-z\d₀-₉])[FHI]⁻(?![A-Za-z\d_⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^])"
 )  # a halide's or a hydride's minus, "K⁺와 F⁻" (korean20: K⁺, espeak's English plus; "V⁻ 단자, C⁺" no chemistry)

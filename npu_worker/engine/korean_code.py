@@ -80,11 +80,15 @@ _CODE_BLOCK_LINE = re.compile(
 # "Add 1/2 cup.", "Stir for 3 minutes." (korean20: Add 2분의 1 cup., the Korean rules' words): Add one half cup.; a longer
 # English word or a small one after it too, "Wait 10 ms here.", so a name and a formula, "Tesla Model 3.", "Let x = 3.", stay Korean; and so does one with a
 # Korean report's period, "Revenue grew 5% YoY." (5 퍼센트 전년 대비, not five percent 전년 대비: `korean_marks` says it).
-_CAPITALISED_OPENING = re.compile(r"\s{0,4}[A-Z][a-z]{2,20}(?![\w(.])")
+# A slide's bullet before the word too, "- Add 1/2 cup.", "• Heat 2.5 liters." (korean21: Add 2분의 1 cup., 2 점 오 liters:
+# only a bare line's step was English).
+_CAPITALISED_OPENING = re.compile(r"\s{0,4}(?:[-•·*▪◦‣–]\s{1,4})?[A-Z][a-z]{2,20}(?![\w(.])")
 # ... and one small word after a formula's relation, "x ‹ π here.", "x = 3 here." (korean20: x 파이 미만 here., Korean words
 # before an English one): x less than pi here.
 _RELATION_SIGN = re.compile("[<>≤≥‹›=≠]")
-_REPORT_PERIOD = re.compile(r"(?<![A-Za-z\d_])(?:YoY|QoQ|MoM)(?![A-Za-z\d_])")
+# ... and one with a Korean report's sign, "Revenue rose ▲5%.", "Sales fell ▼3.5%.", "Users grew 10%↑." (korean21: ▲five
+# percent, 감소 3 점 오 percent, ten percent 증가: the sign's Korean word or none beside English words): the Korean rules'.
+_REPORT_PERIOD = re.compile(r"(?<![A-Za-z\d_])(?:YoY|QoQ|MoM)(?![A-Za-z\d_])|[▲▼△▽↑↓≈≒∴∵]")
 
 
 def _is_english(sentence: str, stop: re.Match[str] | None) -> bool:

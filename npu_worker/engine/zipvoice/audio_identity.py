@@ -81,7 +81,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # and the rest the espeak engine's revision 23 lists.
 # 28: stop 59's leftovers (korean21): an English sentence's arrows, π's fractions and ratios in English, "Fe³⁺" F-E 쓰리 플러스,
 # and the rest the espeak engine's revision 24 lists.
-AUDIO_REVISION = 28
+# 29: stop 59's review of korean21 (rvk21): the readings the espeak engine's revision 25 lists.
+AUDIO_REVISION = 29
 
 
 def audio_settings(
