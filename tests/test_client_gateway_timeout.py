@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from npu_worker import client
 from npu_worker.client import aio
 from tests.timing import seconds
+from tests.tone_engine import ToneEngine
 
 PAGE = b"<html><head><title>504 Gateway Time-out</title></head><body><center>nginx</center></body></html>"
 STATUS_LINES = {504: b"HTTP/1.1 504 Gateway Time-out", 502: b"HTTP/1.1 502 Bad Gateway"}
@@ -26,7 +28,7 @@ class GivingUpGateway:
     queued), answers `status` itself with an HTML page and closes, as a proxy whose timeout ran out
     while it held the answer does."""
 
-    def __init__(self, target_port: int, status: int) -> None:
+    def __init__(self, target_port: int, status: int = 504) -> None:
         self.target_port, self.status = target_port, status
         self.port = 0
         self._server: asyncio.AbstractServer | None = None
@@ -103,3 +105,42 @@ async def test_the_workers_own_refusal_is_still_its_own(worker, tmp_path):
         await submit("synth_batch_streaming", f"http://127.0.0.1:{server.port}", False, tmp_path)
     assert raised.value.status == 400 and raised.value.error_name == "TooManySections"
     assert "may have queued" not in str(raised.value)
+
+
+class HoldingProxy(GivingUpGateway):
+    """Passes each request on and holds the worker's whole answer until it has ended (a proxy that
+    buffers): a stream's lines, heartbeats included, reach the client only after `done`."""
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        passing = asyncio.create_task(self._pass_on(reader, up_writer))
+        with contextlib.suppress(ConnectionError):
+            writer.write(await up_reader.read())
+            await writer.drain()
+        writer.close()
+        passing.cancel()
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_stream_a_proxy_holds_past_the_read_timeout_points_to_polling(worker, tmp_path, use_async):
+    """Nothing of the stream came within `read_timeout` (a buffering proxy holds it while the engine
+    works): the batch may be queued, as it said, and polling goes through such a proxy, which it did
+    not say (`batch` run again the same way was cut again, and made the lecture twice)."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the engine waits: the batch runs past the read timeout
+    server = await worker(engine)
+    sections = [{"idx": 0, "text": "section 0", "output_path": str(tmp_path / "s0.wav")}]
+    options: dict[str, Any] = {"reattach_attempts": 0, "read_timeout": 0.5}
+    try:
+        async with HoldingProxy(server.port) as proxy, asyncio.timeout(seconds(30)):
+            base = f"http://127.0.0.1:{proxy.port}"
+            with pytest.raises(client.TransportError) as raised:
+                if use_async:
+                    await aio.synth_batch_streaming(sections, base=base, **options)
+                else:
+                    await asyncio.to_thread(client.synth_batch_streaming, sections, base=base, **options)
+    finally:
+        engine.gate.set()
+    said = str(raised.value)
+    assert "it may have queued the batch" in said and "lets polling through (batch --poll" in said, said
+    assert len(await jobs_of(server.port)) == 1
