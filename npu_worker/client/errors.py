@@ -33,8 +33,9 @@ class NotConnected(TransportError):
 
 class AnswerCut(TransportError):
     """The request went out, then its answer never came whole: none began (the connection closed, or
-    no head within the timeout: a proxy holding it), or its body broke or stalled. What the request
-    asked may have been done (a batch queued), so it is not sent again."""
+    no head within the timeout: a proxy holding it; a batch submission's 502 or 504, a gateway's), or its
+    body broke or stalled. What the request asked may have been done (a batch queued), so it is not
+    sent again."""
 
 
 class Stalled(TransportError):

@@ -39,6 +39,13 @@ MAY_HAVE_QUEUED = (
     "the worker queues a batch before it answers, so it may have queued the batch: GET /jobs lists it"
     " (sent again, it would run twice)"
 )
+# Answers only a gateway between the client and the worker gives (the worker answers neither): a proxy
+# that gave up waiting for the worker's answer, or lost its connection, after passing the request on.
+GATEWAY_STATUSES = frozenset({502, 504})
+# A stream's submission a gateway held or gave up on: polling's answers are short and come at once.
+POLLING_GOES_THROUGH = (
+    "; a proxy that holds a stream until its end lets polling through (batch --poll, synth_batch_polling)"
+)
 
 
 def synth_plan(
@@ -71,12 +78,15 @@ def streaming_plan(
     check_seconds("reattach_delay", delay, zero_allowed=True)
     patience = Patience(wait_limit, delay, collector.clock)
     before = collector.last_seq
-    problem = yield from submitted_once(Follow("POST", "/synth_batch", body), attempts, delay, patience)
+    problem = yield from submitted_once(
+        Follow("POST", "/synth_batch", body), attempts, delay, patience, POLLING_GOES_THROUGH
+    )
     failures, lost_at = 0, collector.clock()
     while collector.done is None:
         if collector.job_id is None:
             raise TransportError(  # answered: a worker answers once the job is queued
                 f"the batch stream broke before its start event ({problem or 'EOF'}); {MAY_HAVE_QUEUED}"
+                + POLLING_GOES_THROUGH
             )
         if stall := collector.stalled():
             raise stall
@@ -205,16 +215,25 @@ def cancel_plan(
 
 
 def submitted_once(
-    step: Call | Follow, attempts: int, delay: float, patience: Patience
+    step: Call | Follow, attempts: int, delay: float, patience: Patience, advice: str = ""
 ) -> Generator[Step, Any, Any]:
     """A batch's submission (`submitted`); sent and its answer never whole (`AnswerCut`: none began,
     or it broke off), the error says the batch may be queued. It was a bare "no whole answer" (or
     "Remote end closed connection without response" from a stream's): `batch` run again made the
-    lecture twice."""
+    lecture twice. So does a gateway's 502 or 504 (`AnswerCut` too): it was a bare `HTTP 504: <html>…`
+    while the job ran on. `advice` is added to those words."""
     try:
         return (yield from submitted(step, attempts, delay, patience))
     except AnswerCut as exc:
-        raise TransportError(f"{exc}; {MAY_HAVE_QUEUED}") from exc
+        raise TransportError(f"{exc}; {MAY_HAVE_QUEUED}{advice}") from exc
+    except WorkerHTTPError as exc:
+        if exc.status not in GATEWAY_STATUSES:
+            raise
+        raise AnswerCut(
+            f"{step.method} {step.path}: HTTP {exc.status} from a gateway between the client and the"
+            f" worker (the worker answers no {exc.status}), so the worker's answer never came;"
+            f" {MAY_HAVE_QUEUED}{advice}"
+        ) from exc
 
 
 def polling_plan(
