@@ -13,8 +13,10 @@ itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -89,6 +91,7 @@ def start(folder: Path, jobs: list[str]) -> None:
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,
                 stderr=(folder / f"{job}.log").open("wb"),
+                process_group=0,  # with what it starts (mypy, the programs' --help): `stop` ends them all
                 preexec_fn=lambda: os.nice(5),
             )
         )
@@ -112,11 +115,12 @@ def answer(job: str, timeout: float) -> Any:
 
 
 def stop() -> None:
-    """The session's end: a job still running is ended (its folder is removed with the session's)."""
+    """The session's end: a job still running is ended, with the programs it started (its own process
+    alone left its mypy running on, orphaned); its folder is removed with the session's."""
     for process in _started:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        with contextlib.suppress(ProcessLookupError):  # (none left in its group)
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,3 +41,59 @@ def test_mypy_on_the_package_is_clean():
         ran = checked.returncode, checked.stdout + checked.stderr
     status, said = ran
     assert status == 0, said
+
+
+# A session's stop, in a process of its own (a session starts its background jobs once): the mypy job
+# started with a cache of its own (so mypy has seconds of work), its mypy process waited for, the stop.
+STOP_WHILE_MYPY_RUNS = """
+import os, sys, tempfile, time
+from pathlib import Path
+from tests import static_background
+
+def parent(process):
+    try:
+        return int((process / "stat").read_text().rpartition(")")[2].split()[1])
+    except (OSError, IndexError, ValueError):  # gone meanwhile
+        return None
+
+os.environ["MYPY_CACHE_DIR"] = tempfile.mkdtemp(dir=sys.argv[1])
+static_background.start(Path(sys.argv[1]) / "checks", ["mypy"])
+job, deadline = static_background._started[0].pid, time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:  # another process's child: no event to await
+    children = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and parent(p) == job]
+    if children:
+        break
+    time.sleep(0.05)
+static_background.stop()
+print(*children)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Running, or stopped; not a zombie (its parent, init, has yet to reap it) nor gone."""
+    try:
+        return (Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]) not in ("Z", "X")
+    except OSError:
+        return False
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_sessions_end_ends_the_background_mypy_itself(tmp_path):
+    """The session's end killed the job's Python process, not the mypy it had started: mypy ran on,
+    orphaned, for its seconds of CPU after the session (a run stopped by -x, or by ^C, at the start)."""
+    done = subprocess.run(
+        [sys.executable, "-c", STOP_WHILE_MYPY_RUNS, str(tmp_path), str(seconds(60))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=seconds(120),
+    )
+    assert done.returncode == 0, done.stderr
+    [mypy] = [int(pid) for pid in done.stdout.split()]  # (none: the job never started mypy)
+    deadline = time.monotonic() + seconds(5)  # a killed process is gone in milliseconds
+    while alive(mypy) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if alive(mypy):
+        os.kill(mypy, signal.SIGKILL)  # (not left running by the test either)
+        pytest.fail(f"the background job's mypy ({mypy}) ran on after the session's end")
