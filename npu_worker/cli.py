@@ -56,14 +56,14 @@ def sigterm_handled_by(handler: Callable[[int, Any], None]) -> contextlib.Abstra
 
 
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
-    from .config_sources import load_settings
+    from .config_sources import load_settings, named_as_given
 
     try:
         settings = load_settings(args)
     except SystemExit as exc:  # a setting from the environment (or two that cannot go together)
         return _refused(str(exc.code), 2)
-    if settings.queue != "local":
-        check_queue(settings.queue)
+    if settings.queue != "local" and (unusable := queue_refusal(settings.queue)) is not None:
+        return _refused(named_as_given(unusable, args), 1)  # the queue's machine, or this one's packages
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -223,19 +223,17 @@ def _refused(reason: str, status: int) -> int:
     return status
 
 
-def check_queue(url: str) -> None:
-    """A Redis queue that cannot be used is a clear start-up error, not a worker that hangs later."""
+def queue_refusal(url: str) -> str | None:
+    """Why a Redis queue cannot be used, or None: a clear start-up error, not a worker that hangs later
+    (said as `serve`'s other refusals are: they said `npu-worker:`, or nothing, first)."""
     from .config_values import shown_url
 
     try:
         from .jobs.cluster.connect import ping_queue
     except ImportError as exc:
-        sys.exit(
-            f"--queue {shown_url(url)} needs the redis package: pip install '.[redis]' in the npu-worker checkout ({exc})"
-        )
+        return f"--queue {shown_url(url)} needs the redis package: pip install '.[redis]' in the npu-worker checkout ({exc})"
     problem = ping_queue(url)
-    if problem is not None:
-        sys.exit(f"npu-worker: cannot use the queue {shown_url(url)}: {problem}")
+    return None if problem is None else f"cannot use the queue {shown_url(url)}: {problem}"
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -170,6 +170,32 @@ def test_a_queue_password_in_the_query_is_not_shown_when_the_queue_is_refused(tm
     assert "s3cret" not in done.stderr
 
 
+def test_a_queue_it_cannot_use_is_its_one_line_and_exit_1(tmp_path):
+    """As every other refusal of `serve`: one line that begins `npu-worker serve:`; an unreachable queue's
+    began `npu-worker:`, and a node without the redis package said none."""
+    with refusing_port() as port:
+        queue = f"redis://127.0.0.1:{port}/0"
+        done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), "--queue", queue)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"npu-worker serve: cannot use the queue {queue}: "), line
+
+
+def test_a_queue_without_the_redis_package_is_one_line_naming_the_env_var(tmp_path):
+    """A node installed without the `redis` extra, its queue from the service's env file."""
+    (tmp_path / "no_redis" / "redis").mkdir(parents=True)  # an installation whose redis cannot import
+    (tmp_path / "no_redis" / "redis" / "__init__.py").write_text('raise ImportError("no redis here")\n')
+    with refusing_port() as port:
+        queue = f"redis://127.0.0.1:{port}/0"
+        env = {"NPU_WORKER_QUEUE": queue, "PYTHONPATH": f"{tmp_path / 'no_redis'}{os.pathsep}{REPO}"}
+        done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), env=env)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        f"npu-worker serve: NPU_WORKER_QUEUE {queue} needs the redis package: pip install '.[redis]' in the "
+        "npu-worker checkout (no redis here)"
+    ]
+
+
 def test_a_state_directory_on_a_full_filesystem_is_refused(tmp_path):
     """A full disk still makes the empty file the start-up check made: the worker started, /ready said
     ready, and every batch got 503 StateUnavailable."""
