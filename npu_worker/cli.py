@@ -133,7 +133,8 @@ def _serve_holding(
     if settings.token is None and not loopback_bind(settings.host):
         # Not refused: a deployment may put an authenticating proxy in front (docs/deploy.md).
         logging.getLogger("npu_worker").warning(
-            "listening on %r, beyond loopback, without --token (NPU_WORKER_TOKEN): anyone who can reach "
+            # (not "listening on": said before the bind, which may yet be refused; `server.listen` says it)
+            "--host %r is beyond loopback and there is no --token (NPU_WORKER_TOKEN): anyone who can reach "
             "this address can synthesise, write wavs under the output roots and read the jobs",
             settings.host,
         )

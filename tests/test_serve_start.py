@@ -29,14 +29,16 @@ def serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
     return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=seconds(60))
 
 
-def test_a_port_already_taken_is_one_line_and_exit_1(tmp_path):
+# beyond loopback: its warning said "listening on '0.0.0.0'" before the bind was refused
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+def test_a_port_already_taken_is_one_line_and_exit_1(tmp_path, host):
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
+        taken.bind((host, 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = serve("--port", str(port), "--state-dir", str(tmp_path / "state"))
+        done = serve("--host", host, "--port", str(port), "--state-dir", str(tmp_path / "state"))
     assert done.returncode == 1, done.stderr
-    assert f"npu-worker serve: cannot listen on 127.0.0.1:{port}: " in done.stderr
+    assert f"npu-worker serve: cannot listen on {host}:{port}: " in done.stderr
     assert "address already in use" in done.stderr.lower() and "Traceback" not in done.stderr
     assert "engine ready" not in done.stderr  # said before the engine loads and jobs resume
     assert "listening on" not in done.stderr  # its start line said so before the bind was refused
@@ -350,7 +352,7 @@ def test_serving_beyond_loopback_without_a_token_warns_at_start(tmp_path):
     open_to_all, log = start(tmp_path, "--host", "0.0.0.0")
     log += stop(open_to_all)
     warnings = warned(log)
-    assert len(warnings) == 1 and "listening on '0.0.0.0', beyond loopback, without --token" in warnings[0]
+    assert len(warnings) == 1 and "--host '0.0.0.0' is beyond loopback and there is no --token" in warnings[0]
 
 
 def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
