@@ -109,11 +109,9 @@ def _serve_holding(
     args: argparse.Namespace, settings: Settings, state_dir: Path, listening: list[bool]
 ) -> int:
     """The rest of `serve`, with the state dir held: its modules, the start's warnings, the app, `run`."""
-    from .access import ANY_ORIGIN, loopback_bind
     from .app import build_app
-    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
-    from .config_sources import env_name, named_as_given
-    from .engine_options import check_engine_settings, unused_model_settings
+    from .config_sources import named_as_given
+    from .engine_options import check_engine_settings
     from .server import ListenFailed, run
 
     try:  # a setting that cannot work: its one line alone, before the start's (nothing is loaded yet)
@@ -130,6 +128,25 @@ def _serve_holding(
         # `:0` named a port no one listens on: `server.listen` says the one chosen once it is bound
         f":{settings.port}" if settings.port else ", on the port the system chooses (said once it listens)",
     )
+    warn_at_start(args, settings)
+    # After the running section is drained (app on_shutdown), streams of work that will not progress any
+    # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
+    try:
+        listening.append(True)
+        run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
+    except ListenFailed as exc:
+        return _refused(str(exc), 1)
+    logging.getLogger("npu_worker").info("npu-worker stopped")
+    return 0
+
+
+def warn_at_start(args: argparse.Namespace, settings: Settings) -> None:
+    """What `serve` starts with, not refused, but an operator should know: each a WARNING of its own."""
+    from .access import ANY_ORIGIN, loopback_bind
+    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
+    from .config_sources import env_name, named_as_given
+    from .engine_options import unused_model_settings
+
     if settings.token is None and not loopback_bind(settings.host):
         # Not refused: a deployment may put an authenticating proxy in front (docs/deploy.md).
         logging.getLogger("npu_worker").warning(
@@ -171,15 +188,6 @@ def _serve_holding(
         # Not refused (a container may have no other user), but every check that protects another
         # user's files, and root's own, passes for root.
         logging.getLogger("npu_worker").warning(ROOT_WARNING)
-    # After the running section is drained (app on_shutdown), streams of work that will not progress any
-    # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
-    try:
-        listening.append(True)
-        run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
-    except ListenFailed as exc:
-        return _refused(str(exc), 1)
-    logging.getLogger("npu_worker").info("npu-worker stopped")
-    return 0
 
 
 MIN_TOKEN_CHARS = 16  # shorter tokens are warned about at start
