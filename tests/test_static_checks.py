@@ -97,3 +97,37 @@ def test_the_sessions_end_ends_the_background_mypy_itself(tmp_path):
     if alive(mypy):
         os.kill(mypy, signal.SIGKILL)  # (not left running by the test either)
         pytest.fail(f"the background job's mypy ({mypy}) ran on after the session's end")
+
+
+@pytest.mark.allow_blocking
+def test_a_session_neither_reads_nor_removes_a_checks_folder_its_environment_named(tmp_path):
+    """A session not under xdist took NPU_WORKER_STATIC_CHECKS from its environment as its own folder:
+    a `mypy.json` left there was its mypy's answer at once (a pass for a tree mypy had not read), and the
+    session's end removed the folder, whatever it was."""
+    named = tmp_path / "someone's"
+    named.mkdir()
+    (named / "mypy.json").write_text('{"answer": [0, "a run of another tree"]}', encoding="utf-8")
+    env = {**os.environ, static_background.FOLDER_VARIABLE: str(named), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(  # collected, none run: the session's start and end alone
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:cacheprovider",
+            "--co",
+            "-q",
+            "-k",
+            "ruff",
+        ]
+        + ["tests/test_static_checks.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=seconds(120),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (named / "mypy.json").is_file(), "the session removed the folder its environment named"
