@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -43,9 +44,10 @@ def test_mypy_on_the_package_is_clean():
     assert status == 0, said
 
 
-# A session's stop, in a process of its own (a session starts its background jobs once): the mypy job
-# started with a cache of its own (so mypy has seconds of work), its mypy process waited for, the stop.
-STOP_WHILE_MYPY_RUNS = """
+# A session in a process of its own (a session starts its background jobs once): the mypy job started
+# with a cache of its own (so mypy has seconds of work), its mypy process waited for, then the session's
+# end: `stop` (argv[3] "stop"), or the process gone without it ("killed").
+A_SESSION_WHILE_MYPY_RUNS = """
 import os, sys, tempfile, time
 from pathlib import Path
 from tests import static_background
@@ -64,8 +66,10 @@ while time.monotonic() < deadline:  # another process's child: no event to await
     if children:
         break
     time.sleep(0.05)
-static_background.stop()
-print(*children)
+if sys.argv[3] == "stop":
+    static_background.stop()
+print(job, *children, flush=True)
+os._exit(0)
 """
 
 
@@ -79,24 +83,28 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.allow_blocking
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_the_sessions_end_ends_the_background_mypy_itself(tmp_path):
+@pytest.mark.parametrize("end", ["stop", "killed"])
+def test_the_sessions_end_ends_the_background_mypy_itself(tmp_path, end):
     """The session's end killed the job's Python process, not the mypy it had started: mypy ran on,
-    orphaned, for its seconds of CPU after the session (a run stopped by -x, or by ^C, at the start)."""
+    orphaned, for its seconds of CPU after the session (a run stopped by -x, or by ^C, at the start).
+    A session killed (SIGKILL, or a `timeout` that signals the session's process group) ends it too."""
     done = subprocess.run(
-        [sys.executable, "-c", STOP_WHILE_MYPY_RUNS, str(tmp_path), str(seconds(60))],
+        [sys.executable, "-c", A_SESSION_WHILE_MYPY_RUNS, str(tmp_path), str(seconds(60)), end],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=seconds(120),
     )
     assert done.returncode == 0, done.stderr
-    [mypy] = [int(pid) for pid in done.stdout.split()]  # (none: the job never started mypy)
-    deadline = time.monotonic() + seconds(5)  # a killed process is gone in milliseconds
+    [job, mypy] = [int(pid) for pid in done.stdout.split()]  # (no mypy: the job never started it)
+    deadline = time.monotonic() + seconds(10)  # a killed process is gone in milliseconds
     while alive(mypy) and time.monotonic() < deadline:
         time.sleep(0.05)
     if alive(mypy):
-        os.kill(mypy, signal.SIGKILL)  # (not left running by the test either)
-        pytest.fail(f"the background job's mypy ({mypy}) ran on after the session's end")
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(job, signal.SIGKILL)  # (not left running by the test either)
+        os.kill(mypy, signal.SIGKILL)
+        pytest.fail(f"the background job's mypy ({mypy}) ran on after the session's end ({end})")
 
 
 @pytest.mark.allow_blocking
