@@ -116,21 +116,20 @@ def test_a_session_neither_reads_nor_removes_a_checks_folder_its_environment_nam
     named.mkdir()
     (named / "mypy.json").write_text('{"answer": [0, "a run of another tree"]}', encoding="utf-8")
     env = {**os.environ, static_background.FOLDER_VARIABLE: str(named), "PYTHONPATH": str(ROOT)}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # (no xdist: the session is its own controller)
     done = subprocess.run(  # collected, none run: the session's start and end alone
         [
             sys.executable,
             "-m",
             "pytest",
             "-p",
-            "no:xdist",
-            "-p",
             "no:cacheprovider",
             "--co",
             "-q",
             "-k",
             "ruff",
-        ]
-        + ["tests/test_static_checks.py"],
+            "tests/test_static_checks.py",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
