@@ -371,6 +371,9 @@ def test_port_0_says_which_port_it_listens_on_and_the_longest_grace_still_ends_o
     process, log = start(tmp_path, "--shutdown-grace", "86400")
     try:
         [first] = [line for line in log.splitlines() if "npu_worker: npu-worker " in line]
+        # the first it logs (the app is built before it, to refuse a bad setting alone: its formats
+        # line came first, a journal's start no longer the version's)
+        assert log.splitlines()[0] == first, log
         assert "127.0.0.1:0" not in first, first
         assert first.endswith(
             "starting on http://127.0.0.1, on the port the system chooses (said once it listens)"
