@@ -56,14 +56,14 @@ def sigterm_handled_by(handler: Callable[[int, Any], None]) -> contextlib.Abstra
 
 
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
-    from .config_sources import load_settings
+    from .config_sources import load_settings, named_as_given
 
     try:
         settings = load_settings(args)
     except SystemExit as exc:  # a setting from the environment (or two that cannot go together)
         return _refused(str(exc.code), 2)
-    if settings.queue != "local":
-        check_queue(settings.queue)
+    if settings.queue != "local" and (unusable := queue_refusal(settings.queue)) is not None:
+        return _refused(named_as_given(unusable, args), 1)  # the queue's machine, or this one's packages
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -109,11 +109,9 @@ def _serve_holding(
     args: argparse.Namespace, settings: Settings, state_dir: Path, listening: list[bool]
 ) -> int:
     """The rest of `serve`, with the state dir held: its modules, the start's warnings, the app, `run`."""
-    from .access import ANY_ORIGIN, loopback_bind
     from .app import build_app
-    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
-    from .config_sources import env_name, named_as_given
-    from .engine_options import check_engine_settings, unused_model_settings
+    from .config_sources import named_as_given
+    from .engine_options import check_engine_settings
     from .server import ListenFailed, run
 
     try:  # a setting that cannot work: its one line alone, before the start's (nothing is loaded yet)
@@ -130,10 +128,30 @@ def _serve_holding(
         # `:0` named a port no one listens on: `server.listen` says the one chosen once it is bound
         f":{settings.port}" if settings.port else ", on the port the system chooses (said once it listens)",
     )
+    warn_at_start(args, settings)
+    # After the running section is drained (app on_shutdown), streams of work that will not progress any
+    # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
+    try:
+        listening.append(True)
+        run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
+    except ListenFailed as exc:
+        return _refused(str(exc), 1)
+    logging.getLogger("npu_worker").info("npu-worker stopped")
+    return 0
+
+
+def warn_at_start(args: argparse.Namespace, settings: Settings) -> None:
+    """What `serve` starts with, not refused, but an operator should know: each a WARNING of its own."""
+    from .access import ANY_ORIGIN, loopback_bind
+    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
+    from .config_sources import env_name, named_as_given
+    from .engine_options import unused_model_settings
+
     if settings.token is None and not loopback_bind(settings.host):
         # Not refused: a deployment may put an authenticating proxy in front (docs/deploy.md).
         logging.getLogger("npu_worker").warning(
-            "listening on %r, beyond loopback, without --token (NPU_WORKER_TOKEN): anyone who can reach "
+            # (not "listening on": said before the bind, which may yet be refused; `server.listen` says it)
+            "--host %r is beyond loopback and there is no --token (NPU_WORKER_TOKEN): anyone who can reach "
             "this address can synthesise, write wavs under the output roots and read the jobs",
             settings.host,
         )
@@ -170,15 +188,6 @@ def _serve_holding(
         # Not refused (a container may have no other user), but every check that protects another
         # user's files, and root's own, passes for root.
         logging.getLogger("npu_worker").warning(ROOT_WARNING)
-    # After the running section is drained (app on_shutdown), streams of work that will not progress any
-    # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
-    try:
-        listening.append(True)
-        run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
-    except ListenFailed as exc:
-        return _refused(str(exc), 1)
-    logging.getLogger("npu_worker").info("npu-worker stopped")
-    return 0
 
 
 MIN_TOKEN_CHARS = 16  # shorter tokens are warned about at start
@@ -223,19 +232,17 @@ def _refused(reason: str, status: int) -> int:
     return status
 
 
-def check_queue(url: str) -> None:
-    """A Redis queue that cannot be used is a clear start-up error, not a worker that hangs later."""
+def queue_refusal(url: str) -> str | None:
+    """Why a Redis queue cannot be used, or None: a clear start-up error, not a worker that hangs later
+    (said as `serve`'s other refusals are: they said `npu-worker:`, or nothing, first)."""
     from .config_values import shown_url
 
     try:
         from .jobs.cluster.connect import ping_queue
     except ImportError as exc:
-        sys.exit(
-            f"--queue {shown_url(url)} needs the redis package: pip install '.[redis]' in the npu-worker checkout ({exc})"
-        )
+        return f"--queue {shown_url(url)} needs the redis package: pip install '.[redis]' in the npu-worker checkout ({exc})"
     problem = ping_queue(url)
-    if problem is not None:
-        sys.exit(f"npu-worker: cannot use the queue {shown_url(url)}: {problem}")
+    return None if problem is None else f"cannot use the queue {shown_url(url)}: {problem}"
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -7,6 +7,7 @@ the engine before it listens.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from .config import Settings
@@ -84,17 +85,50 @@ def check_engine_settings(settings: Settings) -> None:
 
 
 ZIPVOICE_FILES = ("model_dir", "vocoder")  # the model files only --backend zipvoice-onnx loads
+# What else only it reads (`zipvoice_config`): another backend takes `--num-steps 0` and runs on.
+ZIPVOICE_OPTIONS = (
+    "precision",
+    "device",
+    "allow_htp_simulator",
+    "fixed_shapes",
+    "qnn_soc",
+    "tokenizer",
+    "num_steps",
+    "guidance_scale",
+    "prompt_max_seconds",
+    "first_prompt_max_seconds",
+    "prompt_max_pause_seconds",
+    "segment_seconds",
+    "first_segment_seconds",
+    "first_segment_steps",
+    "trim_edge_silence",
+)
 
 
 def unused_model_settings(settings: Settings) -> list[str]:
-    """A warning per ZipVoice model file named to another backend: `serve --model-dir M` without
-    `--backend zipvoice-onnx` served espeak without a word, and the operator took espeak's voice for the
-    model's. Not refused: an env file may keep NPU_WORKER_MODEL_DIR while the backend is switched."""
+    """A warning per ZipVoice model file named to another backend, and one for its other settings
+    given: `serve --model-dir M` without `--backend zipvoice-onnx` served espeak without a word, and the
+    operator took espeak's voice for the model's. Not refused: an env file may keep
+    NPU_WORKER_MODEL_DIR (or NPU_WORKER_NUM_STEPS) while the backend is switched."""
     if settings.backend == "zipvoice-onnx":
         return []
-    return [
+    warnings = [
         f"--{name.replace('_', '-')} {getattr(settings, name)} is not loaded: --backend is "
         f"{settings.backend} (the model files are for --backend zipvoice-onnx)"
         for name in ZIPVOICE_FILES
         if getattr(settings, name)
     ]
+    defaults = {f.name: f.default for f in dataclasses.fields(Settings)}
+    given = [name for name in ZIPVOICE_OPTIONS if getattr(settings, name) != defaults[name]]
+    if given:
+        shown = ", ".join(f"--{name.replace('_', '-')} {_shown(getattr(settings, name))}" for name in given)
+        warnings.append(
+            f"{shown}: not used, --backend is {settings.backend} (ZipVoice's settings, for --backend "
+            "zipvoice-onnx; not checked either)"
+        )
+    return warnings
+
+
+def _shown(value: object) -> str:
+    """A value as its env var may give it (`off`, not `False`)."""
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)

@@ -224,6 +224,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from tests import static_background
     from tests.zipvoice import qdq_background
 
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # one named by the environment is not this session's
+        os.environ.pop(static_background.FOLDER_VARIABLE, None)  # (its end removes the folder)
     if config.pluginmanager.hasplugin("xdist") and "PYTEST_XDIST_WORKER" not in os.environ:
         if config.getoption("numprocesses", None):
             os.environ[qdq_background.ROOT_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-qdq-")

@@ -13,10 +13,13 @@ itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +36,7 @@ HELPS = (
 JOBS = dict((MYPY, HELPS))  # a job's name: the test that reads it
 
 _started: list[subprocess.Popen[bytes]] = []
+_held: list[int] = []  # the write end of the jobs' lifeline (`_end_with_the_session`)
 
 
 def run(argv: tuple[str, ...], timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -82,16 +86,28 @@ def start(folder: Path, jobs: list[str]) -> None:
         return
     folder.mkdir(parents=True, exist_ok=True)
     os.environ[FOLDER_VARIABLE] = str(folder)
+    lifeline, held = os.pipe()  # `held` stays open in this process only: its end is the jobs' end
+    _held.append(held)
     for job in jobs:
         _started.append(
             subprocess.Popen(  # noqa: S603 - this interpreter, this module
-                [sys.executable, "-m", "tests.static_background", str(folder), job],
+                [sys.executable, "-m", "tests.static_background", str(folder), job, str(lifeline)],
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,
                 stderr=(folder / f"{job}.log").open("wb"),
+                process_group=0,  # with what it starts (mypy, the programs' --help): `stop` ends them all
+                pass_fds=(lifeline,),
                 preexec_fn=lambda: os.nice(5),
             )
         )
+    os.close(lifeline)
+
+
+def _end_with_the_session(lifeline: int) -> None:
+    """A job's thread: its group ends when the session's process does, however it ends (SIGKILL, a
+    `timeout` that signals the session's process group, which the job's is not in)."""
+    os.read(lifeline, 1)  # end of file: the session's process, which held the other end, is gone
+    os.killpg(0, signal.SIGKILL)
 
 
 def answer(job: str, timeout: float) -> Any:
@@ -112,12 +128,16 @@ def answer(job: str, timeout: float) -> Any:
 
 
 def stop() -> None:
-    """The session's end: a job still running is ended (its folder is removed with the session's)."""
+    """The session's end: a job still running is ended, with the programs it started (its own process
+    alone left its mypy running on, orphaned); its folder is removed with the session's."""
     for process in _started:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        with contextlib.suppress(ProcessLookupError):  # (none left in its group)
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    while _held:
+        os.close(_held.pop())
 
 
 if __name__ == "__main__":
+    threading.Thread(target=_end_with_the_session, args=(int(sys.argv[3]),), daemon=True).start()
     main(Path(sys.argv[1]), sys.argv[2])

@@ -8,6 +8,7 @@ whose text starts with "hold" waits on the test's gate, so what runs meanwhile s
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -317,3 +318,41 @@ async def test_a_synth_a_lane_ends_after_the_engine_thread_stopped_at_a_shutdown
     assert (await answer.json())["status"] == "ok"
     assert (tmp_path / "s.wav").stat().st_size > 44
     await asyncio.wait_for(drain, seconds(20))
+
+
+async def test_a_lane_loaded_once_the_shutdown_began_is_closed_unsaid(worker, caplog):
+    """A worker stopped while a lane's engine loaded (espeak: 0.3–0.4 s after `engine ready`) logged
+    "preview lanes: 2 engine instances" after its shutdown lines: a lane said open for previews that would
+    never come. It is closed, and nothing said."""
+    caplog.set_level(logging.INFO, logger="npu_worker.jobs.preview_lanes")
+    engine, lanes_load, lanes = LanedTone(), threading.Event(), []
+    make_lane = engine.lane
+
+    def held_lane() -> LanedTone:
+        sibling = make_lane()
+        sibling.load_gate = lanes_load  # (ToneEngine.load waits on it)
+        lanes.append(sibling)
+        return sibling
+
+    engine.lane = held_lane  # type: ignore[method-assign]
+    client = await worker(engine, preview_lanes=2)
+    runner = client.app[SCHEDULER_KEY].runner
+    admission = client.app[SCHEDULER_KEY].admission
+
+    def load_once_stopping() -> None:  # another thread's flag: a poll with a deadline
+        deadline = time.monotonic() + seconds(30)
+        while not admission.stopping and time.monotonic() < deadline:
+            time.sleep(0.01)
+        lanes_load.set()
+
+    releaser = threading.Thread(target=load_once_stopping)
+    releaser.start()
+    try:
+        await client.close()
+    finally:
+        lanes_load.set()
+        await asyncio.to_thread(releaser.join)
+    for lane in runner.lanes.threads:
+        await asyncio.to_thread(lane.join, seconds(10))
+    assert lanes and admission.stopping and not any(lane.is_alive() for lane in runner.lanes.threads)
+    assert "engine instances" not in caplog.text, caplog.text

@@ -29,14 +29,16 @@ def serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
     return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=seconds(60))
 
 
-def test_a_port_already_taken_is_one_line_and_exit_1(tmp_path):
+# beyond loopback: its warning said "listening on '0.0.0.0'" before the bind was refused
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+def test_a_port_already_taken_is_one_line_and_exit_1(tmp_path, host):
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
+        taken.bind((host, 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = serve("--port", str(port), "--state-dir", str(tmp_path / "state"))
+        done = serve("--host", host, "--port", str(port), "--state-dir", str(tmp_path / "state"))
     assert done.returncode == 1, done.stderr
-    assert f"npu-worker serve: cannot listen on 127.0.0.1:{port}: " in done.stderr
+    assert f"npu-worker serve: cannot listen on {host}:{port}: " in done.stderr
     assert "address already in use" in done.stderr.lower() and "Traceback" not in done.stderr
     assert "engine ready" not in done.stderr  # said before the engine loads and jobs resume
     assert "listening on" not in done.stderr  # its start line said so before the bind was refused
@@ -168,6 +170,32 @@ def test_a_queue_password_in_the_query_is_not_shown_when_the_queue_is_refused(tm
     assert done.returncode == 1, done.stderr
     assert f"cannot use the queue redis://127.0.0.1:{port}/0?password=***" in done.stderr
     assert "s3cret" not in done.stderr
+
+
+def test_a_queue_it_cannot_use_is_its_one_line_and_exit_1(tmp_path):
+    """As every other refusal of `serve`: one line that begins `npu-worker serve:`; an unreachable queue's
+    began `npu-worker:`, and a node without the redis package said none."""
+    with refusing_port() as port:
+        queue = f"redis://127.0.0.1:{port}/0"
+        done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), "--queue", queue)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"npu-worker serve: cannot use the queue {queue}: "), line
+
+
+def test_a_queue_without_the_redis_package_is_one_line_naming_the_env_var(tmp_path):
+    """A node installed without the `redis` extra, its queue from the service's env file."""
+    (tmp_path / "no_redis" / "redis").mkdir(parents=True)  # an installation whose redis cannot import
+    (tmp_path / "no_redis" / "redis" / "__init__.py").write_text('raise ImportError("no redis here")\n')
+    with refusing_port() as port:
+        queue = f"redis://127.0.0.1:{port}/0"
+        env = {"NPU_WORKER_QUEUE": queue, "PYTHONPATH": f"{tmp_path / 'no_redis'}{os.pathsep}{REPO}"}
+        done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), env=env)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        f"npu-worker serve: NPU_WORKER_QUEUE {queue} needs the redis package: pip install '.[redis]' in the "
+        "npu-worker checkout (no redis here)"
+    ]
 
 
 def test_a_state_directory_on_a_full_filesystem_is_refused(tmp_path):
@@ -324,7 +352,7 @@ def test_serving_beyond_loopback_without_a_token_warns_at_start(tmp_path):
     open_to_all, log = start(tmp_path, "--host", "0.0.0.0")
     log += stop(open_to_all)
     warnings = warned(log)
-    assert len(warnings) == 1 and "listening on '0.0.0.0', beyond loopback, without --token" in warnings[0]
+    assert len(warnings) == 1 and "--host '0.0.0.0' is beyond loopback and there is no --token" in warnings[0]
 
 
 def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
@@ -343,6 +371,9 @@ def test_port_0_says_which_port_it_listens_on_and_the_longest_grace_still_ends_o
     process, log = start(tmp_path, "--shutdown-grace", "86400")
     try:
         [first] = [line for line in log.splitlines() if "npu_worker: npu-worker " in line]
+        # the first it logs (the app is built before it, to refuse a bad setting alone: its formats
+        # line came first, a journal's start no longer the version's)
+        assert log.splitlines()[0] == first, log
         assert "127.0.0.1:0" not in first, first
         assert first.endswith(
             "starting on http://127.0.0.1, on the port the system chooses (said once it listens)"

@@ -40,3 +40,19 @@ def test_a_model_dir_from_the_environment_is_named_by_its_variable(tmp_path):
     finally:
         worker.terminate_and_log(seconds(30))
     assert f"WARNING npu_worker: NPU_WORKER_MODEL_DIR {model} is not loaded: --backend is espeak " in said
+
+
+def test_zipvoice_settings_given_to_the_espeak_backend_are_warned_about_as_not_used(tmp_path):
+    """`--num-steps 0` (out of range), a SoC no one makes, the trim turned off: espeak ran on without a
+    word, as it did for `--model-dir` (each named as given: flag or env var)."""
+    args = ["--state-dir", str(tmp_path / "state"), "--num-steps", "0", "--no-trim-edge-silence"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NPU_WORKER_QNN_SOC": "bogus"}
+    worker = ServeProcess(args, env)
+    try:
+        said = worker.log_until("not used", seconds(30)).splitlines()[-1]
+    finally:
+        worker.terminate_and_log(seconds(30))
+    assert said.endswith(
+        "WARNING npu_worker: NPU_WORKER_QNN_SOC bogus, --num-steps 0, --trim-edge-silence off: not used, "
+        "--backend is espeak (ZipVoice's settings, for --backend zipvoice-onnx; not checked either)"
+    )

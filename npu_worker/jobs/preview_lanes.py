@@ -18,12 +18,13 @@ log = logging.getLogger(__name__)
 
 class PreviewLanes:
     """`count` engine threads in all (the engine thread is the first): `serve(engine)` runs on each
-    lane's thread once its instance has loaded, until the shutdown."""
+    lane's thread once its instance has loaded, until the shutdown (`stopping()`)."""
 
-    def __init__(self, count: int, serve: Callable[[Engine], None]) -> None:
+    def __init__(self, count: int, serve: Callable[[Engine], None], stopping: Callable[[], bool]) -> None:
         self.count = count
         self.threads: list[threading.Thread] = []
         self._serve = serve
+        self._stopping = stopping
         self._lock = threading.Lock()
         self._open = 0  # lanes whose engine instance has loaded
 
@@ -46,6 +47,9 @@ class PreviewLanes:
             engine.load()
         except Exception as exc:  # noqa: BLE001 - the other lanes still serve everything
             log.warning("no preview lane %d: %s: %s", number, type(exc).__name__, exc)
+            return
+        if self._stopping():  # loaded once the shutdown began: said open, after the shutdown's lines
+            engine.close()
             return
         with self._lock:
             self._open += 1

@@ -97,7 +97,8 @@ class Runner(AudioHandover):
         # same text twice in a row made it twice (the second looked before the first was put).
         self._unkept: dict[str, SectionAudio] = {}
         self._unkept_lock = threading.Lock()  # an add; `_keep`'s look and delete as one step
-        self.lanes = PreviewLanes(preview_lanes, self._serve_previews)  # previews beside the engine thread
+        # previews beside the engine thread
+        self.lanes = PreviewLanes(preview_lanes, self._serve_previews, lambda: self.admission.stopping)
 
     def start(self) -> None:
         self.finisher.start()

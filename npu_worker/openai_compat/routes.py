@@ -20,9 +20,16 @@ from .voices_api import delete_voice, expect_upload, list_voices, upload_voice
 def setup_openai(app: web.Application) -> None:
     """Register the routes on an app whose SCHEDULER_KEY, SETTINGS_KEY and LIMITS_KEY are set.
 
-    The encodable formats are probed here, at startup (it encodes a short tone in each), so the first
-    request does not pay for it and the log says at once what this libsndfile can do."""
-    logging.getLogger(__name__).info("speech formats: %s", ", ".join(available_formats()))
+    The encodable formats are probed here, as the app is built (it encodes a short tone in each), so the
+    first request does not pay for it; the log says what this libsndfile can do as the app starts (said
+    here, it came before `serve`'s start line, which waits for the app: a setting it refuses is its one
+    line alone)."""
+    formats = ", ".join(available_formats())
+
+    async def say_formats(app: web.Application) -> None:
+        logging.getLogger(__name__).info("speech formats: %s", formats)
+
+    app.on_startup.append(say_formats)
     app[ERROR_SHAPES_KEY]["/v1/"] = openai_refusal
     app.router.add_post("/v1/audio/speech", create_speech, expect_handler=expect_continue)
     app.router.add_post("/v1/audio/speech/batch", create_speech_batch, expect_handler=expect_continue)
