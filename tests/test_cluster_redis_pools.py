@@ -12,10 +12,18 @@ from typing import Any
 
 import aiohttp
 import pytest
+import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.jobs.cluster.keys import NODES
 from npu_worker.jobs.cluster.outage import redis_unreachable
-from npu_worker.jobs.cluster.pools import FOLLOW_CONNECTIONS, ConnectionsBusy, waiting_client
+from npu_worker.jobs.cluster.pools import (
+    COMMAND_CONNECTIONS,
+    FOLLOW_CONNECTIONS,
+    ConnectionsBusy,
+    waiting_client,
+)
 from npu_worker.jobs.cluster.store import RedisJobs
 from tests.cluster_support import node_starter
 from tests.redis_server import RedisServer
@@ -115,3 +123,30 @@ async def test_a_pool_whose_connections_stay_in_use_says_so_and_a_refused_connec
         await closed.ping()
     assert not isinstance(down.value, ConnectionsBusy) and "unreachable" in str(redis_unreachable(down.value))
     await closed.aclose()
+
+
+async def test_the_nodes_beat_and_health_go_on_while_callers_hold_every_command_connection(
+    worker: Any, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A flood of callers' commands holding every connection of the command pool: /health's read of the
+    cluster view waited for one past its 1 s and said 503 `Redis is unreachable (TimeoutError)`, Redis up;
+    the node's beat waited behind them too (peers count a node whose beat is 5 s old out), and was
+    refused `ConnectionsBusy` past 5 s. Its beat and its view have connections of their own now."""
+    node = await worker(role="both", state_dir=str(tmp_path / "node"), queue=redis_server.url)
+    scheduler = node.app[SCHEDULER_KEY]
+    held = [scheduler.jobs.redis.pipeline() for _ in range(COMMAND_CONNECTIONS)]
+    async with aioredis.Redis.from_url(redis_server.url) as reader:
+        try:
+            for pipe in held:  # each holds its connection until reset, with no timeout running meanwhile
+                await pipe.watch("held")
+            beat = json.loads(await reader.hget(NODES, scheduler.node))["seen"]
+            async with asyncio.timeout(seconds(20)):  # a beat sent since (one a second; polled)
+                while json.loads(await reader.hget(NODES, scheduler.node))["seen"] == beat:
+                    health = await node.get("/health")
+                    assert health.status == 200, await health.text()
+                    await asyncio.sleep(0.1)
+            health = await node.get("/health")  # (a view read since the beat's: not the one cached)
+            assert health.status == 200, await health.text()
+        finally:
+            for pipe in held:
+                await pipe.reset()

@@ -120,6 +120,28 @@ async def test_kept_jobs_that_could_not_be_read_are_not_answered_as_unknown(work
             assert body["error"].startswith("StateUnavailable: the kept jobs could not be read"), path
 
 
+async def test_ready_does_not_blame_the_engine_when_the_kept_jobs_could_not_be_read(
+    worker, settings, monkeypatch
+):
+    """The jobs folder could not be listed (a disk error), the engine loaded: /ready said `the engine
+    failed to load: StateUnavailable: …`, sending an operator to the model instead of the disk."""
+    from npu_worker.jobs.store import JobStore
+
+    write_job(Path(settings.state_dir), time.time(), ["문장."])
+
+    def failing(self, progress=None):
+        raise OSError(5, "Input/output error", str(self.root))
+
+    monkeypatch.setattr(JobStore, "load_all", failing)
+    client = await worker()
+    async with client.get("/ready") as response:
+        reason = (await response.json())["reason"]
+        assert response.status == 503 and "Retry-After" not in response.headers, reason
+    assert reason.startswith("the worker cannot serve: StateUnavailable: the kept jobs could not be read"), (
+        reason
+    )
+
+
 async def test_a_voice_is_not_deleted_when_the_kept_jobs_that_may_use_it_could_not_be_read(
     worker, settings, monkeypatch
 ):

@@ -29,6 +29,7 @@ from ..protocol import (
     QueueUnavailable,
     SectionError,
     SectionRequest,
+    StateUnavailable,
     parse_batch_request,
     parse_synth_request,
 )
@@ -152,7 +153,8 @@ async def ready(request: web.Request) -> web.Response:
         reason, kind = "the shared queue (Redis) is unreachable", QueueUnavailable
     elif queue.get("redis") == "full":  # every submit would be a 503 QueueUnavailable
         reason, kind = "Redis is full (its maxmemory is reached)", QueueUnavailable
-    elif isinstance(scheduler.load_error, InternalError):  # a loop of a Redis node ended on a bug
+    # Not the engine's: a loop of a Redis node ended on a bug, a local worker's kept jobs were not read.
+    elif isinstance(scheduler.load_error, (InternalError, StateUnavailable)):
         reason = f"the worker cannot serve: {scheduler.load_error}"
     elif scheduler.load_error is not None:
         reason = f"the engine failed to load: {scheduler.load_error}"

@@ -1,4 +1,4 @@
-"""The node's connections to Redis: three pools of sizes set here, where a command waits its turn for a
+"""The node's connections to Redis: four pools of sizes set here, where a command waits its turn for a
 connection instead of failing at once.
 
 redis-py's own pool refuses a command at once when its cap is reached (`MaxConnectionsError`, a
@@ -7,7 +7,9 @@ redis-py's own pool refuses a command at once when its cap is reached (`MaxConne
 ones). Here each pool's size is ours, a command waits up to `wait` s for a connection, and only then
 is refused as `ConnectionsBusy`. The node's own blocking reads (its engine's claim, its writer's, the
 cancel channel) have a pool of their own: callers' streams, each holding a connection for up to 2 s a
-read, never leave them waiting.
+read, never leave them waiting. So have its beat and its view of the cluster (`OWN_COMMANDS`): behind a
+flood of callers' commands, /health's 1 s read ran out waiting for a connection (`Redis is unreachable`)
+and the beat passed the 5 s after which peers count the node out.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 COMMAND_CONNECTIONS = 100
 # Callers' blocking reads (a followed job's log, its PCM): each held for up to its block time (2 s).
 FOLLOW_CONNECTIONS = 100
+# The node's own commands: its beat and its view of the cluster (the heartbeat loop, /health, /ready).
+OWN_COMMANDS = 3
 # The node's own blocking reads: engine claim, writer, cancel channel (held for good), room for a retry.
 OWN_CONNECTIONS = 4
 

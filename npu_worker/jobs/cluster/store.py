@@ -40,7 +40,7 @@ from .keys import (
     wav_key,
 )
 from .outage import cancellable
-from .pools import COMMAND_CONNECTIONS, FOLLOW_CONNECTIONS, OWN_CONNECTIONS, waiting_client
+from .pools import COMMAND_CONNECTIONS, FOLLOW_CONNECTIONS, OWN_COMMANDS, OWN_CONNECTIONS, waiting_client
 from .spec import job_from_spec, job_spec
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,10 @@ class RedisJobs:
             url, connections=FOLLOW_CONNECTIONS, wait=10.0, socket_timeout=10.0
         )
         self.own_reads: Any = waiting_client(url, connections=OWN_CONNECTIONS, wait=10.0, socket_timeout=10.0)
+        # The node's beat and its view of the cluster (/health, /ready): never behind callers' commands.
+        self.own_commands: Any = waiting_client(
+            url, connections=OWN_COMMANDS, wait=COMMAND_TIMEOUT, socket_timeout=COMMAND_TIMEOUT
+        )
         self._create = self.redis.register_script(scripts.CREATE)
         self._append = self.redis.register_script(scripts.APPEND)
         self._final = self.redis.register_script(scripts.FINAL)
@@ -88,6 +92,7 @@ class RedisJobs:
         await self.redis.aclose()
         await self.blocking.aclose()
         await self.own_reads.aclose()
+        await self.own_commands.aclose()
 
     async def ping(self) -> None:
         await self.redis.ping()
@@ -352,39 +357,46 @@ class RedisJobs:
 
     # -- nodes ---------------------------------------------------------------------------------------
 
-    async def now(self) -> float:
+    async def now(self, client: Any = None) -> float:
         """Redis's clock: the one every node shares (heartbeats, job ends, retention), so a node whose own
         clock is off neither looks dead to the others nor ends jobs in the past or future."""
-        seconds, micros = await self.redis.time()
+        seconds, micros = await (client or self.redis).time()
         return seconds + micros / 1e6
 
     async def heartbeat(self, node: str, body: dict[str, Any]) -> None:
-        self._beats[node] = beat = json.dumps({**body, "seen": await self.now()})  # (kept before it is sent)
-        await self.redis.hset(NODES, node, beat)
+        """The node's beat, through its own connections (`own_commands`): behind a flood of callers'
+        commands it waited its turn past the 5 s after which peers count the node out."""
+        seen = await self.now(self.own_commands)
+        self._beats[node] = beat = json.dumps({**body, "seen": seen})  # (kept before it is sent)
+        await self.own_commands.hset(NODES, node, beat)
 
     async def leave(self, node: str) -> bool:
         """At a clean stop: the beat this process last sent for `node` marked `stopped`, stamped now; left
         alone where another replaced it (scripts.LEAVE: the node restarted under its name meanwhile)."""
         if (sent := self._beats.get(node)) is None:
             return False
-        stopped = json.dumps({**json.loads(sent), "stopped": True, "seen": await self.now()})
-        return bool(await self._leave(keys=[NODES], args=[node, sent, stopped]))
+        stopped = json.dumps({**json.loads(sent), "stopped": True, "seen": await self.now(self.own_commands)})
+        return bool(await self._leave(keys=[NODES], args=[node, sent, stopped], client=self.own_commands))
 
     async def forget_gone_nodes(self, gone_after: float) -> list[str]:
         """Drop what Redis keeps for nodes silent for `gone_after` seconds (scripts.FORGET_NODES)."""
-        names = await self._forget_nodes(keys=[NODES, FIRST, BATCH], args=[gone_after])
+        names = await self._forget_nodes(
+            keys=[NODES, FIRST, BATCH], args=[gone_after], client=self.own_commands
+        )
         return [name.decode(errors="replace") for name in names]
 
     async def recount(self) -> tuple[str, int] | None:
         """Count the sections waiting over all jobs again (scripts.RECOUNT): (what the counter held,
         the count) when it was off, else None."""
-        reply = await self._recount(keys=[PENDING])
+        reply = await self._recount(keys=[PENDING], client=self.own_commands)
         return (reply[0].decode(errors="replace"), int(reply[1])) if reply else None
 
     async def cluster_view(self, alive_within: float) -> dict[str, Any]:
         """The nodes heard within `alive_within` s, the queue depth, and how long ago any engine node
-        that did not report a failed load was heard (`sound_engine_ago`, None for never)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
+        that did not report a failed load was heard (`sound_engine_ago`, None for never). Read by the
+        heartbeat and /health through the node's own connections: behind a flood of callers' commands,
+        /health's 1 s ran out waiting for one and said `Redis is unreachable (TimeoutError)`."""
+        async with self.own_commands.pipeline(transaction=False) as pipe:
             pipe.hgetall(NODES)
             pipe.get(PENDING)
             pipe.time()

@@ -84,11 +84,13 @@ class OutputWriter(QueueConsumer):
         try:
             if section.output_path is not None:
                 await asyncio.to_thread(self._write, job.id, section.output_path, wav)
-        except (OSError, WorkerError) as exc:  # a root no longer allowed (a restart, a planted spec)
+        # A root no longer allowed (a restart, a planted spec); a planted path that is none (a number, a
+        # NUL byte: TypeError, ValueError) fails its section, never the writer (its end fails the node).
+        except (OSError, ValueError, TypeError, WorkerError) as exc:
             error = (
                 exc
                 if isinstance(exc, WorkerError)
-                else WriteFailed(f"{section.output_path}: {exc.strerror or exc}")
+                else WriteFailed(f"{section.output_path}: {getattr(exc, 'strerror', None) or exc}")
             )
             failed = SectionError(idx, str(error))
             await self._final(job, failed, ok=False)
@@ -138,7 +140,8 @@ class OutputWriter(QueueConsumer):
     def _remember(self, job_id: str, spec: str | None) -> Job:
         """A job's sections are fixed at its creation: its spec (which grows with them) is read and
         decoded once per job, not once per section (a thousand-section batch: a second of the loop's)."""
-        assert spec is not None
+        if spec is None:  # a record not of ours: the worker writes a job's spec with its record
+            raise BadSpec("the job's record has no spec")
         job = self._known[job_id] = job_from_spec(spec)
         while len(self._known) > KNOWN_JOBS:
             self._known.popitem(last=False)
