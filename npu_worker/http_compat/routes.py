@@ -199,6 +199,8 @@ async def _wait_done(
                     continue
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
                 return True
+        if job.refusal is not None:  # refused at its quiet admission (`Scheduler.submit`)
+            raise job.refusal
     except asyncio.CancelledError:
         if cancel_if_caller_goes:
             scheduler.cancel(job.id)
@@ -223,7 +225,7 @@ async def synth(request: web.Request) -> web.Response:
     # The engine as the job is accepted (submit checks it before any await, so it is this one): with
     # a Redis queue the view of the engines may be empty for a moment by the time the job ends.
     info = scheduler.info
-    job = await scheduler.submit(batch, preview=True, on_created=_answers_at_done)
+    job = await scheduler.submit(batch, preview=True, on_created=_answers_at_done, quiet_admission=True)
     assert info is not None  # submit raised Loading otherwise
     await _wait_done(request, scheduler, job, cancel_if_caller_goes=True)
     final = job.sections[0].final
