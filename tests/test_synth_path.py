@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.app_keys import NDJSON_STREAMS_KEY, SCHEDULER_KEY
 from npu_worker.jobs.model import LogEntry
 from tests.test_http_bad_input import assert_error_body
 from tests.timing import seconds, until
@@ -107,3 +107,36 @@ async def test_a_synth_refused_off_the_loop_answers_its_refusal(worker, tmp_path
         engine.gate.set()
     async with asyncio.timeout(seconds(10)):
         assert (await (await running).json())["status"] == "ok"
+
+
+async def test_a_synth_still_being_admitted_when_the_worker_stops_is_told_cancelled(worker, tmp_path):
+    """Its admission not awaited, its handler already waits for the job's `done` while the admission
+    runs: a shutdown that ends the waits then finds a job with no section yet (an `IndexError`, a 500);
+    it is answered as a call the shutdown cut is, `Cancelled`, and the late admission refused."""
+    from npu_worker.http_compat.ndjson import end_streams
+
+    client = await worker()
+    scheduler = client.app[SCHEDULER_KEY]
+    admitting, held = threading.Event(), threading.Event()
+    sections = scheduler.checks.sections
+
+    def held_sections(*arguments):  # type: ignore[no-untyped-def]
+        admitting.set()
+        held.wait(seconds(10))  # the real resolution, once the shutdown has ended the waits
+        return sections(*arguments)
+
+    scheduler.checks.sections = held_sections
+    body = {"text": "늦게.", "output_path": str(tmp_path / "late.wav")}
+    answer = asyncio.ensure_future(client.post("/synth", json=body))
+    try:
+        await until(admitting.is_set, "the admission to start")
+        await until(lambda: client.app[NDJSON_STREAMS_KEY], "the handler to wait")
+        await scheduler.drain(grace=seconds(10))
+        assert end_streams(client.app) == (0, 1)  # as the shutdown does after the drain
+        async with asyncio.timeout(seconds(10)):
+            response = await answer
+    finally:
+        held.set()
+    assert response.status == 200
+    assert (await response.json())["error"].startswith("Cancelled: ")
+    assert not (tmp_path / "late.wav").exists()

@@ -228,7 +228,8 @@ async def synth(request: web.Request) -> web.Response:
     job = await scheduler.submit(batch, preview=True, on_created=_answers_at_done, quiet_admission=True)
     assert info is not None  # submit raised Loading otherwise
     await _wait_done(request, scheduler, job, cancel_if_caller_goes=True)
-    final = job.sections[0].final
+    # (no section yet: the worker's end ended the wait while its quiet admission still ran: `Cancelled`)
+    final = job.sections[0].final if job.sections else None
     if not isinstance(final, Progress):
         message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"
         failed = SynthFailed("fail", message, None, None, engine=info.backend, device=info.device)
