@@ -83,6 +83,7 @@ def per_thread(pid: int, before: dict[int, float], count: int) -> dict[str, floa
     out: dict[str, float] = {}
     for tid, ms in after.items():
         name = names.get(tid, f"tid {tid}")
-        name = name.rsplit("_", 1)[0] if name.startswith("asyncio_") else name  # the executor's pool
+        # the loop's executor's pool and the scheduler's admission threads (stop 59)
+        name = name.rsplit("_", 1)[0] if name.startswith(("asyncio_", "npu-worker-admit_")) else name
         out[name] = out.get(name, 0.0) + (ms - before.get(tid, 0.0)) / count
     return {name: round(ms, 2) for name, ms in sorted(out.items(), key=lambda kv: -kv[1]) if ms > 0}

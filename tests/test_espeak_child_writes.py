@@ -6,6 +6,7 @@ preview in the child); the same bytes on the pipe, a short write's rest included
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
 import threading
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_worker.engine import espeak_child
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.engine.espeak_child import (
@@ -157,3 +159,38 @@ def test_a_write_cut_short_by_a_signal_goes_on_from_inside_a_header_an_array_or_
         parts = head + [HEADER.pack(AUDIO, tail[0].nbytes), *tail]
         expected = b"".join(bytes(memoryview(p).cast("B")) for p in parts)
         assert _written_through_a_signal(parts, len(expected)) == expected, where
+
+
+def written_by_the_child(text: str, early_audio: bool) -> tuple[int, list[tuple[bytes, bytearray]]]:
+    """The child's `writev` calls for one request of `text`, and the frames they wrote."""
+    requests_read, requests_write = os.pipe()
+    out_read, out_write = os.pipe()
+    got = bytearray()
+    thread = drained(out_read, got)
+    child = _Child(os.fdopen(requests_read, "rb", buffering=0), out_write)
+    child.engine.load()
+    request = {"id": 1, "text": text, "lang": "ko", "speed_factor": 1.0, "early_audio": early_audio}
+    write_frame(requests_write, REQUEST, json.dumps(request).encode())
+    _, payload = read_frame(child.requests)
+    called = c_calls_of(lambda: child._synthesise(payload))
+    os.close(out_write)
+    os.close(requests_write)
+    thread.join(10)
+    reader = FrameReader(_pipe_of(bytes(got)), 1 << 16)
+    frames = []
+    while not frames or frames[-1][0] != END:
+        frames.append(reader.read())
+    return called.count("writev"), frames
+
+
+def test_a_request_nobody_listens_to_has_its_first_frame_held_with_the_rest(monkeypatch) -> None:
+    """A `/synth` or a batch section reads none of its audio before its end, yet the child wrote its first
+    frame alone at once, as a preview's: a wake-up of the engine thread, a read and a GIL hand-off a
+    section for nothing (benchmarks/SERVER_OVERHEAD.md, stop 59). The bytes are the same; a listened
+    request's first frame still goes at once. (The hold made long: the count is the rule's, not timing's.)"""
+    monkeypatch.setattr(espeak_child, "HOLD_SECONDS", 60.0)
+    text = "첫 문장은 짧습니다. 두 번째 문장도 짧습니다."  # (under the half pipe a write holds at most)
+    listened_writes, listened = written_by_the_child(text, early_audio=True)
+    held_writes, held = written_by_the_child(text, early_audio=False)
+    assert len(held) >= 3 and held == listened
+    assert (listened_writes, held_writes) == (2, 1)

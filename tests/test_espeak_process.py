@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -23,6 +24,7 @@ from npu_worker.engine.espeak_child import (
     REQUEST_ID,
     STOP,
     BrokenStream,
+    Request,
     _Child,
     read_frame,
     write_frame,
@@ -361,3 +363,26 @@ def test_closing_the_phonemizer_ends_a_call_stuck_on_a_child_that_stopped_answer
     finally:
         if child.alive:  # the check failed: the stopped child must not outlive the test
             child.kill()
+
+
+def test_a_request_tells_the_child_whether_someone_listens_as_it_is_made():
+    """`early_audio` (a preview's) goes to the child with the request: without a listener the child
+    holds the first frame with the rest (tests/test_espeak_child_writes.py), a wake-up of the engine
+    thread fewer a `/synth` or batch section; the same chunks either way."""
+    child = ChildEspeak()
+    sent: list[bool] = []
+    send = child._send
+
+    def told(kind: bytes, payload: bytes = b"", live: int | None = None) -> None:
+        if kind == REQUEST:
+            sent.append(msgspec.json.decode(payload, type=Request).early_audio)
+        send(kind, payload, live)
+
+    child._send = told  # type: ignore[method-assign]
+    try:
+        listened = [c.tobytes() for c in child.chunks(SynthesisRequest(SENTENCE))]
+        unheard = [c.tobytes() for c in child.chunks(SynthesisRequest(SENTENCE, early_audio=False))]
+    finally:
+        child.close()
+    assert sent == [True, False]
+    assert unheard == listened and len(listened) >= 2

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.app_keys import NDJSON_STREAMS_KEY, SCHEDULER_KEY
 from npu_worker.jobs.model import LogEntry
+from tests.test_http_bad_input import assert_error_body
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
@@ -51,3 +52,91 @@ async def test_a_synth_waits_in_its_own_task_alone(worker, tmp_path):
         engine.gate.set()
     async with asyncio.timeout(seconds(10)):
         assert (await (await answer).json())["status"] == "ok"
+
+
+async def test_a_synth_wakes_the_loop_from_another_thread_once_for_its_done(worker, tmp_path):
+    """Its admission runs off the loop (it names a file); the executor's future then woke the loop once
+    a call to go on to wait for the `done` (a wake-up, a turn): its success now rides with the job's
+    events, whose one drain is the only wake-up of the loop from another thread a call."""
+    client = await worker()
+    loop = asyncio.get_running_loop()
+    woken: list[str] = []
+    threadsafe = loop.call_soon_threadsafe
+
+    def counted(callback, *arguments, **keywords):  # type: ignore[no-untyped-def]
+        woken.append(getattr(callback, "__qualname__", type(callback).__qualname__))
+        return threadsafe(callback, *arguments, **keywords)
+
+    body = {"text": "한 번에.", "output_path": str(tmp_path / "warm.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    try:
+        for call in range(3):
+            body = {"text": f"한 번에 {call}.", "output_path": str(tmp_path / f"{call}.wav")}
+            answer = await (await client.post("/synth", json=body)).json()
+            assert answer["status"] == "ok" and (tmp_path / f"{call}.wav").stat().st_size > 44
+    finally:
+        del loop.call_soon_threadsafe
+    assert woken == ["LoopHandoff._drain"] * 3
+
+
+async def test_a_synth_refused_off_the_loop_answers_its_refusal(worker, tmp_path, settings):
+    """Refused by its admission off the loop (a target in the state dir; the queue full), its caller
+    is told as before: the refusal wakes the loop, ends the handler's wait and is raised there."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the first call holds the engine and the queue's one place
+    client = await worker(engine, max_queue=1)
+    target = f"{settings.state_dir}/x.wav"
+    async with asyncio.timeout(seconds(10)):
+        response = await client.post("/synth", json={"text": "hi", "output_path": target})
+    assert response.status == 400
+    assert_error_body(await response.json(), "OutputPathNotAllowed")
+
+    def call(name: str) -> asyncio.Task:
+        body = {"text": f"{name}.", "output_path": str(tmp_path / f"{name}.wav")}
+        return asyncio.create_task(client.post("/synth", json=body))
+
+    running = call("running")
+    try:
+        await until(lambda: engine.calls, "the first call to start")
+        async with asyncio.timeout(seconds(10)):
+            response = await call("refused")
+        assert response.status == 429
+        assert_error_body(await response.json(), "QueueFull")
+    finally:
+        engine.gate.set()
+    async with asyncio.timeout(seconds(10)):
+        assert (await (await running).json())["status"] == "ok"
+
+
+async def test_a_synth_still_being_admitted_when_the_worker_stops_is_told_cancelled(worker, tmp_path):
+    """Its admission not awaited, its handler already waits for the job's `done` while the admission
+    runs: a shutdown that ends the waits then finds a job with no section yet (an `IndexError`, a 500);
+    it is answered as a call the shutdown cut is, `Cancelled`, and the late admission refused."""
+    from npu_worker.http_compat.ndjson import end_streams
+
+    client = await worker()
+    scheduler = client.app[SCHEDULER_KEY]
+    admitting, held = threading.Event(), threading.Event()
+    sections = scheduler.checks.sections
+
+    def held_sections(*arguments):  # type: ignore[no-untyped-def]
+        admitting.set()
+        held.wait(seconds(10))  # the real resolution, once the shutdown has ended the waits
+        return sections(*arguments)
+
+    scheduler.checks.sections = held_sections
+    body = {"text": "늦게.", "output_path": str(tmp_path / "late.wav")}
+    answer = asyncio.ensure_future(client.post("/synth", json=body))
+    try:
+        await until(admitting.is_set, "the admission to start")
+        await until(lambda: client.app[NDJSON_STREAMS_KEY], "the handler to wait")
+        await scheduler.drain(grace=seconds(10))
+        assert end_streams(client.app) == (0, 1)  # as the shutdown does after the drain
+        async with asyncio.timeout(seconds(10)):
+            response = await answer
+    finally:
+        held.set()
+    assert response.status == 200
+    assert (await response.json())["error"].startswith("Cancelled: ")
+    assert not (tmp_path / "late.wav").exists()

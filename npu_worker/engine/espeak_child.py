@@ -6,16 +6,17 @@ its callbacks, the resampling and the gathering run under this process's GIL; th
 finished chunks per sentence from a pipe, blocked in a system call that holds no lock.
 
 Frames are a kind byte, a little-endian u32 length, and the payload. The parent sends `REQUEST` (a JSON
-object: id, text, lang, speed_factor) and `STOP` (a u32: the id of the request to stop; one for any other
-request, sent late from another thread, is dropped, so it never cuts the next one); the child answers
-`READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at 24 kHz)
-and one `END` or `FAILED` (JSON: the error's name and message); a request's first frame is written
-alone, the later ones a few to a write (`HOLD_SECONDS`), the last with the `END`; a `STOP` is looked
-for at each write but the first and every `STOP_LOOK_SECONDS` while frames are held. `PHONEMIZE` (JSON:
-text, voice) is answered with one `PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its
-phonemes here, so a text that crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the
-process) ends this process, not the worker. The child exits when its stdin closes; nothing but frames
-goes to the pipe it writes (its own stdout is pointed at stderr).
+object: id, text, lang, speed_factor, early_audio) and `STOP` (a u32: the id of the request to stop; one
+for any other request, sent late from another thread, is dropped, so it never cuts the next one); the
+child answers `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32
+samples at 24 kHz) and one `END` or `FAILED` (JSON: the error's name and message); a request's first
+frame is written alone (held as the later ones when `early_audio` is false), the later ones a few to a
+write (`HOLD_SECONDS`), the last with the `END`; a `STOP` is looked for at each write but the first and
+every `STOP_LOOK_SECONDS` while frames are held. `PHONEMIZE` (JSON: text, voice) is answered with one
+`PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its phonemes here, so a text that
+crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the process) ends this process,
+not the worker. The child exits when its stdin closes; nothing but frames goes to the pipe it writes
+(its own stdout is pointed at stderr).
 """
 
 from __future__ import annotations
@@ -255,6 +256,7 @@ class Request(msgspec.Struct, frozen=True):
     text: str
     lang: str
     speed_factor: float
+    early_audio: bool = True  # someone listens as it is made: its first frame goes at once
 
 
 class Phonemize(msgspec.Struct, frozen=True):
@@ -330,6 +332,7 @@ class _Child:
         try:
             request = self.decoder.decode(payload)
             self.stop_payload = REQUEST_ID.pack(request.id)
+            self.sent_first = not request.early_audio  # (a wake-up of the engine thread nobody read)
             self.engine.stream_into(
                 SynthesisRequest(request.text, request.lang, request.speed_factor), self._send
             )
@@ -341,7 +344,7 @@ class _Child:
 
     def _send(self, chunk: np.ndarray) -> bool:
         """The engine's sink: the chunk to the parent, unless the parent asked to stop. The first at
-        once, with no look for a stop (a `select` less before the first audio; a `STOP` already
+        once (a listener's request), with no look for a stop (a `select` less before the first audio; a `STOP` already
         there is found at the next look, within `STOP_LOOK_SECONDS`); the later ones held up to `HOLD_SECONDS`,
         then written together (the stop looked for once a write, and while holding at most every
         `STOP_LOOK_SECONDS`, not once a chunk)."""

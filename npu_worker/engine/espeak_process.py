@@ -294,7 +294,7 @@ class ChildEspeak:
         this one, or, if its write finds it gone (`ChildGone`), `again`'s, once (without `again`, or
         gone again at once, it raises)."""
         live = next(self._ids) % (1 << 32)
-        frame = Request(live, request.text, request.lang, request.speed_factor)
+        frame = Request(live, request.text, request.lang, request.speed_factor, request.early_audio)
         try:
             self._send(REQUEST, msgspec.json.encode(frame), live)
         except ChildGone:

@@ -203,6 +203,8 @@ async def _wait_done(
                     continue
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
                 return True
+        if job.refusal is not None:  # refused at its quiet admission (`Scheduler.submit`)
+            raise job.refusal
     except asyncio.CancelledError:
         if cancel_if_caller_goes:
             scheduler.cancel(job.id)
@@ -227,10 +229,11 @@ async def synth(request: web.Request) -> web.Response:
     # The engine as the job is accepted (submit checks it before any await, so it is this one): with
     # a Redis queue the view of the engines may be empty for a moment by the time the job ends.
     info = scheduler.info
-    job = await scheduler.submit(batch, preview=True, on_created=_answers_at_done)
+    job = await scheduler.submit(batch, preview=True, on_created=_answers_at_done, quiet_admission=True)
     assert info is not None  # submit raised Loading otherwise
     await _wait_done(request, scheduler, job, cancel_if_caller_goes=True)
-    final = job.sections[0].final
+    # (no section yet: the worker's end ended the wait while its quiet admission still ran: `Cancelled`)
+    final = job.sections[0].final if job.sections else None
     if not isinstance(final, Progress):
         message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"
         failed = SynthFailed("fail", message, None, None, engine=info.backend, device=info.device)

@@ -121,6 +121,9 @@ class Job:
     # reads its audio and the `done`): its other events reach the loop with the next audio chunk or the
     # `done`, not on a wake-up each (journal.py).
     answers_at_done: bool = False
+    # Why its admission off the loop refused it, for a job admitted without a wake-up of the loop unless
+    # refused (`Scheduler.submit`'s `quiet_admission`): its listeners are ended, and its caller raises this.
+    refusal: BaseException | None = None
     submitted_at: float = field(default_factory=time.monotonic)
     # The monotonic clock at its creation, for a job this process created (`Scheduler.submit`); None for
     # one read back from its folder or a shared queue, whose time can only come from the wall clock.

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,14 @@ from .subscription import UNREAD_AUDIO_BUDGET_SAMPLES, AudioBudget
 
 log = logging.getLogger(__name__)
 
+ADMITTERS = 4  # threads for admissions not awaited on the loop (`submit`'s `quiet_admission`)
+
+
+def end_listeners(job: Job) -> None:
+    """On the loop: a job refused at a quiet admission ends its listeners, which find `job.refusal`."""
+    for subscriber in list(job.subscribers):
+        subscriber.finish()
+
 
 class Scheduler(JobListening):
     def __init__(
@@ -85,6 +94,8 @@ class Scheduler(JobListening):
         self.audio_budget = AudioBudget(UNREAD_AUDIO_BUDGET_SAMPLES)  # shared by every listener
         self.recovery = Recovery()  # the kept jobs are read after the socket serves
         self._recovery_task: asyncio.Task[None] | None = None
+        # Quiet admissions' threads (`submit`): the loop's executor's future woke the loop at each's end.
+        self._admitter = ThreadPoolExecutor(ADMITTERS, thread_name_prefix="npu-worker-admit")
         self.journal: Journal | None = None
         self.retention: Retention | None = None
         self.runner: Runner | None = None
@@ -158,6 +169,7 @@ class Scheduler(JobListening):
                 log.exception("engine close failed")
         if isinstance(self.journal, LocalJournal):
             self.journal.close()
+        self._admitter.shutdown(wait=False)
 
     # -- submission ------------------------------------------------------------------------------
 
@@ -168,12 +180,18 @@ class Scheduler(JobListening):
         preview: bool,
         trim_leading_silence: bool = False,
         on_created: Callable[[Job], None] | None = None,
+        quiet_admission: bool = False,
     ) -> Job:
         """Create a job (validated, persisted unless a preview) and queue its sections.
 
         `on_created(job)` runs on the loop before the job can run: audio is not in the log, so a
         listener that wants every chunk must attach there (events alone can be replayed later).
         Raises Loading/ModelLoadError, QueueFull, OutputPathNotAllowed, RefWavNotAllowed.
+
+        `quiet_admission` (a `/synth`, which reads only its job's `done`): an admission that must run off
+        the loop is not awaited; it wakes the loop only to refuse (`job.refusal`, its listeners ended),
+        and its success rides with the job's events: its future's completion had woken the loop once a
+        call for nothing the handler needed before the `done` (benchmarks/SERVER_OVERHEAD.md, stop 59).
         """
         self.check_accepting()
         job = Job(
@@ -192,7 +210,11 @@ class Scheduler(JobListening):
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
         blocking = blocking or request.params.lang not in self.checks.langs  # the engine may block
         if blocking or any(s.output_path is not None for s in request.sections):
-            await asyncio.get_running_loop().run_in_executor(None, self._admit, job, request)
+            loop = asyncio.get_running_loop()
+            if quiet_admission:
+                self._admitter.submit(self._admit_or_refuse, loop, job, request)
+            else:
+                await loop.run_in_executor(None, self._admit, job, request)
         else:
             self._admit(job, request)
         return job
@@ -210,6 +232,14 @@ class Scheduler(JobListening):
         """What `submit` would refuse in these parameters, before any text comes (a stream's
         configuration)."""
         await asyncio.to_thread(self.checked_params, params)
+
+    def _admit_or_refuse(self, loop: asyncio.AbstractEventLoop, job: Job, request: BatchRequest) -> None:
+        """`_admit` on the admitter's thread; a refusal kept on the job and its listeners ended on the loop."""
+        try:
+            self._admit(job, request)
+        except BaseException as refusal:  # noqa: BLE001 - its caller raises it (`Job.refusal`)
+            job.refusal = refusal
+            call_soon_unless_closed(loop, end_listeners, job)
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing;

@@ -214,7 +214,9 @@ class ClusterScheduler(ClusterEngines):
         preview: bool,
         trim_leading_silence: bool = False,
         on_created: Any = None,
+        quiet_admission: bool = False,
     ) -> Job:
+        """`quiet_admission` changes nothing here: the submit awaits Redis's answer, which wakes the loop."""
         self.check_accepting()
         info = self.info  # read before any await: the engines' view may change meanwhile
         assert info is not None  # check_accepting raised otherwise
