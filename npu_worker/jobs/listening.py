@@ -76,6 +76,13 @@ class JobListening(JobEnding):
                 raise self.job_not_found(job.id) from None
             raise
 
+    def replayed_job(self, job: Job) -> Job:
+        """What a replay of `job`'s events holds: a finished job read whole (`stored_job`) as its log
+        only, one view for all its slow readers (`SharedCopies.log_only`), not its every text."""
+        if job.finished and job.done_event is not None:  # (a Redis node follows an unfinished copy)
+            return self.copies.log_only(job)
+        return job
+
     def recent_jobs(self, limit: int = 100) -> Sequence[Job | KeptJob]:
         """Kept jobs, newest first (a snapshot: safe while jobs come and go)."""
         return self.registry.recent(limit)
