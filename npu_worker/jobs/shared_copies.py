@@ -27,6 +27,11 @@ LINGER_SECONDS = 5.0  # how long after its last read (a caller fetching a batch'
 _WATCHDOG = Watchdog("npu-worker-copies")  # its thread starts at the first linger
 
 
+def _log_only(key: Hashable) -> Hashable:
+    """The key of the log-only view of the copy under `key`."""
+    return (key, "log only")
+
+
 class _Reading:
     """A read under way for a key: the readers that come meanwhile wait for it, not read again."""
 
@@ -86,16 +91,24 @@ class SharedCopies:
     def log_only(self, copy: Job) -> Job:
         """`copy.log_only()`, one view for every reader of the shared `copy` (and of a copy read again
         under its key: the same files, the same log) while one holds it or it lingers; a copy not
-        shared (a running job, one changed while it was read) gets a view of its own."""
+        shared (a running job, one changed while it was read) gets a view of its own. Make it only of
+        a copy its caller has checked: `held_log_only` hands it out unchecked."""
         with self._lock:
             key = next((key for key, held in self._held.items() if held is copy), None)
             if key is None:
                 return copy.log_only()
-            view_key = (key, "log only")
-            view = self._held.get(view_key)
+            view = self._held.get(_log_only(key))
             if view is None:
-                view = self._held[view_key] = copy.log_only()
-            self._touch(view_key, view)
+                view = self._held[_log_only(key)] = copy.log_only()
+            self._touch(_log_only(key), view)
+            return view
+
+    def held_log_only(self, key: Hashable) -> Job | None:
+        """The log-only view of the copy read under `key`, if one is held (it lingers again); never reads."""
+        with self._lock:
+            view = self._held.get(_log_only(key))
+            if view is not None:
+                self._touch(_log_only(key), view)
             return view
 
     def __len__(self) -> int:
