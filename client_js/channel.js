@@ -95,6 +95,10 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
     }
     body = null;
   }
+  if (body === null && (response.status === 401 || response.status === 403)) {
+    // A proxy's login or access page in front of the worker: it read "not JSON: is an npu-worker there?".
+    return { state: "refused", message: `GET ${url.href} answered ${response.status}: this page was refused, not by the worker (its answer is not JSON): a proxy in front of it?` };
+  }
   if (body === null) {
     // A proxy's error page, or another server at a wrong ?worker= address: it read "answered 502: ".
     return { state: "error", message: `GET ${url.href} answered ${response.status} with a body that is not JSON: is an npu-worker there?` };

@@ -57,8 +57,6 @@ THREADS = whole_number(0, MAX_THREADS)
 
 # Engine threads for previews at most (each one more espeak-ng instance); a third gained nothing on two cores.
 MAX_PREVIEW_LANES = 4
-# A batch's sections are queued at once: a queue bound lower than --max-sections bounds a batch too.
-QUEUE_BOUNDS_SECTIONS = " (--max-queue: a batch's sections are queued at once)"
 
 
 def default_state_dir() -> str:
@@ -282,9 +280,15 @@ class Settings:
         batch larger than the queue's bound could never be admitted: it is a 400 (TooManySections),
         not a 429 that no retry would ever get past; its refusal names the setting that bounds it (a
         `--max-queue 1` worker's read "10 sections, the limit is 1", as if sections were the limit)."""
+        return Limits(self.max_text_chars, *self.batch_bound("sections"))
+
+    def batch_bound(self, parts: str) -> tuple[int, str]:
+        """The most `parts` (sections, the OpenAI batch's items) one batch may have, and the setting
+        that bounds it as a refusal names it: a batch's parts are queued at once, so a queue bound
+        lower than --max-sections bounds a batch too (on a tie, --max-sections: both routes say so)."""
         if self.max_queue < self.max_sections:
-            return Limits(self.max_text_chars, self.max_queue, QUEUE_BOUNDS_SECTIONS)
-        return Limits(self.max_text_chars, self.max_sections, " (--max-sections)")
+            return self.max_queue, f" (--max-queue: a batch's {parts} are queued at once)"
+        return self.max_sections, " (--max-sections)"
 
     def resolved_state_dir(self) -> Path:
         return Path(self.state_dir or default_state_dir()).expanduser()

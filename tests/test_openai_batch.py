@@ -102,6 +102,20 @@ async def test_a_batch_over_a_lower_queue_bound_is_told_which_setting_bounds_it(
         assert (await response.json())["succeeded"] == 2
 
 
+async def test_a_queue_bound_equal_to_max_sections_is_named_as_the_v1_batch_names_it(worker):
+    """The two batch routes each worded the bound: at `--max-queue 2 --max-sections 2` the OpenAI
+    batch named --max-queue, /synth_batch --max-sections."""
+    client = await worker(max_queue=2, max_sections=2)
+    async with client.post("/v1/audio/speech/batch", json={"items": [{"input": "가"}] * 3}) as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["message"] == "3 items, the limit is 2 (--max-sections)"
+    async with client.post("/synth_batch", json={"sections": [{"text": "가"}] * 3}) as response:
+        assert response.status == 400
+        assert (await response.json())[
+            "error"
+        ] == "TooManySections: 3 sections, the limit is 2 (--max-sections)"
+
+
 async def test_an_item_whose_format_the_engines_rate_cannot_take_is_its_own_error(worker):
     """An engine at 22 050 Hz: libsndfile cannot encode opus at that rate. That was a RuntimeError, no
     WorkerError: first the whole batch's 500, then the item's InternalError; now it is that item's

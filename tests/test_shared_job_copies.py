@@ -11,6 +11,7 @@ import gc
 import json
 import os
 import socket
+import weakref
 
 import aiohttp
 import pytest
@@ -66,11 +67,9 @@ async def test_readers_of_a_finished_job_at_once_or_one_after_another_share_one_
     assert await whole_job(scheduler, job_id) is first  # and the next read while it is held
 
 
-@pytest.mark.parametrize("queue", ["local", "redis"])
-async def test_slow_readers_of_a_finished_jobs_events_hold_one_log(served, queue, request):
-    """Two replays nobody reads hold the one log read whole, not a copy each."""
-    listener = await listening(served, queue, request)
-    folder = request.getfixturevalue("tmp_path").joinpath(*["d" * 250] * 15)  # a replay past the buffers
+async def finished_long_replay(listener, tmp_path) -> str:
+    """A finished batch whose replay does not fit in the sockets' buffers (and a server that sends little)."""
+    folder = tmp_path.joinpath(*["d" * 250] * 15)
     folder.mkdir(parents=True)
     body = {
         "sections": [{"idx": i, "text": "가", "output_path": str(folder / f"{i}.wav")} for i in range(125)]
@@ -79,22 +78,87 @@ async def test_slow_readers_of_a_finished_jobs_events_hold_one_log(served, queue
         url = f"http://127.0.0.1:{listener.port}/synth_batch"
         async with session.post(url, json={**body, "stream": False}) as answer:
             assert answer.status == 200, await answer.text()
-            job_id = (await answer.json())["job_id"]
-    held_anyway = logs_of(job_id)  # (the engine side's last job may still be referenced)
+            job_id = str((await answer.json())["job_id"])
     listener.server.sockets[0].setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
+    return job_id
+
+
+async def slow_replay_reader(port: int, job_id: str) -> socket.socket:
+    """A connection that asks for the job's events and never reads them, once its answer has begun."""
     loop = asyncio.get_running_loop()
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    client.setblocking(False)
+    try:
+        await loop.sock_connect(client, ("127.0.0.1", port))
+        await loop.sock_sendall(
+            client, f"GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        )
+        await until(lambda: answer_begun(client), "the replay to begin")
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+@pytest.mark.parametrize("queue", ["local", "redis"])
+async def test_slow_readers_of_a_finished_jobs_events_hold_one_log(served, queue, request):
+    """Two replays nobody reads hold the one log read whole, not a copy each."""
+    listener = await listening(served, queue, request)
+    job_id = await finished_long_replay(listener, request.getfixturevalue("tmp_path"))
+    held_anyway = logs_of(job_id)  # (the engine side's last job may still be referenced)
     clients = []
     try:
         for _ in range(2):
-            client = socket.socket()
-            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
-            client.setblocking(False)
-            clients.append(client)
-            await loop.sock_connect(client, ("127.0.0.1", listener.port))
-            await loop.sock_sendall(
-                client, f"GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
-            )
-            await until(lambda client=client: answer_begun(client), "the replay to begin")
+            clients.append(await slow_replay_reader(listener.port, job_id))
+        assert len(listener.runner.app[NDJSON_STREAMS_KEY]) == 2, "a replay ended: it fitted in the buffers"
+        read_again = logs_of(job_id) - held_anyway
+        assert len(read_again) == 1, f"{len(read_again)} copies of the log held"
+    finally:
+        for client in clients:
+            client.close()
+
+
+def copies_read_whole(copies: SharedCopies) -> list[weakref.ref[Job]]:
+    """Weak references to every copy `copies` hands out from now on (a job read whole)."""
+    handed: list[weakref.ref[Job]] = []
+    get = copies.get
+
+    def recording_get(key, read, shareable):
+        job = get(key, read, shareable)
+        if job is not None:
+            handed.append(weakref.ref(job))
+        return job
+
+    copies.get = recording_get  # type: ignore[method-assign]
+    return handed
+
+
+def let_go(copies: list[weakref.ref[Job]]) -> bool:
+    gc.collect()
+    return all(copy() is None for copy in copies)
+
+
+@pytest.mark.parametrize("queue", ["local", "redis"])
+async def test_slow_readers_further_apart_than_the_linger_still_hold_one_log(served, queue, request):
+    """A reader that comes once the copy read whole was let go (its linger past, no reader holding it:
+    they hold its log-only view) joins the first reader's view, not a log read again of its own."""
+    listener = await listening(served, queue, request)
+    scheduler = listener.runner.app[SCHEDULER_KEY]
+    job_id = await finished_long_replay(listener, request.getfixturevalue("tmp_path"))
+    if queue == "local":
+        await until(lambda: isinstance(scheduler.registry.get(job_id), KeptJob), "the job kept as its status")
+    scheduler.copies = copies = SharedCopies(linger=0.2)
+    whole_copies = copies_read_whole(copies)
+    held_anyway = logs_of(job_id)
+    clients = []
+    try:
+        clients.append(await slow_replay_reader(listener.port, job_id))
+        await until(lambda: let_go(whole_copies), "the copy read whole to be let go")
+        clients.append(await slow_replay_reader(listener.port, job_id))
+        if queue == "local":  # (a Redis node reads the job whole to look it up, `find_job`)
+            assert len(whole_copies) == 1, "the job read whole again for the second reader"
+        await until(lambda: let_go(whole_copies), "that copy to be let go too")
         assert len(listener.runner.app[NDJSON_STREAMS_KEY]) == 2, "a replay ended: it fitted in the buffers"
         read_again = logs_of(job_id) - held_anyway
         assert len(read_again) == 1, f"{len(read_again)} copies of the log held"

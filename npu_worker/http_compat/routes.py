@@ -324,9 +324,8 @@ async def job_result(request: web.Request) -> web.Response:
 
 async def job_events(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
-    job = await _whole_job(request, to_run=True)
-    if job.finished and job.done_event is not None:  # a replay that ends at its `done` (a copy read from
-        job = job.log_only()  # its folder or Redis): a slow reader keeps its log, not its every text
+    job = await _job(request, to_run=True)  # then a finished one's log only, shared by its slow readers:
+    job = await asyncio.get_running_loop().run_in_executor(None, scheduler.replayed_job, job)
     raw_after = query_value(request, "after")
     raw_after = "0" if raw_after is None else raw_after  # `?after=` is refused, not 0
     if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"

@@ -8,7 +8,7 @@ slow consumer's, which is cancelled.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import BinaryIO
 
 from ..paths import PathPolicy
@@ -19,7 +19,7 @@ from .model import Job, KeptJob
 from .removals import Removals
 from .shared_copies import SharedCopies
 from .store import JobStore
-from .stored import open_section_audio, read_whole
+from .stored import open_section_audio, read_replay, read_whole
 from .subscription import AudioBudget, Subscription
 
 
@@ -69,8 +69,16 @@ class JobListening(JobEnding):
     def stored_job(self, job: Job | KeptJob) -> Job:
         """The whole job, read again from its folder for a `KeptJob` (blocking: `stored.py`); removed
         since it was looked up, the 404 says why when the worker removed it."""
+        return self._told_why_gone(job, lambda: read_whole(job, self.store, self.registry, self.copies))
+
+    def replayed_job(self, job: Job | KeptJob) -> Job:
+        """What a replay of `job`'s events holds (blocking): a finished one's log only, one view for all
+        its slow readers, not read again while one holds it (`stored.read_replay`)."""
+        return self._told_why_gone(job, lambda: read_replay(job, self.store, self.registry, self.copies))
+
+    def _told_why_gone(self, job: Job | KeptJob, read: Callable[[], Job]) -> Job:
         try:
-            return read_whole(job, self.store, self.registry, self.copies)
+            return read()
         except WorkerError as exc:
             if exc.name == "JobNotFound" and self.removals.why(job.id) is not None:
                 raise self.job_not_found(job.id) from None

@@ -6,7 +6,9 @@ its events kept a copy of the log of its own (+125 MiB for 50 on a Redis node). 
 it was read from (its `stamp`: the files' identities and sizes, or the Redis log's last seq), so a file
 replaced or a log grown since is read again, never served as it was; only a finished job's copy is
 shared (a running job's changes); a copy lives while a reader holds it (held weakly here) and for
-`LINGER_SECONDS` after its last read (at most `KEEP` such), then is let go.
+`LINGER_SECONDS` after its last read (at most `KEEP` such), then is let go. A copy's log-only view
+(`log_only`: what a replay of its events holds) is shared under the copy's key by the same rules: a
+view of its own for each slow reader kept that reader's log alive once the copy was let go.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ from .model import Job
 KEEP = 2  # finished jobs kept for their next read though no reader holds them
 LINGER_SECONDS = 5.0  # how long after its last read (a caller fetching a batch's wavs one by one)
 _WATCHDOG = Watchdog("npu-worker-copies")  # its thread starts at the first linger
+
+
+def _log_only(key: Hashable) -> Hashable:
+    """The key of the log-only view of the copy under `key`."""
+    return (key, "log only")
 
 
 class _Reading:
@@ -80,6 +87,29 @@ class SharedCopies:
             with self._lock:
                 del self._reading[key]
             reading.done.set()
+
+    def log_only(self, copy: Job) -> Job:
+        """`copy.log_only()`, one view for every reader of the shared `copy` (and of a copy read again
+        under its key: the same files, the same log) while one holds it or it lingers; a copy not
+        shared (a running job, one changed while it was read) gets a view of its own. Make it only of
+        a copy its caller has checked: `held_log_only` hands it out unchecked."""
+        with self._lock:
+            key = next((key for key, held in self._held.items() if held is copy), None)
+            if key is None:
+                return copy.log_only()
+            view = self._held.get(_log_only(key))
+            if view is None:
+                view = self._held[_log_only(key)] = copy.log_only()
+            self._touch(_log_only(key), view)
+            return view
+
+    def held_log_only(self, key: Hashable) -> Job | None:
+        """The log-only view of the copy read under `key`, if one is held (it lingers again); never reads."""
+        with self._lock:
+            view = self._held.get(_log_only(key))
+            if view is not None:
+                self._touch(_log_only(key), view)
+            return view
 
     def __len__(self) -> int:
         """Copies held now (by readers or lingering)."""

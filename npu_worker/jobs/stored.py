@@ -54,6 +54,20 @@ def read_whole(job: Job | KeptJob, store: JobStore, registry: JobRegistry, copie
     return stored
 
 
+def read_replay(job: Job | KeptJob, store: JobStore, registry: JobRegistry, copies: SharedCopies) -> Job:
+    """As `read_whole`, as a replay of its events holds it: a finished job's log only, the view its
+    readers share (`SharedCopies.log_only`), taken while one is held for its files as they are now, not
+    read whole again (each reader read again once the copy's linger had passed held a log of its own)."""
+    if isinstance(job, KeptJob) and (stamp := store.stamp(job.id)) is not None:
+        view = copies.held_log_only((job.id, stamp))
+        if view is not None:
+            return view
+    whole = read_whole(job, store, registry, copies)
+    if whole.finished and whole.done_event is not None:  # (a Redis node follows an unfinished copy)
+        return copies.log_only(whole)
+    return whole
+
+
 def _shared_load(job_id: str, store: JobStore, copies: SharedCopies) -> Job:
     """The job as its files hold it now: the copy read from them as they are, if one is held, else
     read (and shared if they did not change while it was read, and it is finished)."""

@@ -161,12 +161,8 @@ def item_limit(app: web.Application) -> tuple[int, str]:
     """The most items a batch may have, and the setting that makes it lower than BATCH_MAX_ITEMS in
     the refusal's words: "3 items, the limit is 2" named no bound the caller could find (the docs
     said 64)."""
-    settings = app[SETTINGS_KEY]
-    return min(
-        (BATCH_MAX_ITEMS, ""),
-        (settings.max_sections, " (--max-sections)"),
-        (settings.max_queue, " (--max-queue: a batch's items are queued at once)"),
-    )
+    limit, bound_by = app[SETTINGS_KEY].batch_bound("items")
+    return (limit, bound_by) if limit < BATCH_MAX_ITEMS else (BATCH_MAX_ITEMS, "")
 
 
 @openai_errors

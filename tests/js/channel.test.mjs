@@ -145,6 +145,26 @@ test("a /health answer that is not JSON (a proxy's error page) says so and names
   }
 });
 
+test("a proxy's 401 or 403 page to /health says the refusal first, not 'is an npu-worker there?'", async () => {
+  let status = 401;
+  const server = await listen((request, response) => {
+    response.writeHead(status, { "Content-Type": "text/html" });
+    response.end("<html><body>Authorization Required</body></html>");
+  });
+  try {
+    for (status of [401, 403]) {
+      const health = await fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin });
+      assert.equal(health.state, "refused");
+      assert.equal(
+        health.message,
+        `GET ${baseOf(server).href}health answered ${status}: this page was refused, not by the worker (its answer is not JSON): a proxy in front of it?`,
+      );
+    }
+  } finally {
+    server.close();
+  }
+});
+
 test("a 4xx to /health: a path of the worker is told what ?worker= takes; a proxy's 429 or 408 is not", async () => {
   let status = 404;
   const server = await listen((request, response) => {

@@ -141,6 +141,7 @@ def run(root: Path, job: str) -> None:
         stage = "prepared"
         if cli.main(args) != 0:
             raise RuntimeError("npu-worker prepare failed (its message is in the log)")
+        sys.stdout.flush()  # its printed serve line in the log before the stage is marked (`printed`)
         _mark(root, job, stage, prepared)
         if job == FP32_FIVE:
             return
@@ -226,6 +227,12 @@ def wait(fixture: str, stage: str, timeout: float) -> Path:
             raise AssertionError(f"the background process ended ({status}) before {stage}:\n{tail}")
         time.sleep(0.5)
     raise AssertionError(f"background {stage} of {fixture} not ready after {timeout:.0f} s")
+
+
+def printed(fixture: str) -> str:
+    """What the background process for `fixture` has printed so far (its log)."""
+    root = _job["root"] if _job else Path(os.environ[ROOT_VARIABLE])
+    return (root / f"{fixture}.log").read_text(encoding="utf-8", errors="replace")
 
 
 if __name__ == "__main__":

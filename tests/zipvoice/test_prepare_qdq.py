@@ -10,6 +10,7 @@ of the session (qdq_background.py); the tests here wait for it and check what it
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,24 @@ def source_dir(fixture_name: str) -> Path:
 def quantised_dir(fixture_name: str) -> Path:
     """`npu-worker prepare --precision a16w8 --buckets 351 ...` of `source_dir` (qdq_background.prepare_args)."""
     return qdq_background.wait(fixture_name, "prepared", WAIT)
+
+
+def test_the_printed_serve_line_names_the_source_folders_voice_and_says_it_was_not_copied(
+    fixture_name: str, source_dir: Path, quantised_dir: Path
+):
+    """A real a16w8 prepare without --ref-wav: its serve line's --ref-wav is the source folder's voice,
+    which a prepared folder served after the source was deleted lacked, unsaid."""
+    line = next(
+        line for line in qdq_background.printed(fixture_name).splitlines() if "serve it with: " in line
+    )
+    said, command = line.split("serve it with: ")
+    voice = source_dir / "reference_ko.wav"
+    assert (
+        "its calibration voice is --model-dir's reference_ko.wav, not copied into the prepared folder" in said
+    )
+    words = shlex.split(command)
+    assert words[words.index("--ref-wav") + 1] == str(voice.absolute())
+    assert words[words.index("--model-dir") + 1] == str(quantised_dir)
 
 
 def test_the_manifest_says_what_was_calibrated_and_how_far_each_bucket_is_from_fp32(quantised_dir: Path):
