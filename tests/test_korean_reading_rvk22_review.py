@@ -27,3 +27,24 @@ def test_a_limit_to_a_signed_infinity_or_a_capital_s_limit_is_english(written: s
     """A limit at plus infinity, or of a capital letter, in an English sentence: rvk21 said "→ -∞" in English words
     but left "+∞" and a capital's "N → ∞" to a map's "to" and the Korean rules' 무한대 (Korean in English)."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("The range is 3 ~ 5% here.", "The range is three to five percent here."),  # rvk21: 3   five percent
+        (
+            "The range is 10 ~ 20 ms here.",
+            "The range is ten to twenty milliseconds here.",
+        ),  # rvk21: 10   twenty
+        ("The range is 5~3% here.", "The range is five to three percent here."),  # rvk21: 5 three percent
+        # as rvk21 read them: an unspaced tilde's, a hyphen's, a descending hyphen's (a subtraction's "5-3")
+        ("The range is 3~5% here.", "The range is three to five percent here."),
+        ("It is 5-10 V here.", "It is five to ten volts here."),
+        ("It is 5-3 dB here.", "It is 5-3 decibels here."),
+    ],
+)
+def test_a_spaced_or_descending_tilde_s_range_keeps_its_to(written: str, said: str) -> None:
+    """A tilde's range before a unit in an English sentence, spaced or running down: the tilde was lost and its first
+    number left to the Korean voice beside the English second (3 five percent); a tilde is no minus, so "to"."""
+    assert spoken_form(written, "ko") == said

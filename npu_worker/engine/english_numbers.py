@@ -66,7 +66,9 @@ YEAR_SPAN = re.compile(
 # ... and an unspaced hyphen's range before a unit's name, "5-10 volts", "5-10 V", "10-20%" (korean16: left, the
 # digits to the Korean voice beside English words), said "to", five to ten volts, when it runs up; "5-3 dB" and a
 # decimal's "1.5-2.5 V" as before. A tilde's too, "3~5%", "3~5 ms" (korean21: 3 five percent, the range's tilde lost).
-UNIT_RANGE = re.compile(rf"(?<![\w./,\-−~∼～〜])(\d+)[-~∼～〜](?=(\d+) {_UNIT_WORDS})")
+# A spaced tilde's and a descending one's too, "3 ~ 5%", "5~3%" (rvk21: 3 five percent, the tilde lost): a tilde is no
+# subtraction, so its range is said whichever way it runs, five to three percent.
+UNIT_RANGE = re.compile(rf"(?<![\w./,\-−~∼～〜])(\d+)(-| ?[~∼～〜] ?)(?=(\d+) {_UNIT_WORDS})")
 
 # ... and a whole number in brackets before one, "(−3) volts", "(5) volts" (korean16: (마이너스 3) volts, Korean words
 # beside English ones): (minus three) volts.
@@ -168,8 +170,8 @@ def numbers_said(sentence: str) -> str:
 
 
 def _range_to(match: re.Match[str]) -> str:
-    first, last = match.groups()
-    return f"{first} to " if int(first) < int(last) else match.group()
+    first, mark, last = match.groups()
+    return f"{first} to " if mark != "-" or int(first) < int(last) else match.group()
 
 
 def _year_span(match: re.Match[str]) -> str:
