@@ -48,3 +48,48 @@ def test_a_spaced_or_descending_tilde_s_range_keeps_its_to(written: str, said: s
     """A tilde's range before a unit in an English sentence, spaced or running down: the tilde was lost and its first
     number left to the Korean voice beside the English second (3 five percent); a tilde is no minus, so "to"."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "Uses HTTP/1.1 only.",
+            "Uses HTTP one point one only.",
+        ),  # rvk21: HTTP 1 point 1 (0d1e79d: 1 점 일, Korean)
+        ("It is HTTP/1.1 here.", "It is HTTP one point one here."),  # rvk21 and 0d1e79d: HTTP 1 point 1
+        ("It uses TLS/1.3 and gzip here.", "It uses TLS one point three and gzip here."),
+        # as rvk21 read them: a whole version's, a fraction's and a Korean sentence's
+        ("It uses HTTP/2 here.", "It uses HTTP 2 here."),
+        ("The dose is 2.5/day here.", "The dose is 2 점 오/day here."),
+        ("HTTP/1.1 버전을 쓴다.", "HTTP 1 점 1 버전을 쓴다."),
+    ],
+)
+def test_a_version_after_a_name_s_slash_is_said_in_one_voice(written: str, said: str) -> None:
+    """ "HTTP/1.1" in an English sentence (more of them since korean21's capitalised opening, "Uses HTTP/1.1 only."):
+    its "point" was English and its digits left to the Korean voice (일 point 일)."""
+    assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("It is 3.5, not 4 here.", "It is three point five, not 4 here."),  # rvk21: 3 point 5,
+        (
+            "The values are 1.5, 2.5 and 3.5 here.",
+            "The values are one point five, two point five and three point five here.",
+        ),
+        (
+            "It gets HTTP/1.1, with a close here.",
+            "It gets HTTP one point one, with a close here.",
+        ),  # rvk21: HTTP 1 point 1,
+        # as rvk21 read them: a decimal before a sentence's end, a factor's before a comma, a list's glued comma
+        ("It is 3.5 here.", "It is three point five here."),
+        ("It is 1.5x, here.", "It is one point five x, here."),
+        ("It is 1.5,5 here.", "It is 1 point 5,5 here."),
+    ],
+)
+def test_a_decimal_before_a_clause_s_comma_is_said_in_one_voice(written: str, said: str) -> None:
+    """A decimal before a comma in an English sentence kept its English "point" between digits left to the Korean voice
+    (삼 point 오): the comma was taken for a list's glued one."""
+    assert spoken_form(written, "ko") == said

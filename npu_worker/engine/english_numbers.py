@@ -42,7 +42,12 @@ _UNIT_WORDS = (
 # a letter, a "/", a "." or a ",".
 # ... and one glued to a letter of its own, a factor's or a scale's, "1.5x", "1.2M" (korean21: 1 point 5x, the digits the
 # Korean voice's around an English word): one point five x, one point two M.
-SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d+) point ((?:\d ){0,14}\d)(?:(?![\w.,])|(?=[A-Za-z](?!\w)))")
+# ... and a version's after a name's slash, "HTTP/1.1", "TLS/1.3" (rvk21: HTTP 1 point 1 in any sentence korean21 took for
+# English, the digits the Korean voice's around "point"): HTTP one point one, the slash a space as the Korean rules' "HTTP/2".
+# ... and one before a clause's comma, "It is 3.5, not 4.", "HTTP/1.1, with" (rvk21: 3 point 5, as above); a list's "1,5" not.
+SAID_DECIMAL = re.compile(
+    r"(?:(?<![\w./,])|(?<=[A-Za-z])(/))(\d+) point ((?:\d ){0,14}\d)(?:(?![\w.]|,\d)|(?=[A-Za-z](?!\w)))"
+)
 _NUMBER_ALONE = r"(\d+)(?![\w.,:/%°])"
 # ... and its sign, glued before it, "-5 degrees", "−5 degrees" (korean16: 마이너스 5 degrees, a Korean word, and −five, a
 # sign the Korean rules no longer read before a word): minus five degrees. Not an exponent's "1.8e+03 volts" (the Korean
@@ -201,8 +206,8 @@ def _integer(match: re.Match[str]) -> str:
 
 
 def _decimal(match: re.Match[str]) -> str:
-    whole, fraction = match.groups()
-    said = _number_or_digits(whole)
+    slash, whole, fraction = match.groups()
+    said = (" " if slash else "") + _number_or_digits(whole)
     letter_after = match.string[match.end() : match.end() + 1].isalpha()
     return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}{' ' if letter_after else ''}"
 
