@@ -144,4 +144,7 @@
 # "anatomy" as written (not C 플러스); "Fe³⁺", "OH⁻" F-E 쓰리 플러스, O-H 마이너스 (not Fe, OH as words); "Σ⁻" 시그마 마이너스;
 # "x < 5 in 범위" x 5 미만 in 범위 (not in 미만); "CO₀.₅", "LiNi₀.₈…" C-O 제로 포인트 파이브 (not C-O제로.₅, the counts lost).
 # 25: rvk21's review of korean21: "24:30", "hydroxide와 H⁺", "%p", "▲5%.", "3~5%", "1.5x", "x → -∞", "- Add 1/2 cup." read anew.
-AUDIO_REVISION = 25
+# 26: rvk22's review of rvk21: an English sentence's "x → +∞", "N → ∞" approaches plus infinity, N approaches infinity (not
+# x to +무한대); "3 ~ 5%", "5~3%" three to five, five to three percent (not 3 five percent); "HTTP/1.1" HTTP one point one and
+# "3.5, not 4" three point five (not 1 point 1, 3 point 5: the digits the Korean voice's around "point").
+AUDIO_REVISION = 26
