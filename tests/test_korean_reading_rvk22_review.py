@@ -93,3 +93,26 @@ def test_a_decimal_before_a_clause_s_comma_is_said_in_one_voice(written: str, sa
     """A decimal before a comma in an English sentence kept its English "point" between digits left to the Korean voice
     (삼 point 오): the comma was taken for a list's glued one."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "Fe³⁺ 이온과 Fe 원자",
+            "F-E 쓰리 플러스 이온과 F-E 원자",
+        ),  # rvk21: … 이온과 Fe 원자 (espeak's "fee")
+        ("Cu²⁺ + 2e⁻ → Cu", "C-U 투 플러스 플러스 2 e 마이너스에서 C-U"),  # rvk21: …에서 Cu
+        ("Na⁺와 Na의 차이", "N-A 플러스와 N-A의 차이"),  # rvk21: Na의
+        ("Fe₂O₃와 Fe³⁺, 그리고 Fe", "F-E투O쓰리와 F-E 쓰리 플러스, 그리고 F-E"),
+        ("He⁺ 이온과 He 원자", "H-E 플러스 이온과 H-E 원자"),  # rvk21: He 원자
+        # as rvk21 read them: a symbol that is an English word, a longer word, a symbol with no ion in the text
+        ("In³⁺ 이온과 In 2024", "I-N 쓰리 플러스 이온과 In 2024"),
+        ("Ca²⁺ 이온과 Cat 사진", "C-A 투 플러스 이온과 Cat 사진"),
+        ("Fe 원자와 Cu 원자", "Fe 원자와 Cu 원자"),
+    ],
+)
+def test_an_ion_s_symbols_bare_in_the_same_text_are_spelled_alike(written: str, said: str) -> None:
+    """korean21 spelled an ion's symbols, F-E 쓰리 플러스, and left the same symbols bare beside it, "Fe 원자", to espeak,
+    which says them as a word ("fee"): one element said two ways in one sentence (0d1e79d said Fe both times)."""
+    assert spoken_form(written, "ko") == said

@@ -146,5 +146,6 @@
 # 25: rvk21's review of korean21: "24:30", "hydroxide와 H⁺", "%p", "▲5%.", "3~5%", "1.5x", "x → -∞", "- Add 1/2 cup." read anew.
 # 26: rvk22's review of rvk21: an English sentence's "x → +∞", "N → ∞" approaches plus infinity, N approaches infinity (not
 # x to +무한대); "3 ~ 5%", "5~3%" three to five, five to three percent (not 3 five percent); "HTTP/1.1" HTTP one point one and
-# "3.5, not 4" three point five (not 1 point 1, 3 point 5: the digits the Korean voice's around "point").
+# "3.5, not 4" three point five (not 1 point 1, 3 point 5: the digits the Korean voice's around "point"); "Fe³⁺ 이온과 Fe 원자"
+# F-E 원자 (not Fe, espeak's "fee", beside the spelled ion).
 AUDIO_REVISION = 26
