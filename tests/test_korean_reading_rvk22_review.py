@@ -116,3 +116,22 @@ def test_an_ion_s_symbols_bare_in_the_same_text_are_spelled_alike(written: str, 
     """korean21 spelled an ion's symbols, F-E 쓰리 플러스, and left the same symbols bare beside it, "Fe 원자", to espeak,
     which says them as a word ("fee"): one element said two ways in one sentence (0d1e79d said Fe both times)."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("T₀.₅ 값", "T 제로 포인트 파이브 값"),  # rvk21: T제로.₅ (the count's ".₅" unsaid)
+        ("T₀.₅는 반감기이다.", "T 제로 포인트 파이브는 반감기이다."),
+        ("Q₀.₂₅ 분위수", "Q 제로 포인트 투 파이브 분위수"),  # rvk21: Q제로.₂₅
+        # as rvk21 read them: an element's, a formula's, a whole subscript
+        ("V₀.₅ 값", "V 제로 포인트 파이브 값"),
+        ("CO₀.₅ 조성", "C-O 제로 포인트 파이브 조성"),
+        ("T₀ 값", "T제로 값"),
+    ],
+)
+def test_a_capital_s_decimal_subscript_is_said_whole(written: str, said: str) -> None:
+    """A capital of no element with a decimal subscript, a half-life's "T₀.₅", a quantile's "Q₀.₂₅": its whole part was
+    said and the rest left to espeak, which says nothing for a subscript (T제로, the half lost), where "V₀.₅" was said
+    whole."""
+    assert spoken_form(written, "ko") == said
