@@ -135,3 +135,37 @@ def test_a_capital_s_decimal_subscript_is_said_whole(written: str, said: str) ->
     said and the rest left to espeak, which says nothing for a subscript (T제로, the half lost), where "V₀.₅" was said
     whole."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("As x grows, f(x) → 0 here.", "As x grows, f(x) approaches zero here."),  # rvk21: f(x) to 0 (영)
+        ("Here f(x) → ∞ as x grows.", "Here f(x) approaches infinity as x grows."),  # rvk21: to 무한대
+        ("Here f(x) → -1 as x grows.", "Here f(x) approaches minus one as x grows."),
+        # as rvk21 read them: a map of a function, a letter's limit
+        ("We map f(x) → 2x here.", "We map f(x) to 2x here."),
+        ("The limit as x → 0 of f(x) is 1.", "The limit as x approaches zero of f(x) is 1."),
+    ],
+)
+def test_a_function_s_limit_in_an_english_sentence_is_english(written: str, said: str) -> None:
+    """ "f(x) → 0" in an English sentence of a Korean text: korean21 said a letter's limit "approaches" and left a
+    function's to a map's "to", its number to the Korean voice (f(x) to 영; 0d1e79d: f(x)가 0으로)."""
+    assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x < 5 in 이 구간", "x 5 미만 in 이 구간"),  # rvk21: x 5 in 미만 이 구간 (inches)
+        ("x < 5 in 이 구간에서 성립한다.", "x 5 미만 in 이 구간에서 성립한다."),
+        # as rvk21 read them: a Korean word after "in", a copula glued or spaced (inches)
+        ("x < 5 in 범위", "x 5 미만 in 범위"),
+        ("x ≥ 3 in이면", "x 3 in 이상이면"),
+        ("x ≥ 3 in 이면", "x 3 in 이상 이면"),
+    ],
+)
+def test_in_before_the_word_this_is_the_preposition(written: str, said: str) -> None:
+    """ "in 이 구간" ("in this interval"): korean21 took "in" before a Korean word for the preposition but not before
+    "이", a particle's letter, so the bound's word went after it as after inches (x 5 in 미만)."""
+    assert spoken_form(written, "ko") == said

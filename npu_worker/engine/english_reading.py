@@ -320,8 +320,10 @@ _ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔]) {0,4}")
 _BLANK = re.compile(r"[\s.]*")
 # ... and a signed infinity, "x → +∞", and a capital's going to one, "N → ∞" (rvk21: x to +무한대, N to 무한대: a map's "to"
 # and the Korean rules' word): approaches plus infinity, N approaches infinity; a capital's "A → B" a map as before.
+# ... and a function's at a letter, "f(x) → 0" (korean21: f(x) to 0, a map's "to" and the Korean voice's 영): f(x) approaches
+# zero.
 _LIMIT_ARROW = re.compile(
-    r"(?:(?<=(?<![A-Za-z])[a-z])|(?<=(?<![A-Za-z])[A-Z])(?= {0,4}[→⟶➔➜➡] {0,4}[-−+]?∞))"
+    r"(?:(?<=(?<![A-Za-z])[a-z])|(?<=(?<![A-Za-z])[a-z]\([a-z]\))|(?<=(?<![A-Za-z])[A-Z])(?= {0,4}[→⟶➔➜➡] {0,4}[-−+]?∞))"
     r" {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(]))|[-−+]?∞)([-−+])?(∞)?"
 )
 
