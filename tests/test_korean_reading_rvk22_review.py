@@ -169,3 +169,25 @@ def test_in_before_the_word_this_is_the_preposition(written: str, said: str) -> 
     """ "in 이 구간" ("in this interval"): korean21 took "in" before a Korean word for the preposition but not before
     "이", a particle's letter, so the bound's word went after it as after inches (x 5 in 미만)."""
     assert spoken_form(written, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1) Add 1/2 cup.", "첫 번째, Add one half cup."),  # rvk21: Add 2분의 1 cup.
+        ("(1) Heat 2.5 liters.", "첫 번째, Heat two point five liters."),  # rvk21: Heat 2 점 오 liters.
+        (
+            "재료:\n1) Heat 2.5 liters.\n2) Add 1/2 cup.",
+            "재료:\n첫 번째, Heat two point five liters.\n두 번째, Add one half cup.",
+        ),
+        # as rvk21 read them: a step with a period, a name, a report's period, a Korean step
+        ("1. Heat 2.5 liters.", "첫 번째, Heat two point five liters."),
+        ("1) Tesla Model 3.", "첫 번째, Tesla Model 3."),
+        ("2) Revenue grew 5% YoY.", "두 번째, Revenue grew 5 퍼센트 전년 대비."),
+        ("1) 설탕 1/2컵.", "첫 번째, 설탕 2분의 1컵."),
+    ],
+)
+def test_a_numbered_step_s_short_english_sentence_is_english(written: str, said: str) -> None:
+    """rvk21 took a bullet's short capitalised sentence, "- Add 1/2 cup.", for English, and "1. Add 1/2 cup." was; a step
+    numbered "1)" or "(1)" was not: Korean words in an English step (Add 2분의 1 cup.)."""
+    assert spoken_form(written, "ko") == said

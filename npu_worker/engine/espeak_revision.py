@@ -148,5 +148,6 @@
 # x to +무한대); "3 ~ 5%", "5~3%" three to five, five to three percent (not 3 five percent); "HTTP/1.1" HTTP one point one and
 # "3.5, not 4" three point five (not 1 point 1, 3 point 5: the digits the Korean voice's around "point"); "Fe³⁺ 이온과 Fe 원자"
 # F-E 원자 (not Fe, espeak's "fee", beside the spelled ion); "T₀.₅" T 제로 포인트 파이브 (not T제로.₅, the half unsaid); "f(x) → 0"
-# f(x) approaches zero (not to 0); "x < 5 in 이 구간" x 5 미만 in 이 구간 (not in 미만, inches).
+# f(x) approaches zero (not to 0); "x < 5 in 이 구간" x 5 미만 in 이 구간 (not in 미만, inches); "1) Add 1/2 cup." English, one half
+# (not 2분의 1).
 AUDIO_REVISION = 26
