@@ -110,6 +110,10 @@ def test_a_decimal_before_a_clause_s_comma_is_said_in_one_voice(written: str, sa
         ("In³⁺ 이온과 In 2024", "I-N 쓰리 플러스 이온과 In 2024"),
         ("Ca²⁺ 이온과 Cat 사진", "C-A 투 플러스 이온과 Cat 사진"),
         ("Fe 원자와 Cu 원자", "Fe 원자와 Cu 원자"),
+        ("Na⁺ 이온은 config.Na 값과 다르다.", "N-A 플러스 이온은 config.Na 값과 다르다."),  # a name's part
+        ("Na⁺ 이온은 Na.cfg 파일에 있다.", "N-A 플러스 이온은 Na.cfg 파일에 있다."),
+        ("Na⁺ 이온은 /Na/ 경로에 있다.", "N-A 플러스 이온은 /Na/ 경로에 있다."),
+        ("Na⁺ 이온. Na.", "N-A 플러스 이온. N-A."),
     ],
 )
 def test_an_ion_s_symbols_bare_in_the_same_text_are_spelled_alike(written: str, said: str) -> None:

@@ -155,10 +155,10 @@ def charges_spoken(text: str) -> str:
 # The same symbols bare in a text that spelled their ion, "Fe³⁺ 이온과 Fe 원자", "Cu²⁺ + 2e⁻ → Cu" (rvk21: F-E 쓰리 플러스
 # beside Fe, which espeak says as a word, "fee": one element said two ways): spelled alike, F-E 원자; a symbol that is an
 # English word, "He", "In", only before a Korean word, "He 원자" (not "In 2024"); one with a count or a sign, "Fe₂O₃",
-# "Fe³⁺", the rules' own.
+# "Fe³⁺", the rules' own; a name's part, "config.Na", "Na.cfg", "/Na/", as written.
 _WORD_SYMBOLS = frozenset({"In", "As", "Be", "He", "No", "At", "Am"})
 _BARE_FORMULA = re.compile(
-    r"(?<![A-Za-z\d₀-₉\-])(?:[A-Z][a-z]?){1,4}(?![A-Za-z\d_₀-₉⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^(\-])( ?[가-힣])?"
+    r"(?<![A-Za-z\d₀-₉\-./_])(?:[A-Z][a-z]?){1,4}(?![A-Za-z\d_₀-₉⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^(\-/]|\.\w)( ?[가-힣])?"
 )
 
 
