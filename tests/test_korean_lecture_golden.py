@@ -1,6 +1,6 @@
 """The 39 sections of the shipped Korean lecture read byte for byte as `tests/golden/korean_lecture_spoken.json`
 holds: a rule of the Korean reading that changes a real slide's words changes its audio, which the synthesis cache
-would keep serving unless `AUDIO_REVISION` is raised (`espeak.py`, `zipvoice/audio_identity.py`). When a change is
+would keep serving unless `AUDIO_REVISION` is raised (`espeak_revision.py`, `zipvoice/audio_identity.py`). When a change is
 meant, raise both and write the file anew:
 
     PYTHONPATH=. python -c "import tests.test_korean_lecture_golden as g; g.write_golden()"

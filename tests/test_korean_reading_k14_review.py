@@ -60,7 +60,7 @@ def test_a_query_strings_pairs_are_no_chain_of_equalities(written: str, said: st
         ),  # korean14: 0 point 1에서 0 point 9
         # a decimal of its own keeps korean14's English point
         ("The lr is (0.5) here.", "The lr is (zero point five) here."),
-        ("Send HTTP/1.1 to the worker.", "Send HTTP 1 point 1 to the worker."),
+        ("Send HTTP/1.1 to the worker.", "Send HTTP one point one to the worker."),  # rvk22: HTTP 1 point 1
         (
             "It reads 256 KiB in aiohttp 3.14: over 512 KiB.",
             "It reads 256 KiB in aiohttp three point one four: over 512 KiB.",

@@ -130,7 +130,10 @@ def test_a_code_line_closed_by_a_period_reads_as_code(written: str, said: str) -
             "In 2024 we grew by 1.25 here.",
             "In 2024 we grew by one point two five here.",
         ),  # a year alone: Korean's
-        ("Send HTTP/1.1 to the worker.", "Send HTTP 1 point 1 to the worker."),  # a name's version: as before
+        (
+            "Send HTTP/1.1 to the worker.",
+            "Send HTTP one point one to the worker.",
+        ),  # rvk22: a name's version in one voice
         # a Korean sentence and a mantissa: the Korean rules', as before; a bound's number English words since korean18
         ("배터리는 3.7V입니다.", "배터리는 3 점 칠 볼트입니다."),
         ("The rate is 1.5e-3 here.", "The rate is 1 점 오 곱하기 10의 마이너스 3제곱 here."),

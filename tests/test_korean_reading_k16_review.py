@@ -60,7 +60,10 @@ def test_a_superscript_letter_after_the_sign_in_english() -> None:
             "전자 e⁻는 음전하를 띤다.",
             "전자 e 마이너스는 음전하를 띤다.",
         ),  # korean16: e⁻ (espeak: e, the sign unsaid)
-        ("Cu²⁺ + 2e⁻ → Cu", "C-U 투 플러스 플러스 2 e 마이너스에서 Cu"),  # korean16: 2e⁻
+        (
+            "Cu²⁺ + 2e⁻ → Cu",
+            "C-U 투 플러스 플러스 2 e 마이너스에서 C-U",
+        ),  # korean16: 2e⁻ (rvk22: C-U as the ion)
         ("The e⁻ moves to the anode.", "The e minus moves to the anode."),  # korean16: e⁻
         # a power of e as before
         ("e⁻ˣ 는 감소한다.", "e⁻ˣ 는 감소한다."),

@@ -41,7 +41,7 @@ def test_a_formula_with_subscripts_on_several_parts_is_one_formula(written: str,
         ("H⁺와 OH⁻", "H 플러스와 O-H 마이너스"),
         ("Ca²⁺", "C-A 투 플러스"),
         ("Cl⁻", "C-L 마이너스"),
-        ("Cu²⁺ + 2e⁻ → Cu", "C-U 투 플러스 플러스 2 e 마이너스에서 Cu"),
+        ("Cu²⁺ + 2e⁻ → Cu", "C-U 투 플러스 플러스 2 e 마이너스에서 C-U"),  # rvk22: C-U as the ion
         ("The H⁺ ion is small.", "The H plus ion is small."),
     ],
 )

@@ -42,7 +42,12 @@ _UNIT_WORDS = (
 # a letter, a "/", a "." or a ",".
 # ... and one glued to a letter of its own, a factor's or a scale's, "1.5x", "1.2M" (korean21: 1 point 5x, the digits the
 # Korean voice's around an English word): one point five x, one point two M.
-SAID_DECIMAL = re.compile(r"(?<![\w./,])(\d+) point ((?:\d ){0,14}\d)(?:(?![\w.,])|(?=[A-Za-z](?!\w)))")
+# ... and a version's after a name's slash, "HTTP/1.1", "TLS/1.3" (rvk21: HTTP 1 point 1 in any sentence korean21 took for
+# English, the digits the Korean voice's around "point"): HTTP one point one, the slash a space as the Korean rules' "HTTP/2".
+# ... and one before a clause's comma, "It is 3.5, not 4.", "HTTP/1.1, with" (rvk21: 3 point 5, as above); a list's "1,5" not.
+SAID_DECIMAL = re.compile(
+    r"(?:(?<![\w./,])|(?<=[A-Za-z])(/))(\d+) point ((?:\d ){0,14}\d)(?:(?![\w.]|,\d)|(?=[A-Za-z](?!\w)))"
+)
 _NUMBER_ALONE = r"(\d+)(?![\w.,:/%°])"
 # ... and its sign, glued before it, "-5 degrees", "−5 degrees" (korean16: 마이너스 5 degrees, a Korean word, and −five, a
 # sign the Korean rules no longer read before a word): minus five degrees. Not an exponent's "1.8e+03 volts" (the Korean
@@ -66,7 +71,9 @@ YEAR_SPAN = re.compile(
 # ... and an unspaced hyphen's range before a unit's name, "5-10 volts", "5-10 V", "10-20%" (korean16: left, the
 # digits to the Korean voice beside English words), said "to", five to ten volts, when it runs up; "5-3 dB" and a
 # decimal's "1.5-2.5 V" as before. A tilde's too, "3~5%", "3~5 ms" (korean21: 3 five percent, the range's tilde lost).
-UNIT_RANGE = re.compile(rf"(?<![\w./,\-−~∼～〜])(\d+)[-~∼～〜](?=(\d+) {_UNIT_WORDS})")
+# A spaced tilde's and a descending one's too, "3 ~ 5%", "5~3%" (rvk21: 3 five percent, the tilde lost): a tilde is no
+# subtraction, so its range is said whichever way it runs, five to three percent.
+UNIT_RANGE = re.compile(rf"(?<![\w./,\-−~∼～〜])(\d+)(-| ?[~∼～〜] ?)(?=(\d+) {_UNIT_WORDS})")
 
 # ... and a whole number in brackets before one, "(−3) volts", "(5) volts" (korean16: (마이너스 3) volts, Korean words
 # beside English ones): (minus three) volts.
@@ -168,8 +175,8 @@ def numbers_said(sentence: str) -> str:
 
 
 def _range_to(match: re.Match[str]) -> str:
-    first, last = match.groups()
-    return f"{first} to " if int(first) < int(last) else match.group()
+    first, mark, last = match.groups()
+    return f"{first} to " if mark != "-" or int(first) < int(last) else match.group()
 
 
 def _year_span(match: re.Match[str]) -> str:
@@ -199,8 +206,8 @@ def _integer(match: re.Match[str]) -> str:
 
 
 def _decimal(match: re.Match[str]) -> str:
-    whole, fraction = match.groups()
-    said = _number_or_digits(whole)
+    slash, whole, fraction = match.groups()
+    said = (" " if slash else "") + _number_or_digits(whole)
     letter_after = match.string[match.end() : match.end() + 1].isalpha()
     return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}{' ' if letter_after else ''}"
 

@@ -318,15 +318,20 @@ def signs_in_korean_text(sentence: str) -> str:
 # `spoken` says them for lang=en; one opening or ending the sentence a bullet, unsaid. "←" and "↔" as before.
 _ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔]) {0,4}")
 _BLANK = re.compile(r"[\s.]*")
+# ... and a signed infinity, "x → +∞", and a capital's going to one, "N → ∞" (rvk21: x to +무한대, N to 무한대: a map's "to"
+# and the Korean rules' word): approaches plus infinity, N approaches infinity; a capital's "A → B" a map as before.
+# ... and a function's at a letter, "f(x) → 0" (korean21: f(x) to 0, a map's "to" and the Korean voice's 영): f(x) approaches
+# zero.
 _LIMIT_ARROW = re.compile(
-    r"(?<=(?<![A-Za-z])[a-z]) {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(])|∞))([-−])?(∞)?"
+    r"(?:(?<=(?<![A-Za-z])[a-z])|(?<=(?<![A-Za-z])[a-z]\([a-z]\))|(?<=(?<![A-Za-z])[A-Z])(?= {0,4}[→⟶➔➜➡] {0,4}[-−+]?∞))"
+    r" {0,4}[→⟶➔➜➡] {0,4}(?=[-−]?(?:\d{1,15}(?:\.\d{1,15})?(?![\w(]|\.\d)|[a-z](?![\w(]))|[-−+]?∞)([-−+])?(∞)?"
 )
 
 
 def _limit_arrow(match: re.Match[str]) -> str:
-    """ "→ -∞", "→ -1" with the sign in English words too (korean21: approaches -무한대, approaches 마이너스 1)."""
+    """ "→ -∞", "→ -1", "→ +∞" with the sign in English words too (korean21: approaches -무한대, approaches 마이너스 1)."""
     sign, infinity = match.groups()
-    said = " approaches minus " if sign else " approaches "
+    said = {None: " approaches ", "+": " approaches plus "}.get(sign, " approaches minus ")
     return f"{said}infinity" if infinity else said
 
 

@@ -144,8 +144,29 @@ def charges_spoken(text: str) -> str:
     said_capitals = frozenset(_SINGLE_CAPITALS_MINUS.findall(text)) if "⁻" in text else frozenset()
     if _BLOOD_TEXT.search(text):
         said_capitals |= _BLOOD_GROUPS
-    text = _CHARGE.sub(partial(_charge, about_chemistry=about_chemistry, said_capitals=said_capitals), text)
+    spelled: set[str] = set()
+    charge = partial(_charge, about_chemistry=about_chemistry, said_capitals=said_capitals, spelled=spelled)
+    text = _CHARGE.sub(charge, text)
+    if spelled:
+        text = _BARE_FORMULA.sub(partial(_bare_formula, spelled=spelled), text)
     return _GREEK_SIGN.sub(partial(_greek_sign, words=IN_KOREAN), text)
+
+
+# The same symbols bare in a text that spelled their ion, "Fe³⁺ 이온과 Fe 원자", "Cu²⁺ + 2e⁻ → Cu" (rvk21: F-E 쓰리 플러스
+# beside Fe, which espeak says as a word, "fee": one element said two ways): spelled alike, F-E 원자; a symbol that is an
+# English word, "He", "In", only before a Korean word, "He 원자" (not "In 2024"); one with a count or a sign, "Fe₂O₃",
+# "Fe³⁺", the rules' own; a name's part, "config.Na", "Na.cfg", "/Na/", as written.
+_WORD_SYMBOLS = frozenset({"In", "As", "Be", "He", "No", "At", "Am"})
+_BARE_FORMULA = re.compile(
+    r"(?<![A-Za-z\d₀-₉\-./_])(?:[A-Z][a-z]?){1,4}(?![A-Za-z\d_₀-₉⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^(\-/]|\.\w)( ?[가-힣])?"
+)
+
+
+def _bare_formula(match: re.Match[str], spelled: set[str]) -> str:
+    symbols = match.group().removesuffix(match.group(1) or "")
+    if symbols not in spelled or (symbols in _WORD_SYMBOLS and not match.group(1)):
+        return match.group()
+    return _spelled(symbols) + (match.group(1) or "")
 
 
 def charges_in_english(text: str) -> str:
@@ -156,15 +177,19 @@ def charges_in_english(text: str) -> str:
     return _GREEK_SIGN.sub(partial(_greek_sign, words=IN_ENGLISH), text)
 
 
-def _charge(match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str]) -> str:
-    """ "Ca²⁺" as C-A 투 플러스; a formula with a symbol of no element, "A²⁺", as written."""
+def _charge(
+    match: re.Match[str], about_chemistry: bool, said_capitals: frozenset[str], spelled: set[str]
+) -> str:
+    """ "Ca²⁺" as C-A 투 플러스 (its "Ca" put in `spelled`); a formula with a symbol of no element, "A²⁺", as written."""
     formula, size, sign, particle = match.groups()
     if not _is_ion(match, about_chemistry, said_capitals):
         return match.group()
     said = f"{ENGLISH_DIGITS[int(size.translate(_SIZES))]} " if size else ""
     word = "플러스" if sign == "⁺" else "마이너스"
-    spelled = _spelled(formula)
-    return f"{_apart(match)}{spelled} {said}{word}{particle_after(word, particle) if particle else ''}"
+    letters = _spelled(formula)
+    if letters != formula:
+        spelled.add(formula)
+    return f"{_apart(match)}{letters} {said}{word}{particle_after(word, particle) if particle else ''}"
 
 
 def _spelled(formula: str) -> str:

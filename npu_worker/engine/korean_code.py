@@ -81,8 +81,9 @@ _CODE_BLOCK_LINE = re.compile(
 # English word or a small one after it too, "Wait 10 ms here.", so a name and a formula, "Tesla Model 3.", "Let x = 3.", stay Korean; and so does one with a
 # Korean report's period, "Revenue grew 5% YoY." (5 퍼센트 전년 대비, not five percent 전년 대비: `korean_marks` says it).
 # A slide's bullet before the word too, "- Add 1/2 cup.", "• Heat 2.5 liters." (korean21: Add 2분의 1 cup., 2 점 오 liters:
-# only a bare line's step was English).
-_CAPITALISED_OPENING = re.compile(r"\s{0,4}(?:[-•·*▪◦‣–]\s{1,4})?[A-Z][a-z]{2,20}(?![\w(.])")
+# only a bare line's step was English). A numbered step's too, "1) Add 1/2 cup.", "(2) Heat 2.5 liters." (rvk21: 첫 번째, Add
+# 2분의 1 cup., where "1. Add 1/2 cup." was English).
+_CAPITALISED_OPENING = re.compile(r"\s{0,4}(?:(?:[-•·*▪◦‣–]|\(?\d{1,2}\))\s{1,4})?[A-Z][a-z]{2,20}(?![\w(.])")
 # ... and one small word after a formula's relation, "x ‹ π here.", "x = 3 here." (korean20: x 파이 미만 here., Korean words
 # before an English one): x less than pi here.
 _RELATION_SIGN = re.compile("[<>≤≥‹›=≠]")

@@ -329,9 +329,11 @@ def _element_formula(match: re.Match[str]) -> str:
 
 def _decimal_count_formula(match: re.Match[str]) -> str:
     """ "CO₀.₅" as C-O 제로 포인트 파이브: its elements spelled, a decimal count said digit by digit; a symbol of no element
-    as written."""
+    as written, but a capital's subscript alone, a half-life's "T₀.₅" (rvk21: T제로.₅, its ".₅" unsaid), T 제로 포인트 파이브,
+    as "V₀.₅" is said."""
     parts = _DECIMAL_COUNT_PART.findall(match.group())
-    if not all(symbol in ELEMENTS for symbol, _ in parts):
+    one_capital = len(parts) == 1 and len(parts[0][0]) == 1
+    if not one_capital and not all(symbol in ELEMENTS for symbol, _ in parts):
         return match.group()
     said = []
     for symbol, count in parts:

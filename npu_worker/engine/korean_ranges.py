@@ -68,7 +68,8 @@ COUNTERS = f"{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
 # rest of a formula, "y ≥ 2x + 1" (it was y 2배 이상 플러스 1: `EXPRESSION_BOUND` says it whole).
 # ... but not an English word after the amount, "x >= 0 and y >= 0" (it was x 0 and 이상: the word taken for a unit), nor
 # "in" before a Korean word, "x < 5 in 범위" (korean20: x 5 in 미만 범위, taken for inches); before a particle or a copula, "x ≥ 3 in 이면", a unit as before.
-_ENGLISH_WORD = r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= (?:[a-z]|(?![이인일을를은는의에으로과와])[가-힣])))(?![A-Za-z])"
+# ... and before the word "이", "this", a space after it, "x < 5 in 이 구간" (rvk21: x 5 in 미만 이 구간, taken for a particle).
+_ENGLISH_WORD = r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= (?:[a-z]|이 |(?![이인일을를은는의에으로과와])[가-힣])))(?![A-Za-z])"
 # ... and π's multiple, "x < 2π", "0 < x < 2π" (it was x 2 미만파이: the bound's word inside the amount): x 2π 미만, said
 # 2파이 미만; and its product with a letter, "x < 2πr" (it was left: x 2 미만파이r): x 2πr 미만.
 # ... and its power, "x < 2πr²", "S < 4πr^2이면", "y > 2π²" (it was x 2 미만파이r의 2제곱, S < 4파이r의 2제곱이면: as

@@ -82,7 +82,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 28: stop 59's leftovers (korean21): an English sentence's arrows, π's fractions and ratios in English, "Fe³⁺" F-E 쓰리 플러스,
 # and the rest the espeak engine's revision 24 lists.
 # 29: stop 59's review of korean21 (rvk21): the readings the espeak engine's revision 25 lists.
-AUDIO_REVISION = 29
+# 30: stop 59's review of rvk21 (rvk22): the readings the espeak engine's revision 26 lists.
+AUDIO_REVISION = 30
 
 
 def audio_settings(
