@@ -189,3 +189,27 @@ async def test_a_load_stopped_by_the_shutdown_is_no_failure_for_kept_jobs_or_hea
     async with client.get("/health") as response:
         health = await response.json()
         assert (response.status, health["status"]) == (503, "loading"), health
+
+
+async def test_ready_says_the_kept_jobs_could_not_be_read_not_that_the_engine_failed(worker, monkeypatch):
+    """/ready said `the engine failed to load: StateUnavailable: the kept jobs could not be read…` of an
+    engine that had loaded; it says the worker cannot serve, and why. (The jobs folder's listing fails
+    as a disk's I/O error would, which a test running as root cannot cause for real.)"""
+    from npu_worker.jobs.store import JobStore
+
+    def failing(self, progress=None):
+        raise OSError(5, "Input/output error", str(self.root))
+
+    monkeypatch.setattr(JobStore, "load_all", failing)
+    client = await worker()
+    scheduler = client.app[SCHEDULER_KEY]
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.load_error is None:  # (no event: the recovery sets it as it ends)
+            await asyncio.sleep(0.01)
+        async with client.get("/ready") as response:
+            body = await response.json()
+    assert response.status == 503 and "Retry-After" not in response.headers, body  # waiting does not help
+    assert body["reason"].startswith("the worker cannot serve: StateUnavailable: the kept jobs could not"), (
+        body
+    )
+    assert "engine" not in body["reason"], body

@@ -15,7 +15,7 @@ from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY, START_ID_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
-from ..errors import InternalError, WorkerError, counted
+from ..errors import InternalError, StateUnavailable, WorkerError, counted
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..printable import printable
 from ..protocol import (
@@ -152,7 +152,8 @@ async def ready(request: web.Request) -> web.Response:
         reason, kind = "the shared queue (Redis) is unreachable", QueueUnavailable
     elif queue.get("redis") == "full":  # every submit would be a 503 QueueUnavailable
         reason, kind = "Redis is full (its maxmemory is reached)", QueueUnavailable
-    elif isinstance(scheduler.load_error, InternalError):  # a loop of a Redis node ended on a bug
+    elif isinstance(scheduler.load_error, (InternalError, StateUnavailable)):  # a loop of a Redis node
+        # ended on a bug; the kept jobs could not be read (it said "the engine failed to load", loaded)
         reason = f"the worker cannot serve: {scheduler.load_error}"
     elif scheduler.load_error is not None:
         reason = f"the engine failed to load: {scheduler.load_error}"
