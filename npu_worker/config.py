@@ -59,6 +59,23 @@ THREADS = whole_number(0, MAX_THREADS)
 MAX_PREVIEW_LANES = 4
 
 
+# A stream the Python client hears nothing of for its `read_timeout` (120 s) is taken as stalled and
+# re-attached: a heartbeat interval past half of it (it was allowed up to a day) made every quiet
+# stretch of a stream a spurious re-attach. Half: a heartbeat a busy loop sends late still comes in time.
+MAX_HEARTBEAT_INTERVAL = MINUTE
+_HEARTBEAT_RANGE = seconds_between(0.1, MAX_HEARTBEAT_INTERVAL)
+
+
+def heartbeat_seconds(text: str) -> float:
+    """`--heartbeat-interval`: 0.1 s to a minute, a refusal saying why the minute."""
+    try:
+        return _HEARTBEAT_RANGE(text)
+    except ValueError as exc:
+        raise ValueError(
+            f"{exc} (the Python client takes a stream silent for its read_timeout, 120 s, as stalled)"
+        ) from None
+
+
 def default_state_dir() -> str:
     return platformdirs.user_data_dir("npu-worker", appauthor=False)
 
@@ -146,8 +163,9 @@ class Settings:
     )
     heartbeat_interval: float = _opt(
         10.0,
-        "seconds of silence on a stream before a heartbeat line (0.1 s to 1 day)",
-        kind=seconds_between(0.1, DAY),
+        "seconds of silence on a stream before a heartbeat line (0.1 s to 1 min: the Python client"
+        " takes a stream silent for 120 s as stalled)",
+        kind=heartbeat_seconds,
     )
     max_text_chars: int = _opt(2000, "maximum characters per section", kind=whole_number(1))
     max_sections: int = _opt(

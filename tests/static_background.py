@@ -89,18 +89,31 @@ def start(folder: Path, jobs: list[str]) -> None:
     lifeline, held = os.pipe()  # `held` stays open in this process only: its end is the jobs' end
     _held.append(held)
     for job in jobs:
-        _started.append(
-            subprocess.Popen(  # noqa: S603 - this interpreter, this module
-                [sys.executable, "-m", "tests.static_background", str(folder), job, str(lifeline)],
-                cwd=ROOT,
-                stdout=subprocess.DEVNULL,
-                stderr=(folder / f"{job}.log").open("wb"),
-                process_group=0,  # with what it starts (mypy, the programs' --help): `stop` ends them all
-                pass_fds=(lifeline,),
-                preexec_fn=lambda: os.nice(5),
-            )
+        process = subprocess.Popen(  # noqa: S603 - this interpreter, this module
+            [sys.executable, "-m", "tests.static_background", str(folder), job, str(lifeline)],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=(folder / f"{job}.log").open("wb"),
+            process_group=0,  # with what it starts (mypy, the programs' --help): `stop` ends them all
+            pass_fds=(lifeline,),
+            preexec_fn=lambda: os.nice(5),
         )
+        _started.append(process)
+        threading.Thread(target=_say_an_end_without_answer, args=(process, folder, job), daemon=True).start()
     os.close(lifeline)
+
+
+def _say_an_end_without_answer(process: subprocess.Popen[bytes], folder: Path, job: str) -> None:
+    """A job's process that ended without writing its answer (the OOM killer's SIGKILL) writes its exit
+    status instead, for `answer`, in another process (an xdist worker) that cannot wait for it: the
+    test waited its whole timeout, 600 s, for an answer no process would write."""
+    status = process.wait()
+    if (folder / f"{job}.json").exists():
+        return
+    with contextlib.suppress(OSError):  # the session's folder, removed at its end (`stop` kills it)
+        part = folder / f"{job}.ended.part"
+        part.write_text(str(status), encoding="utf-8")
+        part.rename(folder / f"{job}.ended")
 
 
 def _end_with_the_session(lifeline: int) -> None:
@@ -116,10 +129,13 @@ def answer(job: str, timeout: float) -> Any:
     folder = os.environ.get(FOLDER_VARIABLE)
     if folder is None or not (Path(folder) / f"{job}.log").exists():
         return None
-    written = Path(folder) / f"{job}.json"
+    written, ended = Path(folder) / f"{job}.json", Path(folder) / f"{job}.ended"
     deadline = time.monotonic() + timeout
     while not written.exists():  # another process's file: no event to await, so a poll with a deadline
         log = (Path(folder) / f"{job}.log").read_text(errors="replace")
+        if ended.exists() and not written.exists():  # (its answer renamed in just before it ended)
+            status = ended.read_text(encoding="utf-8")
+            raise AssertionError(f"the background {job} ended with exit status {status}, no answer: {log}")
         assert time.monotonic() < deadline, f"the background {job} gave no answer in {timeout:g} s: {log}"
         time.sleep(0.2)
     answered = json.loads(written.read_text(encoding="utf-8"))

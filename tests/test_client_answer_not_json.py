@@ -51,8 +51,9 @@ async def test_a_2xx_that_is_no_json_object_is_a_protocol_error(
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 async def test_a_refusal_that_is_no_json_is_still_its_status(use_async, tmp_path):
-    """A 5xx page is the worker's (or a proxy's) refusal as before: WorkerHTTPError with its words."""
-    async with RogueWorker(lambda method, path: page(502, PAGE, "text/html")) as rogue:
+    """A 5xx page is a refusal as before: WorkerHTTPError with its words (a 502 or 504 is a gateway's,
+    an `AnswerCut`: tests/test_client_gateway_timeout.py)."""
+    async with RogueWorker(lambda method, path: page(500, PAGE, "text/html")) as rogue:
         with pytest.raises(client.WorkerHTTPError) as refused:
             await synth(rogue.base, use_async, tmp_path)
-    assert refused.value.status == 502 and "Sign in" in refused.value.body["error"]
+    assert refused.value.status == 500 and "Sign in" in refused.value.body["error"]

@@ -15,7 +15,9 @@ import aiohttp
 import pytest
 
 from npu_worker import client
+from npu_worker.cli_client import main
 from npu_worker.client import aio
+from npu_worker.client.errors import AnswerCut
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -105,6 +107,38 @@ async def test_the_workers_own_refusal_is_still_its_own(worker, tmp_path):
         await submit("synth_batch_streaming", f"http://127.0.0.1:{server.port}", False, tmp_path)
     assert raised.value.status == 400 and raised.value.error_name == "TooManySections"
     assert "may have queued" not in str(raised.value)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("status", [504, 502])
+async def test_a_gateways_504_or_502_to_a_synth_is_an_answer_cut(worker, tmp_path, status, use_async):
+    """A `synth` the gateway passed on, then gave up on, ran: the answer never came, it is not the
+    worker's refusal (it was `WorkerHTTPError`, `HTTP 504: <html>…`)."""
+    server = await worker()
+    out = tmp_path / "a.wav"
+    async with GivingUpGateway(server.port, status) as gateway, asyncio.timeout(seconds(30)):
+        base = f"http://127.0.0.1:{gateway.port}"
+        with pytest.raises(AnswerCut) as raised:
+            if use_async:
+                await aio.synth("hi", out, base=base)
+            else:
+                await asyncio.to_thread(client.synth, "hi", out, base=base)
+    said = str(raised.value)
+    assert f"POST /synth: HTTP {status} from a gateway between the client and the worker" in said, said
+    assert "<html>" not in said and "may have queued" not in said, said
+
+
+async def test_synth_behind_a_gateways_504_says_the_wav_may_or_may_not_be_written(worker, tmp_path, capsys):
+    """`npu-worker synth` said `HTTP 504: <html>…`, as if the worker had refused the text."""
+    server = await worker()
+    out = tmp_path / "a.wav"
+    async with GivingUpGateway(server.port, 504) as gateway, asyncio.timeout(seconds(30)):
+        base = f"http://127.0.0.1:{gateway.port}"
+        code = await asyncio.to_thread(main, ["synth", "가나다.", "-o", str(out), "--base", base])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "HTTP 504 from a gateway between the client and the worker" in err, err
+    assert f"the answer was cut off, so {out} may or may not have been written" in err, err
 
 
 class HoldingProxy(GivingUpGateway):

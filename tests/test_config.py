@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import tempfile
 
 import pytest
 
-from npu_worker.config import Settings
+from npu_worker import client
+from npu_worker.client import aio
+from npu_worker.config import MAX_HEARTBEAT_INTERVAL, Settings
 from npu_worker.config_sources import add_settings_arguments, load_settings, settings_table
 from npu_worker.config_values import shown_url
 
@@ -23,6 +26,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 DAY_AS = "(86400 s)"
 RETAINED = "must be 0 (no time bound) or from 1 min to 10 years (315576000 s), as seconds or a number and s, m, h or d"
 CLAIMED = "must be from 1 s to 1 day (86400 s), as seconds or a number and s, m, h or d"
+HEARD = "(the Python client takes a stream silent for its read_timeout, 120 s, as stalled)"
 CHUNKS = "chunk sizes are milliseconds above zero and at most 3600000 (an hour), separated by commas"
 
 
@@ -84,8 +88,9 @@ def test_bad_env_value_is_a_clear_exit():
         ("body-timeout", "1e10", f"must be seconds from 0.1 s to 1 day {DAY_AS}, not '1e10'"),
         ("header-timeout", "nan", f"must be seconds from 0.1 s to 1 day {DAY_AS}, not 'nan'"),
         ("header-timeout", "1e-9", "must be seconds from 0.1 s to 1 day (86400 s), not '1e-9'"),  # cuts all
-        ("heartbeat-interval", "0.000001", "must be seconds from 0.1 s to 1 day (86400 s), not '0.000001'"),
-        ("heartbeat-interval", "1e10", "must be seconds from 0.1 s to 1 day (86400 s), not '1e10'"),
+        ("heartbeat-interval", "0.000001", f"must be seconds from 0.1 s to 1 min, not '0.000001' {HEARD}"),
+        ("heartbeat-interval", "1e10", f"must be seconds from 0.1 s to 1 min, not '1e10' {HEARD}"),
+        ("heartbeat-interval", "61", f"must be seconds from 0.1 s to 1 min, not '61' {HEARD}"),
         ("shutdown-grace", "inf", f"must be seconds from 0 s to 1 day {DAY_AS}, not 'inf'"),
         ("shutdown-grace", "1e10", "must be seconds from 0 s to 1 day"),  # past threading.TIMEOUT_MAX
         ("shutdown-grace", "-1", "must be seconds from 0 s to 1 day"),
@@ -129,6 +134,16 @@ def test_a_bad_setting_says_why_as_a_flag_and_as_an_env_var(capsys, flag, value,
     name = "NPU_WORKER_" + flag.upper().replace("-", "_")
     with pytest.raises(SystemExit, match=f"^{name}: {re.escape(message)}"):
         load_settings(None, environ={name: value})
+
+
+def test_the_heartbeat_comes_twice_within_the_clients_read_timeout():
+    """An interval past half the client's `read_timeout` (it was allowed up to a day) made each quiet
+    stretch of a stream a spurious re-attach; a minute, the most, is taken."""
+    for streaming in (client.synth_batch_streaming, aio.synth_batch_streaming):
+        read_timeout = inspect.signature(streaming).parameters["read_timeout"].default
+        assert 2 * MAX_HEARTBEAT_INTERVAL <= read_timeout and f"{read_timeout:g} s" in HEARD
+    settings = load_settings(None, environ={"NPU_WORKER_HEARTBEAT_INTERVAL": "60"})
+    assert settings.heartbeat_interval == MAX_HEARTBEAT_INTERVAL == 60.0
 
 
 def test_every_duration_setting_has_an_upper_bound_under_the_timer_limit():

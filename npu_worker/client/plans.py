@@ -56,9 +56,17 @@ def synth_plan(
     clock: Callable[[], float] = time.monotonic,
 ) -> Plan:
     """POST /synth, sent again while the worker says "not now" as a submission is (`submitted`): it
-    waited for no `Loading` (a `synth` right after a restart failed at once, while a batch waited)."""
+    waited for no `Loading` (a `synth` right after a restart failed at once, while a batch waited).
+    A gateway's 502 or 504 is an `AnswerCut`: the synthesis may have run, its wav written or not (it
+    was a bare `HTTP 504: <html>…`, as if the worker had refused it)."""
     patience = Patience(wait_limit, delay, clock)
-    answer: dict[str, Any] = yield from submitted(Call("POST", "/synth", body), attempts, delay, patience)
+    step = Call("POST", "/synth", body)
+    try:
+        answer: dict[str, Any] = yield from submitted(step, attempts, delay, patience)
+    except WorkerHTTPError as exc:
+        if (cut := gateway_gave_up(step, exc)) is None:
+            raise
+        raise cut from exc
     return answer
 
 
@@ -227,13 +235,20 @@ def submitted_once(
     except AnswerCut as exc:
         raise TransportError(f"{exc}; {MAY_HAVE_QUEUED}{advice}") from exc
     except WorkerHTTPError as exc:
-        if exc.status not in GATEWAY_STATUSES:
+        if (cut := gateway_gave_up(step, exc)) is None:
             raise
-        raise AnswerCut(
-            f"{step.method} {step.path}: HTTP {exc.status} from a gateway between the client and the"
-            f" worker (the worker answers no {exc.status}), so the worker's answer never came;"
-            f" {MAY_HAVE_QUEUED}{advice}"
-        ) from exc
+        raise AnswerCut(f"{cut}; {MAY_HAVE_QUEUED}{advice}") from exc
+
+
+def gateway_gave_up(step: Call | Follow, error: WorkerHTTPError) -> AnswerCut | None:
+    """For a 502 or 504 (a gateway's: the worker answers neither), an `AnswerCut` that says so: the
+    request went on to the worker, whose answer never came; None for the worker's own refusals."""
+    if error.status not in GATEWAY_STATUSES:
+        return None
+    return AnswerCut(
+        f"{step.method} {step.path}: HTTP {error.status} from a gateway between the client and the"
+        f" worker (the worker answers no {error.status}), so the worker's answer never came"
+    )
 
 
 def polling_plan(

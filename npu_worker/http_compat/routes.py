@@ -15,7 +15,7 @@ from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY, START_ID_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
-from ..errors import InternalError, WorkerError, counted
+from ..errors import InternalError, StateUnavailable, WorkerError, counted
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..printable import printable
 from ..protocol import (
