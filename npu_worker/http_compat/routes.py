@@ -29,7 +29,6 @@ from ..protocol import (
     QueueUnavailable,
     SectionError,
     SectionRequest,
-    StateUnavailable,
     parse_batch_request,
     parse_synth_request,
 )
