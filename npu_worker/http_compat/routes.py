@@ -196,9 +196,9 @@ async def _wait_done(
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
-                    if caller_gone(request):
+                    # (one still admitted off the loop, `quiet_admission`, is not live: cancelled at a later look)
+                    if caller_gone(request) and scheduler.cancel(job.id):
                         log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
-                        scheduler.cancel(job.id)
                         look = False  # then wait for its `done` as before
                     continue
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
