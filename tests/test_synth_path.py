@@ -9,6 +9,7 @@ import json
 import threading
 
 from npu_worker.app_keys import NDJSON_STREAMS_KEY, SCHEDULER_KEY
+from npu_worker.errors import SHUTTING_DOWN_REASON
 from npu_worker.jobs.model import LogEntry
 from tests.test_http_bad_input import assert_error_body
 from tests.timing import seconds, until
@@ -110,10 +111,14 @@ async def test_a_synth_refused_off_the_loop_answers_its_refusal(worker, tmp_path
         assert (await (await running).json())["status"] == "ok"
 
 
-async def test_a_synth_still_being_admitted_when_the_worker_stops_is_told_cancelled(worker, tmp_path):
+async def test_a_synth_still_being_admitted_when_the_worker_stops_is_refused_as_during_the_shutdown(
+    worker, tmp_path
+):
     """Its admission not awaited, its handler already waits for the job's `done` while the admission
-    runs: a shutdown that ends the waits then finds a job with no section yet (an `IndexError`, a 500);
-    it is answered as a call the shutdown cut is, `Cancelled`, and the late admission refused."""
+    runs: a shutdown that ends the waits then finds a job with no section yet (an `IndexError`, a 500;
+    then a 200 `Cancelled`, which its caller never asked for and no client sends again). It is the
+    shutdown's refusal, as when the admission was awaited: a 429 `QueueFull` with its `Retry-After`
+    (the Python client waits and sends it again), and the late admission refused."""
     from npu_worker.http_compat.ndjson import end_streams
 
     client = await worker()
@@ -138,8 +143,10 @@ async def test_a_synth_still_being_admitted_when_the_worker_stops_is_told_cancel
             response = await answer
     finally:
         held.set()
-    assert response.status == 200
-    assert (await response.json())["error"].startswith("Cancelled: ")
+    assert response.status == 429 and response.headers["Retry-After"]
+    body = await response.json()
+    assert_error_body(body, "QueueFull")
+    assert body["error"] == f"QueueFull: {SHUTTING_DOWN_REASON}"
     assert not (tmp_path / "late.wav").exists()
 
 
