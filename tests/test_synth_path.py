@@ -5,9 +5,11 @@ synth`)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 
 from npu_worker.app_keys import NDJSON_STREAMS_KEY, SCHEDULER_KEY
+from npu_worker.errors import SHUTTING_DOWN_REASON
 from npu_worker.jobs.model import LogEntry
 from tests.test_http_bad_input import assert_error_body
 from tests.timing import seconds, until
@@ -109,10 +111,14 @@ async def test_a_synth_refused_off_the_loop_answers_its_refusal(worker, tmp_path
         assert (await (await running).json())["status"] == "ok"
 
 
-async def test_a_synth_still_being_admitted_when_the_worker_stops_is_told_cancelled(worker, tmp_path):
+async def test_a_synth_still_being_admitted_when_the_worker_stops_is_refused_as_during_the_shutdown(
+    worker, tmp_path
+):
     """Its admission not awaited, its handler already waits for the job's `done` while the admission
-    runs: a shutdown that ends the waits then finds a job with no section yet (an `IndexError`, a 500);
-    it is answered as a call the shutdown cut is, `Cancelled`, and the late admission refused."""
+    runs: a shutdown that ends the waits then finds a job with no section yet (an `IndexError`, a 500;
+    then a 200 `Cancelled`, which its caller never asked for and no client sends again). It is the
+    shutdown's refusal, as when the admission was awaited: a 429 `QueueFull` with its `Retry-After`
+    (the Python client waits and sends it again), and the late admission refused."""
     from npu_worker.http_compat.ndjson import end_streams
 
     client = await worker()
@@ -137,6 +143,49 @@ async def test_a_synth_still_being_admitted_when_the_worker_stops_is_told_cancel
             response = await answer
     finally:
         held.set()
-    assert response.status == 200
-    assert (await response.json())["error"].startswith("Cancelled: ")
+    assert response.status == 429 and response.headers["Retry-After"]
+    body = await response.json()
+    assert_error_body(body, "QueueFull")
+    assert body["error"] == f"QueueFull: {SHUTTING_DOWN_REASON}"
     assert not (tmp_path / "late.wav").exists()
+
+
+async def test_a_synth_whose_caller_hangs_up_during_its_admission_is_cancelled_once_admitted(
+    served, tmp_path
+):
+    """Its admission not awaited, the handler looks at its caller while the admission still runs: a
+    hang-up seen then found no live job to cancel, was not looked for again, and the synthesis (20 s
+    here) ran for nobody. The cancel is tried again at the next look, and finds the job once queued."""
+    engine = ToneEngine(delay_per_chunk=0.05)  # 2 000 characters: 400 chunks, 20 s
+    listener = await served(engine=engine)
+    scheduler = listener.runner.app[SCHEDULER_KEY]
+    admitting, held = threading.Event(), threading.Event()
+    sections, cancel = scheduler.checks.sections, scheduler.cancel
+    cancels: list[bool] = []  # what each of the handler's cancels found
+
+    def held_sections(*arguments):  # type: ignore[no-untyped-def]
+        admitting.set()
+        held.wait(seconds(10))  # until the handler has seen its caller gone
+        return sections(*arguments)
+
+    def counted(job_id: str) -> bool:
+        cancels.append(cancel(job_id))
+        return cancels[-1]
+
+    scheduler.checks.sections, scheduler.cancel = held_sections, counted
+    body = json.dumps({"text": "가" * 2000, "output_path": str(tmp_path / "never.wav")}).encode()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    _, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    await writer.drain()
+    try:
+        await until(admitting.is_set, "the admission to start")
+        writer.close()
+        await until(lambda: cancels, "the handler to see its caller gone")
+    finally:
+        held.set()
+    await until(lambda: cancels[-1], "the cancel to find the job once admitted")
+    async with asyncio.timeout(seconds(5)):
+        while scheduler.jobs_running() or scheduler.queue_size():
+            await asyncio.sleep(0.05)
+    assert cancels[0] is False and not (tmp_path / "never.wav").exists()

@@ -49,8 +49,8 @@ MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not
 # A request's audio past its first frame waits up to this long to share one write with the frames made
 # meanwhile (espeak makes 0.6 s of audio in ≈ 1.5 ms): each write was a wake-up of the reading engine
 # thread, a read and a GIL hand-off beside the event loop, ≈ 10 a preview (benchmarks/SERVER_OVERHEAD.md,
-# 2026-12-06, stop 49). The first frame goes at once (0.19 s of audio: a listener then holds more than
-# 10 ms to play); a request's last frames go with its `END`, so its end comes no later.
+# 2026-12-06, stop 49). A listened request's first frame goes at once (0.19 s of audio: its listener then
+# holds more than 10 ms to play); a request's last frames go with its `END`, so its end comes no later.
 HOLD_SECONDS = 0.010
 # While frames are held, a `STOP` is looked for at most this often: espeak runs on meanwhile, and a stop
 # looked for only at a write answered a cancel ≈ 10 ms late (1.2 ms before the frames were held), the
@@ -343,11 +343,11 @@ class _Child:
         self._write_held()
 
     def _send(self, chunk: np.ndarray) -> bool:
-        """The engine's sink: the chunk to the parent, unless the parent asked to stop. The first at
-        once (a listener's request), with no look for a stop (a `select` less before the first audio; a `STOP` already
-        there is found at the next look, within `STOP_LOOK_SECONDS`); the later ones held up to `HOLD_SECONDS`,
-        then written together (the stop looked for once a write, and while holding at most every
-        `STOP_LOOK_SECONDS`, not once a chunk)."""
+        """The engine's sink: the chunk to the parent, unless the parent asked to stop. A listened
+        request's first at once, with no look for a stop (a `select` less before the first audio; a `STOP`
+        already there is found at the next look, within `STOP_LOOK_SECONDS`); the others held up to
+        `HOLD_SECONDS`, then written together (the stop looked for once a write, and while holding at most
+        every `STOP_LOOK_SECONDS`, not once a chunk)."""
         audio = chunk  # written as it is: the engine's chunks are contiguous float32 (an attribute look,
         # not `np.ascontiguousarray`'s call a chunk, ≈ 9 a preview; benchmarks/SERVER_OVERHEAD.md, stop 59)
         if audio.__class__ is not np.ndarray or audio.dtype != _FLOAT32 or not audio.flags.c_contiguous:

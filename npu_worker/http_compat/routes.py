@@ -15,7 +15,7 @@ from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY, START_ID_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
-from ..errors import InternalError, StateUnavailable, WorkerError, counted
+from ..errors import SHUTTING_DOWN_REASON, InternalError, StateUnavailable, WorkerError, counted
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..printable import printable
 from ..protocol import (
@@ -195,9 +195,9 @@ async def _wait_done(
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
-                    if caller_gone(request):
+                    # (one still admitted off the loop, `quiet_admission`, is not live: cancelled at a later look)
+                    if caller_gone(request) and scheduler.cancel(job.id):
                         log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
-                        scheduler.cancel(job.id)
                         look = False  # then wait for its `done` as before
                     continue
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
@@ -230,9 +230,10 @@ async def synth(request: web.Request) -> web.Response:
     info = scheduler.info
     job = await scheduler.submit(batch, preview=True, on_created=_answers_at_done, quiet_admission=True)
     assert info is not None  # submit raised Loading otherwise
-    await _wait_done(request, scheduler, job, cancel_if_caller_goes=True)
-    # (no section yet: the worker's end ended the wait while its quiet admission still ran: `Cancelled`)
+    done = await _wait_done(request, scheduler, job, cancel_if_caller_goes=True)
     final = job.sections[0].final if job.sections else None
+    if final is None and not done and not (job.sections and job.sections[0].taken):
+        raise QueueFull(SHUTTING_DOWN_REASON)  # still admitted off the loop as the shutdown ended the wait
     if not isinstance(final, Progress):
         message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"
         failed = SynthFailed("fail", message, None, None, engine=info.backend, device=info.device)
