@@ -125,7 +125,7 @@ class SharedCopies:
             return view
 
     def __len__(self) -> int:
-        """Copies held now (by readers or lingering)."""
+        """Copies and log-only views held now (by readers or lingering)."""
         return len(self._held)
 
     def _touch(self, key: Hashable, copy: Job) -> None:
