@@ -171,7 +171,6 @@ def _prepare(args: argparse.Namespace) -> int:
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
         )
         recording, about, voice = None, None, None  # voice: what serve needs --ref-wav (calibrated)
-        kept_beside = ""  # the voice found in --model-dir, which serve then needs there
         if qdq.is_quantised(args.precision):
             prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
             if Path(args.out).is_dir():  # a prepare writing it: refused before minutes of calibration
@@ -180,8 +179,7 @@ def _prepare(args: argparse.Namespace) -> int:
                     pass
             progress(files.said())  # (once nothing refuses it in one line: calibrating takes minutes)
             recording, about = record_calibration(args, files.directory, config, progress)
-            voice = (os.path.abspath(args.ref_wav or _voice_in(files.directory)), args.ref_text)
-            kept_beside = "" if args.ref_wav else source_voice_said(voice[0])
+            voice = (os.path.abspath(args.ref_wav or _voice_copied(files.directory, args.out)), args.ref_text)
         manifest = prepare.prepare(
             files.decoder,
             [files.decoder, files.encoder, files.vocoder],
@@ -205,7 +203,7 @@ def _prepare(args: argparse.Namespace) -> int:
     print(
         f"prepared {args.out}: {count} bucket{'' if count == 1 else 's'} in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        f"{kept_beside}serve it with: {serve_command(args.out, files_precision, voice)}"
+        f"serve it with: {serve_command(args.out, files_precision, voice)}"
     )
     return 0
 
@@ -252,13 +250,10 @@ def _check_calibration_flags(args: argparse.Namespace, quantised: bool) -> None:
         raise ValueError("--calibration-calls must be >= 1 and --check-calls >= 0")
 
 
-def source_voice_said(wav: str) -> str:
-    """The printed line's word on a calibration voice found in --model-dir: serve's --ref-wav names it
-    there, and a prepared folder served after the source folder was deleted lost its voice unsaid."""
-    return (
-        f"its calibration voice is --model-dir's {Path(wav).name}, not copied into the prepared folder: "
-        "keep that file (or pass serve a copy of it as --ref-wav); "
-    )
+def _voice_copied(model_dir: Path, out: str) -> Path:
+    """The prepared folder's copy of --model-dir's voice (`prepare` copies the folder's files): serve's
+    --ref-wav named the source folder's, which the prepared folder served after it was deleted lacked."""
+    return Path(out) / Path(_voice_in(model_dir)).name
 
 
 def serve_command(out: str, precision: str, voice: tuple[str, str | None] | None = None) -> str:

@@ -241,3 +241,29 @@ def test_copies_nobody_holds_linger_at_most_keep_and_a_failed_read_is_not_kept()
     with pytest.raises(OSError):
         copies.get(("d", 1), broken, lambda job: True)
     assert copies.get(("d", 1), lambda: finished("d"), lambda job: True).id == "d"
+
+
+def test_a_jobs_log_only_view_and_its_copy_count_as_one_of_keep():
+    """A replay of one job (its copy and its log-only view touched) does not push out the other job kept:
+    counted as two, a batch whose wavs were fetched one by one was read whole again after it."""
+    from npu_worker.protocol import SynthParams
+
+    def finished(job_id: str) -> Job:
+        return Job(id=job_id, params=SynthParams(), sections=[], status="done")
+
+    copies = SharedCopies(keep=2, linger=60.0)
+    copies.get(("a", 1), lambda: finished("a"), lambda job: job.finished)
+    replayed = copies.get(("b", 1), lambda: finished("b"), lambda job: job.finished)
+    assert replayed is not None
+    view = copies.log_only(replayed)
+    assert copies.log_only(replayed) is view and copies.held_log_only(("b", 1)) is view
+    del replayed, view
+    gc.collect()
+    kept = copies.get(("a", 1), lambda: None, lambda job: True)  # None: read again
+    assert kept is not None and kept.id == "a"
+    assert copies.held_log_only(("b", 1)) is not None  # and the replayed job's view lingers too
+    del kept
+    copies.get(("c", 1), lambda: finished("c"), lambda job: job.finished)
+    gc.collect()
+    assert copies.get(("a", 1), lambda: None, lambda job: True) is None  # a third job: "a" goes
+    assert copies.held_log_only(("b", 1)) is not None

@@ -8,7 +8,8 @@ replaced or a log grown since is read again, never served as it was; only a fini
 shared (a running job's changes); a copy lives while a reader holds it (held weakly here) and for
 `LINGER_SECONDS` after its last read (at most `KEEP` such), then is let go. A copy's log-only view
 (`log_only`: what a replay of its events holds) is shared under the copy's key by the same rules: a
-view of its own for each slow reader kept that reader's log alive once the copy was let go.
+view of its own for each slow reader kept that reader's log alive once the copy was let go; a copy
+and its view count as one job of the `KEEP`.
 """
 
 from __future__ import annotations
@@ -22,14 +23,26 @@ from collections.abc import Callable, Hashable
 from ..deadline_thread import Armed, Watchdog
 from .model import Job
 
-KEEP = 2  # finished jobs kept for their next read though no reader holds them
+KEEP = 2  # finished jobs kept for their next read though no reader holds them (a copy and its view: one)
 LINGER_SECONDS = 5.0  # how long after its last read (a caller fetching a batch's wavs one by one)
 _WATCHDOG = Watchdog("npu-worker-copies")  # its thread starts at the first linger
 
 
+class _LogOnly(tuple[Hashable]):
+    """The key of the log-only view of the copy under a key (`_job_of` counts the two as one job)."""
+
+    __slots__ = ()
+
+
 def _log_only(key: Hashable) -> Hashable:
     """The key of the log-only view of the copy under `key`."""
-    return (key, "log only")
+    return _LogOnly((key,))
+
+
+def _job_of(key: Hashable) -> Hashable:
+    """The copy's key for its view's: a reader of a job's events touched both, which counted as two of
+    `keep`, so a batch whose wavs were fetched one by one lost its copy to one replay of another job."""
+    return key[0] if isinstance(key, _LogOnly) else key
 
 
 class _Reading:
@@ -112,14 +125,14 @@ class SharedCopies:
             return view
 
     def __len__(self) -> int:
-        """Copies held now (by readers or lingering)."""
+        """Copies and log-only views held now (by readers or lingering)."""
         return len(self._held)
 
     def _touch(self, key: Hashable, copy: Job) -> None:
         """(Under the lock.) `copy` read now: it lingers; the longest unread of more than `keep` goes."""
         self._recent[key] = (copy, time.monotonic())
         self._recent.move_to_end(key)
-        while len(self._recent) > self.keep:
+        while len({_job_of(held) for held in self._recent}) > self.keep:
             self._recent.popitem(last=False)
         if self._armed is None:
             self._armed = self._watchdog.arm(self.linger, self._let_go)

@@ -47,21 +47,20 @@ def quantised_dir(fixture_name: str) -> Path:
     return qdq_background.wait(fixture_name, "prepared", WAIT)
 
 
-def test_the_printed_serve_line_names_the_source_folders_voice_and_says_it_was_not_copied(
+def test_the_printed_serve_line_names_the_prepared_folders_copy_of_the_voice(
     fixture_name: str, source_dir: Path, quantised_dir: Path
 ):
-    """A real a16w8 prepare without --ref-wav: its serve line's --ref-wav is the source folder's voice,
-    which a prepared folder served after the source was deleted lacked, unsaid."""
+    """A real a16w8 prepare without --ref-wav: its serve line's --ref-wav named the source folder's voice
+    (and then said it was not copied: it is, with the folder's other files), so the prepared folder
+    served after the source was deleted had no voice; now it names the prepared folder's copy."""
     line = next(
         line for line in qdq_background.printed(fixture_name).splitlines() if "serve it with: " in line
     )
-    said, command = line.split("serve it with: ")
-    voice = source_dir / "reference_ko.wav"
-    assert (
-        "its calibration voice is --model-dir's reference_ko.wav, not copied into the prepared folder" in said
-    )
+    command = line.split("serve it with: ")[1]
     words = shlex.split(command)
-    assert words[words.index("--ref-wav") + 1] == str(voice.absolute())
+    voice = Path(words[words.index("--ref-wav") + 1])
+    assert voice == (quantised_dir / "reference_ko.wav").absolute()
+    assert voice.read_bytes() == (source_dir / "reference_ko.wav").read_bytes()
     assert words[words.index("--model-dir") + 1] == str(quantised_dir)
 
 
