@@ -259,9 +259,9 @@ async def test_every_exposed_series_is_documented_and_every_documented_one_expos
 
 
 async def test_ttfa_counts_only_jobs_a_listener_hears_as_they_are_made(worker, tmp_path: Path):
-    """A `/synth` or an NDJSON batch has no listener of its audio: its engine makes the first audio
+    """A `/synth` or a `/synth_batch` has no listener of its audio: its engine makes the first audio
     unhurried (espeak's child holds the first frame, ZipVoice makes a longer first segment), so its
-    "first audio" read 11-16 ms (espeak) later than a `/ws` preview's in the same window."""
+    "first audio" read later than a `/ws` preview's, mixed into one window and one histogram."""
     client = await worker(ToneEngine())
     synth = await client.post("/synth", json={"text": "하나.", "output_path": str(tmp_path / "a.wav")})
     assert synth.status == 200
