@@ -131,7 +131,8 @@ def kept_from_earlier_workers(path: str | Path) -> Iterator[None]:
     (one started later is refused), and one held by a process of this user (the earlier worker) is
     BlockingIOError. One held by another user is theirs to hold (any user who can list the folder can
     take it) and refuses nothing, as a holder that cannot be told (`/proc/locks` unreadable, a pid of
-    another namespace) refuses nothing."""
+    another namespace, btrfs: its `stat` names a subvolume's device, `/proc/locks` the filesystem's) refuses
+    nothing."""
     descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         try:

@@ -24,13 +24,13 @@ from npu_worker.engine.espeak_child import (
     HEADER,
     IOV_PARTS,
     REQUEST,
-    FrameReader,
     _Child,
     read_frame,
     write_frame,
     write_frames,
     write_parts,
 )
+from npu_worker.engine.espeak_frame_reader import FrameReader
 from tests.call_counting import c_calls_of
 
 

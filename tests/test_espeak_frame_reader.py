@@ -18,9 +18,9 @@ from npu_worker.engine.espeak_child import (
     FAILED,
     PIPE_BYTES,
     BrokenStream,
-    FrameReader,
     write_frames,
 )
+from npu_worker.engine.espeak_frame_reader import FrameReader
 from npu_worker.engine.espeak_process import ANSWER_BUFFER_BYTES, FIRST_ANSWER_BYTES, ChildEspeak
 from tests.timing import seconds
 

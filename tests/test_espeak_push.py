@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.espeak_child import AUDIO, END, BrokenStream, FrameReader, UnreadFrame, write_frames
+from npu_worker.engine.espeak_child import AUDIO, END, BrokenStream, write_frames
+from npu_worker.engine.espeak_frame_reader import FrameReader, UnreadFrame
 from npu_worker.protocol import EngineError, UnknownLanguage
 from tests import espeak_children
 

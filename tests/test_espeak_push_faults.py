@@ -21,7 +21,8 @@ import pytest
 
 from npu_worker.engine import espeak_process, espeak_request_deadline
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.espeak_child import AUDIO, END, FrameReader, UnreadFrame, write_frames
+from npu_worker.engine.espeak_child import AUDIO, END, write_frames
+from npu_worker.engine.espeak_frame_reader import FrameReader, UnreadFrame
 from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.protocol import EngineError
 from tests.timing import seconds

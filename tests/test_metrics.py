@@ -10,7 +10,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from tests.test_ws_support import batch, connect
+from tests.test_ws_support import batch, connect, run_request
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -51,7 +51,7 @@ async def test_requests_sections_errors_and_timings_are_counted(worker, tmp_path
     assert value(samples, "npu_worker_sections_total", outcome="error") == 1
     assert value(samples, "npu_worker_jobs_total", kind="preview", outcome="ok") == 1
     assert value(samples, "npu_worker_jobs_total", kind="batch", outcome="partial") == 1
-    assert value(samples, "npu_worker_ttfa_seconds_count") == 2  # the failed-only job made no audio
+    assert value(samples, "npu_worker_ttfa_seconds_count") == 0  # no listener heard them as made
     assert value(samples, "npu_worker_section_seconds_count") == 3
     assert value(samples, "npu_worker_engine_busy_seconds_total") > 0
     assert value(samples, "npu_worker_engine_loaded") == 1
@@ -256,3 +256,26 @@ async def test_every_exposed_series_is_documented_and_every_documented_one_expos
                 {name, family.name} if family.type != "counter" else {name}
             ), sample.name
     assert exposed == documented
+
+
+async def test_ttfa_counts_only_jobs_a_listener_hears_as_they_are_made(worker, tmp_path: Path):
+    """A `/synth` or a `/synth_batch` has no listener of its audio: its engine makes the first audio
+    unhurried (espeak's child holds the first frame, ZipVoice makes a longer first segment), so its
+    "first audio" read later than a `/ws` preview's, mixed into one window and one histogram."""
+    client = await worker(ToneEngine())
+    synth = await client.post("/synth", json={"text": "하나.", "output_path": str(tmp_path / "a.wav")})
+    assert synth.status == 200
+    ndjson = {"sections": [{"text": "둘."}], "stream": False}
+    assert (await client.post("/synth_batch", json=ndjson)).status == 200
+    health = await (await client.get("/health")).json()
+    assert health["ttfa_ms"] == {"p50": None, "p95": None, "count": 0}
+    assert value(await scrape(client), "npu_worker_ttfa_seconds_count") == 0
+
+    ws = await connect(client)
+    try:
+        assert (await run_request(ws, batch("셋."))).done["ok_count"] == 1
+    finally:
+        await ws.close()
+    health = await (await client.get("/health")).json()
+    assert health["ttfa_ms"]["count"] == 1 and health["ttfa_ms"]["p50"] > 0
+    assert value(await scrape(client), "npu_worker_ttfa_seconds_count") == 1

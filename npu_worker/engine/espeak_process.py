@@ -37,15 +37,14 @@ from .espeak_child import (
     STOP,
     BrokenStream,
     Failure,
-    FrameReader,
     Phonemize,
     Ready,
     Request,
-    UnreadFrame,
     write_frame,
 )
 from .espeak_deadlines import DEADLINES
 from .espeak_failures import ChildGone, child_error, child_failure
+from .espeak_frame_reader import FrameReader, UnreadFrame
 from .espeak_lib import EspeakVoice, find_voice
 from .espeak_request_deadline import RequestDeadline
 

@@ -7,7 +7,7 @@ Why this shape: the clock runs only while the engine thread is blocked in its re
 is never killed for the time the thread spends elsewhere (handing chunks over; the child then waits on
 its pipe); and one deadline is armed a request (a lock and a dict entry, as a cancel's `STOP`), not one
 a frame: it fires only for a request still running `seconds` after it started, and is armed again from
-the start of the wait then in progress. The reader (`espeak_child.FrameReader`) marks each read that
+the start of the wait then in progress. The reader (`espeak_frame_reader.FrameReader`) marks each read that
 waits on the pipe with two stores and a clock read: a read takes several frames, and one a frame is cut
 out of it with no mark.
 """

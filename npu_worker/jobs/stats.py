@@ -54,7 +54,10 @@ class Stats:
 
 
 def record_first_audio(job: Job, stats: Stats, observer: SchedulerObserver) -> None:
-    """The job's first audio is out now: its time, the TTFA window, the metrics (local and Redis queues)."""
+    """The job's first audio is out now: its time; the TTFA window and the metrics (local and Redis
+    queues) only for a job a listener hears as it is made (`stream_audio`): a files-only job's engine
+    makes its first audio unhurried (`early_audio` False), so its figure read later and meant another thing."""
     job.first_audio_at = time.monotonic()
-    stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
-    observer.first_audio(job, job.first_audio_at - job.submitted_at)
+    if job.stream_audio:
+        stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
+        observer.first_audio(job, job.first_audio_at - job.submitted_at)
