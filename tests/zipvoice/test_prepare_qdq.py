@@ -101,8 +101,8 @@ def test_a_sentence_is_no_farther_from_fp32_than_the_cpu_int8_files_are(
     """The CPU runs fixed shapes too (`--fixed-shapes`: the same padding to the bucket as the NPU), so the
     distance is the arithmetic's, not the padding's (dynamic vs padded alone is ≈ 0.39 on this model).
     The NPU's sentence was spoken by the same `speak` on QNN in the background process, all three with
-    qdq_background.SENTENCE_STEPS (2) steps: measured 0.0052 against 0.0093 at bucket 351 (0.0047 at
-    383; small export, 2026-12-07)."""
+    qdq_background.SENTENCE_STEPS (1) step: measured 0.0050 against 0.0102 at bucket 351 (0.0052 against
+    0.0093 with 2 steps; small export, 2026-12-07)."""
     on_cpu = {"fixed_shapes": True, "buckets": (BUCKET,)}  # the NPU's one bucket, its padding
     reference, engine = speak(source_dir, tmp_path / "fp32", **on_cpu)  # fp32 on the CPU
     assert max(trace.frames for trace in engine.traces) <= BUCKET  # in that bucket, no overflow

@@ -273,12 +273,22 @@ def test_the_reference_voice_written_alone_is_the_built_models(model_dir: Path, 
         assert (tmp_path / name).read_bytes() == (model_dir / name).read_bytes(), name
 
 
-def test_fixed_shapes_and_sherpa_layout(tmp_path: Path) -> None:
-    out = sm.build_model_dir(tmp_path, "tiny", ("int8",), {"N": 1, "T": 64}, layout="sherpa")
+def test_fixed_shapes_and_sherpa_layout_and_every_file_is_0644_under_umask_077(tmp_path: Path) -> None:
+    """Also the int8 files' mode: they are onnxruntime's quantiser's writes, which followed the umask
+    (0600 under 077) beside the others' 0644 (`write_whole`'s). Checked on this build, the one int8
+    build of the two files: test_make_test_model_signals.py's rerun builds fp32 (its leftovers do not
+    depend on the precision), where a second int8 build was ≈ 5 s of CPU, most of it the quantiser's."""
+    umask = os.umask(0o077)
+    try:
+        out = sm.build_model_dir(tmp_path, "tiny", ("int8",), {"N": 1, "T": 64}, layout="sherpa")
+    finally:
+        os.umask(umask)
     assert {"encoder.int8.onnx", "decoder.int8.onnx", "vocos_24khz.onnx"} <= {p.name for p in out.iterdir()}
     assert not (out / "decoder.onnx").exists()
     shape = session(out / "decoder.int8.onnx", optimise=False).get_inputs()[1].shape
     assert shape == [1, 64, 100]
+    modes = {path.name: oct(path.stat().st_mode & 0o777) for path in out.iterdir() if path.is_file()}
+    assert set(modes.values()) == {"0o644"}, modes
 
 
 def test_command_line_builds_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
