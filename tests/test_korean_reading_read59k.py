@@ -48,3 +48,42 @@ def test_an_author_s_name_cited_beside_an_ion_is_as_written(text: str, said: str
     """rvk22 spelled an ion's symbols bare in the same text, "Li 금속" L-I 금속, and so an author's name in a citation,
     "(Li et al., 2020)", "Li 등(2020)": L-I et al. (a battery lecture's citations of Li, a surname, beside Li⁺)."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # int: a approaches b approaches c (0d1e79d: a, b, c, the Korean rules' flow)
+        ("It goes a → b → c here.", "It goes a to b to c here."),
+        ("The flow x → y → z is here.", "The flow x to y to z is here."),
+        ("The flow x → 1 → 2 is here.", "The flow x to one to two is here."),
+        # as int read them: a capital's flow, a limit, two limits in one sentence
+        ("It goes A → B → C here.", "It goes A to B to C here."),
+        ("The limit as x → 0 is 1.", "The limit as x approaches zero is 1."),
+        ("As x → 0 and y → 1, it holds here.", "As x approaches zero and y approaches one, it holds here."),
+    ],
+)
+def test_a_flow_of_arrows_in_an_english_sentence_is_no_limit(text: str, said: str) -> None:
+    """korean21 said a small letter's arrow to a letter or a number "approaches", a limit's, and so each step of a flow,
+    "a → b → c": a approaches b approaches c."""
+    assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "said"),
+    [
+        ("Let 0 ‹ x here.", "en", "Let 0 < x here."),  # int: Let 0 ‹ x (espeak: nothing for "‹")
+        ("Let 0 ‹ ε here.", "en", "Let 0 < ε here."),
+        ("If 5 › x then it holds here.", "en", "If 5 > x then it holds here."),
+        ("Let 0 ‹ 2π here.", "en", "Let 0 < 2π here."),
+        # as int read them: a breadcrumb's label and number, a step's word
+        ("Page 1 › 2 › 3", "en", "Page 1 › 2 › 3"),
+        ("Step 1 › 2", "en", "Step 1 › 2"),
+        ("Step 1 › Done", "en", "Step 1 › Done"),
+        ("경로: Page 1 › 2 › 3", "ko", "경로: Page 1 › 2 › 3"),
+    ],
+)
+def test_a_bound_after_a_capitalised_word_s_number_is_no_breadcrumb(text: str, lang: str, said: str) -> None:
+    """korean21 took any capitalised word and a number before an angle quote for a breadcrumb's label, "Page 1 › 2", and
+    so a sentence's bound, "Let 0 ‹ x": the quote left, which espeak says nothing for (0d1e79d: less than)."""
+    assert spoken_form(text, lang) == said

@@ -152,5 +152,6 @@
 # (not 2분의 1).
 # 27: read59k's reading of rvk22: an English sentence's unit rate and letter's division, "5 mg/1.5 mL", "x/1.5", keep their
 # slash (not 밀리그램 one point five, x one point five); an author's name beside an ion, "(Li et al., 2020)", "Li 등(2020)",
-# as written (not L-I et al.).
+# as written (not L-I et al.); an English sentence's flow, "a → b → c", a to b to c (not a approaches b approaches c); a
+# bound after a capitalised word's number, "Let 0 ‹ x", less than (not the quote left unsaid).
 AUDIO_REVISION = 27
