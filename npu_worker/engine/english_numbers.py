@@ -205,9 +205,17 @@ def _integer(match: re.Match[str]) -> str:
     return f"minus {said}" if sign else said
 
 
+# ... the name a capital and a letter or more, not a unit's: a unit's rate and a letter's division, "5 mg/1.5 mL",
+# "x/1.5", keep their slash (rvk21: 5 밀리그램 one point five, x one point five: the rate and the division unsaid).
+_NAME_BEFORE_SLASH = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]{1,15}$")
+
+
 def _decimal(match: re.Match[str]) -> str:
     slash, whole, fraction = match.groups()
-    said = (" " if slash else "") + _number_or_digits(whole)
+    said = _number_or_digits(whole)
+    if slash:
+        name = _NAME_BEFORE_SLASH.search(match.string, max(0, match.start() - 16), match.start())
+        said = (" " if name and name.group() not in UNIT_NAMES else "/") + said
     letter_after = match.string[match.end() : match.end() + 1].isalpha()
     return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}{' ' if letter_after else ''}"
 

@@ -106,6 +106,9 @@ _LABELS_NUMBER = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{1,15} \d{1,4} ?$")
 _CRUMB = r"(?:\d{1,4}|[A-Z][a-z]{1,20})"
 _CRUMB_BEFORE = re.compile(rf"[‹›] ?{_CRUMB} ?$")
 _CRUMB_AFTER = re.compile(rf" ?{_CRUMB} ?[‹›]")
+# ... the label's only before a step's number or word, "Step 1 › 2", "Step 1 › Done": a sentence's bound after a
+# capitalised word's number, "Let 0 ‹ x", "If 5 › x then", is a bound (korean21: left, espeak said nothing for it).
+_CRUMB_NEXT = re.compile(rf" ?{_CRUMB}(?![\w(]|\.\d)")
 
 
 def angle_relations(text: str) -> str:
@@ -118,7 +121,8 @@ def angle_relations(text: str) -> str:
 def _angle_sign(match: re.Match[str]) -> str:
     text, start = match.string, match.start()
     before = text[max(0, start - 24) : start]
-    if _LABELS_NUMBER.search(before) or _CRUMB_BEFORE.search(before) or _CRUMB_AFTER.match(text, match.end()):
+    labelled = _LABELS_NUMBER.search(before) and _CRUMB_NEXT.match(text, match.end())
+    if labelled or _CRUMB_BEFORE.search(before) or _CRUMB_AFTER.match(text, match.end()):
         return match.group()  # a breadcrumb's step
     return "<" if match.group() == "‹" else ">"
 
@@ -328,8 +332,16 @@ _LIMIT_ARROW = re.compile(
 )
 
 
+# ... but not a step of a flow, "a → b → c", "x → 1 → 2" (korean21: a approaches b approaches c): a map's "to" (`_ARROW`).
+_FLOW_AFTER = re.compile(r"[-−+]?(?:\d{1,15}(?:\.\d{1,15})?|[a-z]|∞) {0,4}[→⟶➔➜➡]")
+_FLOW_BEFORE = re.compile(r"[→⟶➔➜➡] {0,4}(?:[A-Za-z]|[a-z]\([a-z]\))$")
+
+
 def _limit_arrow(match: re.Match[str]) -> str:
     """ "→ -∞", "→ -1", "→ +∞" with the sign in English words too (korean21: approaches -무한대, approaches 마이너스 1)."""
+    text, start = match.string, match.start()
+    if _FLOW_AFTER.match(text, match.end()) or _FLOW_BEFORE.search(text, max(0, start - 12), start):
+        return match.group()
     sign, infinity = match.groups()
     said = {None: " approaches ", "+": " approaches plus "}.get(sign, " approaches minus ")
     return f"{said}infinity" if infinity else said

@@ -150,4 +150,8 @@
 # F-E 원자 (not Fe, espeak's "fee", beside the spelled ion); "T₀.₅" T 제로 포인트 파이브 (not T제로.₅, the half unsaid); "f(x) → 0"
 # f(x) approaches zero (not to 0); "x < 5 in 이 구간" x 5 미만 in 이 구간 (not in 미만, inches); "1) Add 1/2 cup." English, one half
 # (not 2분의 1).
-AUDIO_REVISION = 26
+# 27: read59k's reading of rvk22: an English sentence's unit rate and letter's division, "5 mg/1.5 mL", "x/1.5", keep their
+# slash (not 밀리그램 one point five, x one point five); an author's name beside an ion, "(Li et al., 2020)", "Li 등(2020)",
+# as written (not L-I et al.); an English sentence's flow, "a → b → c", a to b to c (not a approaches b approaches c); a
+# bound after a capitalised word's number, "Let 0 ‹ x", less than (not the quote left unsaid).
+AUDIO_REVISION = 27

@@ -161,10 +161,18 @@ _BARE_FORMULA = re.compile(
     r"(?<![A-Za-z\d₀-₉\-./_])(?:[A-Z][a-z]?){1,4}(?![A-Za-z\d_₀-₉⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^(\-/]|\.\w)( ?[가-힣])?"
 )
 
+# ... nor an author's name, a citation's, "(Li et al., 2020)", "Li 등(2020)", "(Li, 2020)", "Li and Wang (2020)" (rvk22:
+# L-I et al., a surname spelled beside a battery lecture's Li⁺).
+_CITATION_AFTER = re.compile(
+    r" et al\b|(?: 등| and [A-Z][a-z]{1,20})? ?\(?(?:19|20)\d\d[a-z]?\)|, (?:19|20)\d\d[a-z]?\)"
+)
+
 
 def _bare_formula(match: re.Match[str], spelled: set[str]) -> str:
     symbols = match.group().removesuffix(match.group(1) or "")
     if symbols not in spelled or (symbols in _WORD_SYMBOLS and not match.group(1)):
+        return match.group()
+    if _CITATION_AFTER.match(match.string, match.start() + len(symbols)):
         return match.group()
     return _spelled(symbols) + (match.group(1) or "")
 

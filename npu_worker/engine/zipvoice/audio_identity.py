@@ -83,7 +83,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # and the rest the espeak engine's revision 24 lists.
 # 29: stop 59's review of korean21 (rvk21): the readings the espeak engine's revision 25 lists.
 # 30: stop 59's review of rvk21 (rvk22): the readings the espeak engine's revision 26 lists.
-AUDIO_REVISION = 30
+# 31: stop 59's last reading (read59k): the readings the espeak engine's revision 27 lists.
+AUDIO_REVISION = 31
 
 
 def audio_settings(
