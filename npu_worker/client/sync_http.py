@@ -232,6 +232,10 @@ class Http:
             short = f"the answer ended {response.length} bytes short of its Content-Length"
             short = STOPPED_READING if deadline.stopped else short
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
+        if deadline.stopped and response.length is None and not response.chunked:
+            # A body the close ends (no length, no chunks: an HTTP/1.0 proxy's) ended at the stop's own
+            # shutdown: its part was decoded as a whole answer, refused as no JSON, the stop unsaid.
+            raise AnswerCut(f"{where}: {STOPPED_READING}")
         if self.on_answer is not None:
             self.on_answer()
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
