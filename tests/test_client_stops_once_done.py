@@ -215,3 +215,31 @@ async def test_synth_stopped_as_an_answer_without_a_length_is_read_says_the_stop
         " stopped; the answer was cut off, so /w/a.wav may or may not have been written (the worker stops"
         " a synthesis once its caller has gone); run synth again to be sure"
     ], done.stderr
+
+
+@pytest.mark.allow_blocking
+async def test_synth_stopped_as_a_whole_answer_without_a_length_is_read_keeps_the_works_status():
+    """The same body whole (the close after it): the stop's shutdown ended nothing, the answer is in."""
+
+    async def whole_then_close(method: str, path: str):  # noqa: ANN202
+        head = b"HTTP/1.1 200 X\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+        yield head + b'{"status": "fail", "error": "EngineError: no voice"}'
+
+    async with RogueWorker(whole_then_close) as rogue:
+        done = await asyncio.to_thread(
+            client,
+            SIGNALLED_IN_JSON,
+            "read",
+            "SIGTERM",
+            "synth",
+            "가.",
+            "-o",
+            "/w/a.wav",
+            "--base",
+            rogue.base,
+        )
+    said = "npu-worker synth: terminated as it printed its result; the work was done: no wav was made"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (
+        1,
+        [f"{said} (EngineError: no voice)"],
+    ), done.stderr
