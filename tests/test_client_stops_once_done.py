@@ -182,3 +182,64 @@ def test_batch_poll_stopped_as_it_saw_its_job_end_says_what_the_ended_job_made(t
         f"npu-worker batch: terminated; job {job} had already ended, 2 of 2 sections done (their wavs are kept)"
     ]
     assert sorted(path.name for path in out.glob("*.wav")) == ["s00.wav", "s01.wav"]
+
+
+@pytest.mark.allow_blocking
+async def test_synth_stopped_as_an_answer_without_a_length_is_read_says_the_stop():
+    """A body the close ends (no Content-Length, no chunks: an HTTP/1.0 proxy's), cut by the stop,
+    ends as if the peer had closed: its part was decoded and refused as a worker's garbage, exit 2,
+    the stop unsaid. Cut by a stop, it is cut, as one with a Content-Length is."""
+    never = asyncio.Event()
+
+    async def head_then_stall(method: str, path: str):  # noqa: ANN202
+        head = b"HTTP/1.1 200 X\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+        yield head + b'{"status": "ok", "wav_path": "/w/a.wav"'
+        await never.wait()
+
+    async with RogueWorker(head_then_stall) as rogue:
+        done = await asyncio.to_thread(
+            client,
+            SIGNALLED_IN_JSON,
+            "read",
+            "SIGTERM",
+            "synth",
+            "가.",
+            "-o",
+            "/w/a.wav",
+            "--base",
+            rogue.base,
+        )
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.splitlines()[-1:] == [
+        f"npu-worker synth: terminated; POST {rogue.base}/synth: its read was cut short as the command"
+        " stopped; the answer was cut off, so /w/a.wav may or may not have been written (the worker stops"
+        " a synthesis once its caller has gone); run synth again to be sure"
+    ], done.stderr
+
+
+@pytest.mark.allow_blocking
+async def test_synth_stopped_as_a_whole_answer_without_a_length_is_read_keeps_the_works_status():
+    """The same body whole (the close after it): the stop's shutdown ended nothing, the answer is in."""
+
+    async def whole_then_close(method: str, path: str):  # noqa: ANN202
+        head = b"HTTP/1.1 200 X\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+        yield head + b'{"status": "fail", "error": "EngineError: no voice"}'
+
+    async with RogueWorker(whole_then_close) as rogue:
+        done = await asyncio.to_thread(
+            client,
+            SIGNALLED_IN_JSON,
+            "read",
+            "SIGTERM",
+            "synth",
+            "가.",
+            "-o",
+            "/w/a.wav",
+            "--base",
+            rogue.base,
+        )
+    said = "npu-worker synth: terminated as it printed its result; the work was done: no wav was made"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (
+        1,
+        [f"{said} (EngineError: no voice)"],
+    ), done.stderr

@@ -27,7 +27,14 @@ from npu_worker.client.common import (
     resolve_base,
     retry_after_of,
 )
-from npu_worker.client.errors import AnswerCut, NotConnected, TransportError, WorkerHTTPError, unreached
+from npu_worker.client.errors import (
+    AnswerCut,
+    NotConnected,
+    TransportError,
+    WorkerHTTPError,
+    WorkerProtocolError,
+    unreached,
+)
 from npu_worker.deadline_thread import WATCHDOG, Armed
 
 STOPPED_READING = "its read was cut short as the command stopped"
@@ -232,6 +239,14 @@ class Http:
             short = f"the answer ended {response.length} bytes short of its Content-Length"
             short = STOPPED_READING if deadline.stopped else short
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
+        if deadline.stopped and response.length is None and not response.chunked:
+            # A body the close ends (no length, no chunks: an HTTP/1.0 proxy's) ended at the stop's own
+            # shutdown, whole or not: whole if it is a JSON object (its part was refused as no JSON, as
+            # a worker's garbage, and the stop went unsaid).
+            try:
+                answer_of(raw, response.status, response.headers.get("Content-Type"), where)
+            except WorkerProtocolError:
+                raise AnswerCut(f"{where}: {STOPPED_READING}") from None
         if self.on_answer is not None:
             self.on_answer()
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
