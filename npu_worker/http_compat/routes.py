@@ -6,16 +6,14 @@ import asyncio
 import io
 import logging
 import re
-import statistics
 from typing import TYPE_CHECKING, BinaryIO
 
 from aiohttp import web
 
-from .. import PROTOCOL_VERSION, __version__, openapi
-from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY, START_ID_KEY
+from .. import openapi
+from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY
 from ..config import parse_bool
-from ..engine.factory import reported_backend
-from ..errors import SHUTTING_DOWN_REASON, InternalError, StateUnavailable, WorkerError, counted
+from ..errors import SHUTTING_DOWN_REASON
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..printable import printable
 from ..protocol import (
@@ -23,33 +21,27 @@ from ..protocol import (
     BatchRequest,
     Done,
     JobNotFound,
-    Loading,
     Progress,
     QueueFull,
-    QueueUnavailable,
     SectionError,
     SectionRequest,
     parse_batch_request,
     parse_synth_request,
 )
 from .bodies import (
-    RETRY_AFTER,
     Cancelled,
-    DecoderCallCounts,
-    Health,
     JobList,
     JobResult,
     JobStatus,
     Queued,
-    Ready,
     SynthFailed,
     SynthResult,
-    TtfaFigures,
     json_response,
 )
 from .byte_range import Unsatisfiable, asked_range, range_field
 from .errors import error_response, expect_continue, expect_within
 from .hang_up import HANG_UP_CHECK_SECONDS, caller_gone, send_within
+from .health_routes import health, ready
 from .ndjson import open_stream, stream_job
 from .query import query_value
 from .request_body import read_body
@@ -79,93 +71,6 @@ def _query_flag(request: web.Request, name: str) -> bool:
         return parse_bool(raw)
     except ValueError:
         raise BadRequest(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {raw[:40]!r}") from None
-
-
-def _percentile(values: list[float], fraction: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[int(fraction * 100) - 1], 1)
-
-
-async def health(request: web.Request) -> web.Response:
-    scheduler = request.app[SCHEDULER_KEY]
-    settings = request.app[SETTINGS_KEY]
-    queue = await scheduler.queue_health()  # first: it refreshes the cluster view the rest reads
-    info = scheduler.info
-    ttfa = scheduler.ttfa_ms
-    body = Health(
-        # load_error first: kept jobs that could not be read leave the engine's info, yet nothing is served
-        status="fail" if scheduler.load_error else ("ok" if info else "loading"),
-        loaded=info is not None,
-        load_seconds=scheduler.load_seconds,
-        load_phase=scheduler.load_phase,
-        backend=info.backend if info else reported_backend(settings.backend),
-        device=info.device if info else None,
-        ref_wav=settings.ref_wav,
-        version=PROTOCOL_VERSION,
-        package_version=__version__,
-        sample_rate=info.sample_rate if info else None,
-        model=info.model if info else None,
-        precision=info.precision if info else None,
-        fallback_reason=info.fallback_reason if info else None,
-        placement={name: dict(place) for name, place in info.placement.items()} if info else None,
-        queue=scheduler.queue_size(),
-        jobs_running=scheduler.jobs_running(),
-        ttfa_ms=TtfaFigures(_percentile(ttfa, 0.5), _percentile(ttfa, 0.95), len(ttfa)),
-        start_id=request.app[START_ID_KEY],
-        **queue,
-    )
-    if info is not None and (languages := scheduler.spoken_languages()) is not None:
-        body.languages = languages  # (`bench --lang` refuses one not listed before its run)
-    calls = scheduler.decoder_calls
-    if calls is not None:  # segments on the CPU overflow decoder, which `device` does not show
-        body.decoder_calls = DecoderCallCounts(calls.total, calls.cpu_overflow)
-    if body.redis == "unreachable":  # the shared queue is down: this node cannot take requests
-        body.failed(body.error if isinstance(body.error, str) else "QueueUnavailable: Redis is unreachable")
-        return _not_now(json_response(body, status=503), QueueUnavailable)
-    if scheduler.load_error is not None:
-        body.failed(str(scheduler.load_error), scheduler.load_error.fallback)
-        return json_response(body, status=500)
-    if info is None:  # a load balancer's or a client's poll: when to ask again, as a refused request says
-        return _not_now(json_response(body, status=503), Loading)
-    return json_response(body)
-
-
-def _not_now(response: web.Response, kind: type[WorkerError]) -> web.Response:
-    """`response` with the `Retry-After` a refusal of `kind` carries (`bodies.RETRY_AFTER`)."""
-    response.headers["Retry-After"] = str(RETRY_AFTER[kind])
-    return response
-
-
-async def ready(request: web.Request) -> web.Response:
-    """200 only when a request would be served now (loaded, queue below its bound, not shutting down);
-    a 503 carries the `Retry-After` a request refused for the same reason would (none after a failed
-    load: waiting does not help)."""
-    scheduler = request.app[SCHEDULER_KEY]
-    bound = request.app[SETTINGS_KEY].max_queue
-    queue = await scheduler.queue_health()  # a Redis queue: refreshes the cluster-wide depth
-    waiting = scheduler.queue_size()
-    reason, kind = None, None
-    if queue.get("redis") == "unreachable":
-        reason, kind = "the shared queue (Redis) is unreachable", QueueUnavailable
-    elif queue.get("redis") == "full":  # every submit would be a 503 QueueUnavailable
-        reason, kind = "Redis is full (its maxmemory is reached)", QueueUnavailable
-    # Not the engine's: a loop of a Redis node ended on a bug, a local worker's kept jobs were not read.
-    elif isinstance(scheduler.load_error, (InternalError, StateUnavailable)):
-        reason = f"the worker cannot serve: {scheduler.load_error}"
-    elif scheduler.load_error is not None:
-        reason = f"the engine failed to load: {scheduler.load_error}"
-    elif not scheduler.loaded:
-        reason, kind = scheduler.loading().message.removesuffix("; retry shortly"), Loading
-    elif scheduler.draining:  # a request now is a 429 QueueFull (a restarted worker takes it)
-        reason, kind = "shutting down", QueueFull
-    elif waiting >= bound:
-        said = counted(waiting, "section", "sections")
-        reason, kind = f"the queue is full ({said} waiting, bound {bound})", QueueFull
-    response = json_response(Ready(reason is None, reason, waiting), status=200 if reason is None else 503)
-    return _not_now(response, kind) if kind is not None else response
 
 
 async def _wait_done(
