@@ -154,14 +154,15 @@ def probe_admission(notes: Notes) -> None:
 
     enqueue, take = Admission.enqueue, Admission._take
 
-    def timed_enqueue(self: Any, job: Any) -> None:
+    def timed_enqueue(self: Any, job: Any, *rest: Any, **named: Any) -> None:
+        """(`rest`, `named`: what else `enqueue` takes, passed on: `told_at_once` since stop 59)"""
         output = job.sections[0].output_path if job.sections else None
         state = [self._engine_waiting, self._lanes_waiting, len(self._running), len(self._beside)]
         notes.first(job.id, "enqueued")
         notes.first(job.id, "state_at_enqueue", state)
         notes.first(job.id, "output_path", output and str(output))
         notes.first(job.id, "created", job.created_mono)
-        enqueue(self, job)
+        enqueue(self, job, *rest, **named)
 
     def timed_take(self: Any, job: Any, section: Any, beside: bool = False) -> Any:
         notes.first(job.id, "taken")

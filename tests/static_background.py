@@ -2,7 +2,7 @@
 
 On a fresh clone (no `.mypy_cache`) mypy reads 1 113 modules: ≈ 9.4 s of CPU, 27 s of wall beside a busy
 VM (load 12, 2026-12-07), and 46 s of one worker's wall in a suite run under load (1 869 s that run),
-the worker doing nothing else meanwhile; benchmarks/README.md's 20 programs answering `--help` (each
+the worker doing nothing else meanwhile; benchmarks/README.md's programs answering `--help` (each
 imports what its benchmark needs first) ≈ 10 s of CPU, 28 s of a worker's wall at load 8, 39 s in the
 suite. So `tests/conftest.py` starts each here once the session has collected its test (the xdist
 controller, once for all workers, as `qdq_background.py`'s simulator work), at nice 5 (the suite's

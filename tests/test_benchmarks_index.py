@@ -67,7 +67,7 @@ def test_every_benchmark_command_in_the_index_exists_and_answers_help():
         if words[0] == "python":
             assert (ROOT / words[1]).is_file(), f"{words[1]} (named in benchmarks/README.md) does not exist"
 
-    # Several rows run one program with other options: its --help is asked once (28 rows, 20 programs),
+    # Several rows run one program with other options: its --help is asked once (51 commands, 31 programs),
     # by a background process from the session's start (tests/static_background.py), else here.
     programs = list(dict.fromkeys(tuple(help_argv(command)) for command in commands))
     asked = static_background.answer(static_background.HELPS[0], seconds(600))

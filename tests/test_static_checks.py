@@ -14,6 +14,7 @@ import pytest
 
 from tests import static_background
 from tests.timing import seconds
+from tests.zipvoice import qdq_background
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("npu_worker", "tests", "benchmarks")
@@ -115,8 +116,13 @@ def test_a_session_neither_reads_nor_removes_a_checks_folder_its_environment_nam
     named = tmp_path / "someone's"
     named.mkdir()
     (named / "mypy.json").write_text('{"answer": [0, "a run of another tree"]}', encoding="utf-8")
-    env = {**os.environ, static_background.FOLDER_VARIABLE: str(named), "PYTHONPATH": str(ROOT)}
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # (no xdist: the session is its own controller)
+    # No xdist: the session is its own controller. Run from an xdist worker it took itself for one (the
+    # worker's PYTEST_XDIST_WORKER) and neither started nor removed anything: the test passed. Nor the
+    # outer session's simulator folder, which this one's end would remove as its own.
+    outer = (qdq_background.ROOT_VARIABLE, "PYTEST_XDIST_")
+    env = {name: value for name, value in os.environ.items() if not name.startswith(outer)}
+    env |= {static_background.FOLDER_VARIABLE: str(named), "PYTHONPATH": str(ROOT)}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(  # collected, none run: the session's start and end alone
         [
             sys.executable,
