@@ -77,6 +77,9 @@ def test_an_idle_worker_exits_at_once(tmp_path):
     process = serve("--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0")
     try:
         wait_loaded(process.base, process)
+        # The lanes load after /health says loaded; one that loads once the shutdown began is closed
+        # unsaid, so the stop waits for the line (on a loaded box it came after the SIGTERM).
+        process.log_until("preview lanes: 2 engine instances", seconds(60))
         elapsed, log = terminate(process)
     finally:
         process.kill()
