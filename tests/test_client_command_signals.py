@@ -6,12 +6,15 @@ command's end leaves its status as it was."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import time
+import urllib.error
+import urllib.request
 import wave
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,9 +52,50 @@ def client(script: str, *words: str) -> subprocess.CompletedProcess[str]:
     return run_script(script, *words, timeout=seconds(60), env=env)
 
 
+def jobs_ended(base: str) -> int:
+    """The jobs the worker has ended (`npu_worker_jobs_total`, every kind and outcome): counted once a
+    job's last section is logged, its wav written under its name or not at all."""
+    with urllib.request.urlopen(f"{base}/metrics", timeout=seconds(10)) as answer:
+        text = answer.read().decode()
+    return sum(
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("npu_worker_jobs_total{")
+    )
+
+
+def idle(base: str) -> bool:
+    """Loaded, no section waiting and no job with work left (`/health`: 503 while it loads)."""
+    try:
+        with urllib.request.urlopen(f"{base}/health", timeout=seconds(10)) as answer:
+            health = json.loads(answer.read())
+    except urllib.error.HTTPError as loading:
+        assert loading.code == 503, loading
+        return False
+    return not health["queue"] and not health["jobs_running"]
+
+
+def polled(condition: Callable[[], bool], what: str) -> None:
+    """`condition` polled until it holds (a third party is told of neither), failing after 30 s."""
+    deadline = time.monotonic() + seconds(30)
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def one_job_ends(base: str) -> Iterator[None]:
+    """The block's job ended by the worker before it returns, also for a caller that has gone (the
+    worker still writing then: its temp file, not the name). An earlier test's job ends first, so the
+    one ended after the block is this block's."""
+    polled(lambda: idle(base), "the worker to be idle")
+    before = jobs_ended(base)
+    yield
+    polled(lambda: jobs_ended(base) > before, "the worker to end the job")
+
+
 def whole_or_absent(wav: Path) -> None:
     """The worker writes a wav whole under its name or not at all, also for a caller that has gone."""
-    time.sleep(0.5)  # (a worker still writing: its temp file, not the name)
     if wav.exists():
         with wave.open(str(wav)) as read:
             assert read.getnframes() * read.getsampwidth() * read.getnchannels() > 0
@@ -64,7 +108,10 @@ def whole_or_absent(wav: Path) -> None:
 )
 def test_synth_stopped_while_the_worker_synthesises_is_one_line(tmp_path, base, signame, word, status):
     wav = tmp_path / "a.wav"
-    done = client(SIGNALLED_CALLING, "getresponse", signame, "synth", TEXT, "-o", str(wav), "--base", base)
+    with one_job_ends(base):
+        done = client(
+            SIGNALLED_CALLING, "getresponse", signame, "synth", TEXT, "-o", str(wav), "--base", base
+        )
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (status, [f"npu-worker synth: {word}"])
     whole_or_absent(wav)
 
@@ -72,9 +119,18 @@ def test_synth_stopped_while_the_worker_synthesises_is_one_line(tmp_path, base, 
 @pytest.mark.allow_blocking
 def test_synth_under_nohup_hears_no_sighup(tmp_path, base):
     wav = tmp_path / "a.wav"
-    done = client(
-        SIGNALLED_CALLING_UNDER_NOHUP, "getresponse", "SIGHUP", "synth", "가.", "-o", str(wav), "--base", base
-    )
+    with one_job_ends(base):
+        done = client(
+            SIGNALLED_CALLING_UNDER_NOHUP,
+            "getresponse",
+            "SIGHUP",
+            "synth",
+            "가.",
+            "-o",
+            str(wav),
+            "--base",
+            base,
+        )
     assert done.returncode == 0, done.stderr
     whole_or_absent(wav)
     assert wav.exists()
@@ -103,10 +159,11 @@ def test_batch_stopped_while_it_reads_its_lecture_is_one_line(tmp_path, signame,
 @pytest.mark.allow_blocking
 def test_batch_hung_up_while_it_sends_says_what_became_of_its_job(tmp_path, base):
     """A SIGHUP (a closed terminal) ended it at once, -1, with no word of its job."""
-    done = client(
-        SIGNALLED_CALLING, "getresponse", "SIGHUP", "batch", str(lecture(tmp_path)),
-        "--out-dir", str(tmp_path / "out"), "--base", base,
-    )  # fmt: skip
+    with one_job_ends(base):
+        done = client(
+            SIGNALLED_CALLING, "getresponse", "SIGHUP", "batch", str(lecture(tmp_path)),
+            "--out-dir", str(tmp_path / "out"), "--base", base,
+        )  # fmt: skip
     assert done.returncode == 129, done.stderr
     last = done.stderr.splitlines()[-1]
     assert last.startswith("npu-worker batch: hung up; "), done.stderr
@@ -134,7 +191,10 @@ def test_a_stop_as_synth_prints_its_finished_result_keeps_the_works_status(tmp_p
     """The wav made: it said `terminated` (`hung up`, `interrupted`) and 143 (129, 130), as if the work
     had not been done, where a supervisor's stop then leaves the work's status and says what was made."""
     wav = tmp_path / "a.wav"
-    done = client(SIGNALLED_CALLING, "print_result", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    with one_job_ends(base):
+        done = client(
+            SIGNALLED_CALLING, "print_result", signame, "synth", "가.", "-o", str(wav), "--base", base
+        )
     said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
     whole_or_absent(wav)

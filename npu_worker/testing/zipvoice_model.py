@@ -48,6 +48,7 @@ import numpy as np
 import onnx
 
 from npu_worker.audio import wav_bytes
+from npu_worker.engine.zipvoice import quantiser_index
 from npu_worker.files import temp_name, write_atomic
 from npu_worker.leftovers import PART_SUFFIX, remove_part_beneath
 from npu_worker.other_writers import shared_with_others
@@ -323,7 +324,8 @@ def _quantize(source: Path, target: Path) -> None:
     root.setLevel(logging.ERROR)  # quantize_dynamic warns about pre-processing on every call
     aside = target.with_name(temp_name(target.name))  # renamed whole, as `write_whole`
     try:
-        quantize_dynamic(source, aside, op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
+        with quantiser_index.indexed_lookups():  # the same bytes, without onnxruntime's name scans
+            quantize_dynamic(source, aside, op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
         os.chmod(aside, WHOLE_FILE_MODE)  # as `write_whole`'s (it followed the umask: 0600 beside 0644)
         os.replace(aside, target)
     finally:

@@ -29,6 +29,12 @@ quantised weights); tests/zipvoice/test_quantiser_index.py checks every rename a
 against onnxruntime's own scan, and fails if it ever does otherwise.
 The swap is process-wide, so blocks in other threads take turns (`_SWAPPING`): two at once each put
 back what they found, and the one leaving last would leave the other's swap in onnxruntime for good.
+
+`indexed_lookups` gives make-test-model's `quantize_dynamic` (the QOperator flow: MatMulInteger) the same
+initializer index, and also serves `ONNXModel.find_node_by_name` (a copy of every node plus the new ones,
+walked per lookup) and the QOperator MatMul's `find_by_name` over the quantiser's `new_nodes` (a list it
+only appends to) from `_ByName`: on one tiny int8 build these walks were 9 of 11 profiled seconds. The
+renames keep onnxruntime's scans there (its QOperator quantisers assign node inputs directly).
 """
 
 from __future__ import annotations
@@ -130,16 +136,26 @@ class _ByName:
         return items[position]
 
 
-def _initializer_lookups(original: Any, original_remove: Any) -> tuple[Any, Any, Any]:
+def _initializer_lookups(
+    original: Any, original_remove: Any, node_lists: bool = False
+) -> tuple[Any, Any, Any]:
     """`find_by_name`, `ONNXModel.get_initializer` and `ONNXModel.remove_initializer` (`original_remove`,
     then the indexes start again) with the graph's initializers found from `_ByName` (the same first
-    match); any other list goes to `original`."""
+    match), and with `node_lists` Python lists of nodes too (the QOperator quantiser's `new_nodes`, only
+    ever appended to, which its MatMul walks per MatMul); any other list goes to `original`."""
     import onnx
 
     indexes: dict[int, _ByName] = {}
 
+    def indexed(items: Any) -> bool:
+        if not items or isinstance(items, tuple):
+            return False
+        if isinstance(items, list):
+            return node_lists and isinstance(items[0], onnx.NodeProto)
+        return isinstance(items[0], onnx.TensorProto)
+
     def index_of(items: Any) -> _ByName | None:
-        if isinstance(items, (list, tuple)) or not items or not isinstance(items[0], onnx.TensorProto):
+        if not indexed(items):
             return None
         index = indexes.get(id(items))
         if index is None or index.items is not items:
@@ -159,6 +175,38 @@ def _initializer_lookups(original: Any, original_remove: Any) -> tuple[Any, Any,
             index.clear()
 
     return find_by_name, get_initializer, remove_initializer
+
+
+def _node_lookup() -> Any:
+    """`ONNXModel.find_node_by_name`: the first node so named in the graph, else among `new_nodes_list`
+    (onnxruntime copies both into one list and walks it per call), each from its own `_ByName`."""
+    indexes: dict[int, _ByName] = {}
+
+    def index_of(items: Any) -> _ByName:
+        index = indexes.get(id(items))
+        if index is None or index.items is not items:
+            index = indexes[id(items)] = _ByName(items)
+        return index
+
+    def find_node_by_name(self: Any, node_name: str, new_nodes_list: Any, graph: Any) -> Any:
+        node = index_of(graph.node).find(node_name)
+        return node if node is not None else index_of(new_nodes_list).find(node_name)
+
+    return find_node_by_name
+
+
+@contextlib.contextmanager
+def _swapped(replacements: list[tuple[Any, str, Any]]) -> Iterator[None]:
+    """Each `(owner, name, replacement)` set on its owner for the block, the originals put back after."""
+    with _SWAPPING:
+        originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in replacements]
+        for owner, name, replacement in replacements:
+            setattr(owner, name, replacement)
+        try:
+            yield
+        finally:
+            for owner, name, original in originals:
+                setattr(owner, name, original)
 
 
 @contextlib.contextmanager
@@ -185,12 +233,33 @@ def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
             for module in (base_quantizer, onnx_model, qdq_quantizer, conv, matmul)
         ),
     ]
-    with _SWAPPING:
-        originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in swapped]
-        for owner, name, replacement in swapped:
-            setattr(owner, name, replacement)
-        try:
-            yield True
-        finally:
-            for owner, name, original in originals:
-                setattr(owner, name, original)
+    with _swapped(swapped):
+        yield True
+
+
+@contextlib.contextmanager
+def indexed_lookups() -> Iterator[bool]:
+    """onnxruntime's initializer and node lookups by name served from indexes inside the block, for
+    `quantize_dynamic` (yields whether they are: only on a TESTED onnxruntime). Its QOperator flow
+    assigns node inputs directly, so the renames keep onnxruntime's own scans."""
+    if not applies(None):
+        yield False
+        return
+    from onnxruntime.quantization import base_quantizer, onnx_model, onnx_quantizer, quant_utils
+    from onnxruntime.quantization.onnx_model import ONNXModel
+    from onnxruntime.quantization.operators import conv, matmul
+
+    find_by_name, get_initializer, remove_initializer = _initializer_lookups(
+        quant_utils.find_by_name, ONNXModel.__dict__["remove_initializer"], node_lists=True
+    )
+    swapped = [
+        (ONNXModel, "get_initializer", get_initializer),
+        (ONNXModel, "remove_initializer", remove_initializer),
+        (ONNXModel, "find_node_by_name", _node_lookup()),
+        *(
+            (module, "find_by_name", find_by_name)
+            for module in (base_quantizer, onnx_model, onnx_quantizer, conv, matmul)
+        ),
+    ]
+    with _swapped(swapped):
+        yield True
