@@ -27,7 +27,7 @@ from tests.zipvoice.simple_decoder import write_simple_decoder
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built once per session: pytest-xdist's workers share their session's temp root, and the first to
-    take the lock builds it (≈ 6.5 s of CPU, built again by every worker before). Tests copy it to change it."""
+    take the lock builds it (≈ 2.5 s of CPU for `make-test-model --size tiny`, benchmarks/QNN_PREPARE.md; built again by every worker before). Tests copy it to change it."""
     root = tmp_path_factory.getbasetemp()
     if "PYTEST_XDIST_WORKER" in os.environ:
         root = root.parent  # <session>/popen-gwN -> <session>: this session's, never a stale one
