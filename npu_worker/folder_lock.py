@@ -118,7 +118,7 @@ def locked_private_folder(path: str | Path, *, wait: bool = True) -> Iterator[No
     this way is still seen as its live user by `remove_dead_scratch`."""
     descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _flock(descriptor, wait, None)
         yield
     finally:
         os.close(descriptor)

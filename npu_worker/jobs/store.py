@@ -208,14 +208,15 @@ class JobStore:
     def stamp(self, job_id: str) -> tuple[tuple[int, ...] | None, ...] | None:
         """What the job's folder and files are now (identity, size, times; None: not there), to know a
         copy read from them is still theirs (`shared_copies.py`); None when they cannot be looked at."""
+        folder_path = self.job_dir(job_id)
         try:  # the folder itself: one replaced by a link to a copy elsewhere is no longer the job's
-            folder = os.lstat(self.job_dir(job_id))
+            folder = os.lstat(folder_path)
         except OSError:
             return None
         stamps: list[tuple[int, ...] | None] = [(folder.st_dev, folder.st_ino, folder.st_mode)]
         for name in (JOB_FILE, LOG_FILE):
             try:
-                found = os.lstat(self.job_dir(job_id) / name)
+                found = os.lstat(folder_path / name)
             except FileNotFoundError:
                 stamps.append(None)
                 continue
