@@ -4,11 +4,14 @@ worker binds it (the race `worker_process.free_port` leaves), nor answer the tes
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from tests.log_drain import LoggedProcess
+from tests.signal_scripts import tokenless_env
 from tests.timing import seconds
 from tests.worker_process import PORT_CHOSEN
 
@@ -35,3 +38,13 @@ class ServeProcess(LoggedProcess):
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+
+@contextlib.contextmanager
+def tokenless_worker(state: Path) -> Iterator[str]:
+    """A real `serve --port 0` with `state` as its state dir and no token; its base URL."""
+    worker = ServeProcess(["--state-dir", str(state)], tokenless_env())
+    try:
+        yield worker.base
+    finally:
+        worker.terminate_and_log(seconds(30))

@@ -4,10 +4,13 @@ from outside cannot aim at a moment, these can."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from tests.timing import seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,3 +121,16 @@ def run_script(
 def serve_words(tmp_path: Path) -> list[str]:
     """`serve` on a free port with its state dir and output root under `tmp_path`."""
     return ["serve", "--port", "0", "--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)]
+
+
+def tokenless_env() -> dict[str, str]:
+    """This environment with the repository importable and no `NPU_WORKER_TOKEN`: a worker that asks
+    for none, and a client that sends none."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NPU_WORKER_TOKEN", None)
+    return env
+
+
+def run_client(script: str, *words: str) -> subprocess.CompletedProcess[str]:
+    """`script` run as `run_script` does, with no token, for up to a minute."""
+    return run_script(script, *words, timeout=seconds(60), env=tokenless_env())

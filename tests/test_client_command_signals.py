@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -19,15 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve_process import ServeProcess
+from tests.serve_process import tokenless_worker
 from tests.signal_scripts import (
-    ROOT,
     SIGNALLED_CALLING,
     SIGNALLED_CALLING_UNDER_NOHUP,
     SIGNALLED_RENAMING,
     SIGNALLED_RETURNING,
     console_script,
-    run_script,
+    run_client,
 )
 from tests.timing import seconds
 
@@ -36,20 +33,11 @@ TEXT = "가나다라마바사 아자차카타파하. " * 20  # a synthesis that 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    state = tmp_path_factory.mktemp("state")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("NPU_WORKER_TOKEN", None)
-    worker = ServeProcess(["--state-dir", str(state)], env)
-    try:
-        yield worker.base
-    finally:
-        worker.terminate_and_log(seconds(30))
+    with tokenless_worker(tmp_path_factory.mktemp("state")) as worker_base:
+        yield worker_base
 
 
-def client(script: str, *words: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("NPU_WORKER_TOKEN", None)
-    return run_script(script, *words, timeout=seconds(60), env=env)
+client = run_client
 
 
 def jobs_ended(base: str) -> int:

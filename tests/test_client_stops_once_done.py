@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.rogue_worker import RogueWorker, reply
-from tests.serve_process import ServeProcess
-from tests.signal_scripts import ROOT, console_script, run_script
-from tests.timing import seconds
+from tests.serve_process import tokenless_worker
+from tests.signal_scripts import console_script, run_client
 
 # SIGNAL sent by the process to itself the moment the client asks for PATH's last part (`result`):
 # each poll of the status has been answered, the last saying the job had ended.
@@ -57,20 +55,18 @@ STOPS = [("SIGTERM", "terminated"), ("SIGHUP", "hung up"), ("SIGINT", "interrupt
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    state = tmp_path_factory.mktemp("state")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("NPU_WORKER_TOKEN", None)
-    worker = ServeProcess(["--state-dir", str(state)], env)
-    try:
-        yield worker.base
-    finally:
-        worker.terminate_and_log(seconds(30))
+    with tokenless_worker(tmp_path_factory.mktemp("state")) as worker_base:
+        yield worker_base
 
 
-def client(script: str, *words: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("NPU_WORKER_TOKEN", None)
-    return run_script(script, *words, timeout=seconds(60), env=env)
+client = run_client
+
+
+async def synth_stopped_reading(base: str) -> subprocess.CompletedProcess[str]:
+    """`synth` of /w/a.wav against `base`, sent SIGTERM as it begins to read the answer's body."""
+    return await asyncio.to_thread(
+        client, SIGNALLED_IN_JSON, "read", "SIGTERM", "synth", "가.", "-o", "/w/a.wav", "--base", base
+    )
 
 
 def lecture(tmp_path: Path, *texts: str) -> Path:
@@ -146,18 +142,7 @@ async def test_synth_stopped_as_a_stalled_answer_is_read_ends_at_once():
         await never.wait()
 
     async with RogueWorker(head_then_stall) as rogue:
-        done = await asyncio.to_thread(
-            client,
-            SIGNALLED_IN_JSON,
-            "read",
-            "SIGTERM",
-            "synth",
-            "가.",
-            "-o",
-            "/w/a.wav",
-            "--base",
-            rogue.base,
-        )
+        done = await synth_stopped_reading(rogue.base)
     assert done.returncode == 143, done.stderr
     assert done.stderr.splitlines()[-1:] == [
         f"npu-worker synth: terminated; POST {rogue.base}/synth: its read was cut short as the command"
@@ -197,18 +182,7 @@ async def test_synth_stopped_as_an_answer_without_a_length_is_read_says_the_stop
         await never.wait()
 
     async with RogueWorker(head_then_stall) as rogue:
-        done = await asyncio.to_thread(
-            client,
-            SIGNALLED_IN_JSON,
-            "read",
-            "SIGTERM",
-            "synth",
-            "가.",
-            "-o",
-            "/w/a.wav",
-            "--base",
-            rogue.base,
-        )
+        done = await synth_stopped_reading(rogue.base)
     assert done.returncode == 143, done.stderr
     assert done.stderr.splitlines()[-1:] == [
         f"npu-worker synth: terminated; POST {rogue.base}/synth: its read was cut short as the command"
@@ -226,18 +200,7 @@ async def test_synth_stopped_as_a_whole_answer_without_a_length_is_read_keeps_th
         yield head + b'{"status": "fail", "error": "EngineError: no voice"}'
 
     async with RogueWorker(whole_then_close) as rogue:
-        done = await asyncio.to_thread(
-            client,
-            SIGNALLED_IN_JSON,
-            "read",
-            "SIGTERM",
-            "synth",
-            "가.",
-            "-o",
-            "/w/a.wav",
-            "--base",
-            rogue.base,
-        )
+        done = await synth_stopped_reading(rogue.base)
     said = "npu-worker synth: terminated as it printed its result; the work was done: no wav was made"
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (
         1,

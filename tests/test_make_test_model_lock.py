@@ -33,6 +33,20 @@ print("held", flush=True)
 sys.stdin.readline()
 """
 
+# `make-test-model argv[1]` run as user nobody (root's process drops to it first).
+BUILD_AS_NOBODY = f"""
+import os, sys
+from npu_worker.testing import make_test_model
+os.setgid({NOBODY}); os.setuid({NOBODY})
+sys.exit(make_test_model.main([sys.argv[1]]))
+"""
+
+
+def build_as_nobody(out: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", BUILD_AS_NOBODY, out], capture_output=True, text=True, timeout=seconds(60)
+    )
+
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="playing another local user needs root")
 def test_another_user_holding_a_flock_on_the_folder_refuses_no_build(tmp_path, capsys):
@@ -123,15 +137,7 @@ def test_a_folder_this_user_cannot_write_in_is_named_with_the_fix(capsys):
         os.chmod(base, 0o755)
         out = os.path.join(base, "model")
         os.mkdir(out, 0o755)  # root's: nobody may read it, not write in it
-        run_as_nobody = (
-            "import os, sys\n"
-            "from npu_worker.testing import make_test_model\n"
-            f"os.setgid({NOBODY}); os.setuid({NOBODY})\n"
-            "sys.exit(make_test_model.main([sys.argv[1]]))\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", run_as_nobody, out], capture_output=True, text=True, timeout=seconds(60)
-        )
+        done = build_as_nobody(out)
         assert (done.returncode, done.stderr) == (
             2,
             f"npu-worker make-test-model: {out} is not writable by this user (Permission denied): give a"
@@ -151,15 +157,7 @@ def test_a_lock_file_another_user_left_in_our_folder_is_named_not_the_folder(cap
         os.chown(out, NOBODY, NOBODY)  # nobody's own folder, root's file left in it
         lock = os.path.join(out, make_test_model.LOCK)
         os.close(os.open(lock, os.O_CREAT | os.O_WRONLY, 0o600))
-        run_as_nobody = (
-            "import os, sys\n"
-            "from npu_worker.testing import make_test_model\n"
-            f"os.setgid({NOBODY}); os.setuid({NOBODY})\n"
-            "sys.exit(make_test_model.main([sys.argv[1]]))\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", run_as_nobody, out], capture_output=True, text=True, timeout=seconds(60)
-        )
+        done = build_as_nobody(out)
         assert (done.returncode, done.stderr) == (
             2,
             f"npu-worker make-test-model: {lock} is a file this user cannot open (Permission denied; another"
