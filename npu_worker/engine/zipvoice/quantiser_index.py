@@ -108,8 +108,9 @@ def _replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
 
 
 class _ByName:
-    """First position of each name in one repeated field of TensorProtos (the graph's initializers),
-    extended by what was appended since, rebuilt whole when it shrank or its last entry changed."""
+    """First position of each name in one list or repeated field of named protos (the graph's initializers;
+    for `indexed_lookups` its nodes and the quantiser's `new_nodes` too), extended by what was appended
+    since, rebuilt whole when it shrank or its last entry changed."""
 
     def __init__(self, items: Any) -> None:
         self.items = items  # held: the field's id keys this index for the block
