@@ -126,19 +126,16 @@ _HELD_EQUALS = "\ufdd0"
 _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
 # ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
 # ... and a bound on a bare π, "x > π." (korean19: x > 파이): a bound in English words, greater than pi
-# ... and its arrows, "Here A → B is a map." (korean20: A에서 B)
-_ENGLISH_SIGN = re.compile(
-    r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ→⟶➔➜➡⇒⟹⇔]"
-)  # what `_english_held` reads in an English sentence
+# ... and its arrows, "Here A → B is a map." (korean20: A에서 B). What `_english_held` reads in an English sentence:
+_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ→⟶➔➜➡⇒⟹⇔]")
 
 
 def _english_held(text: str) -> str:
     if not _ENGLISH_SIGN.search(text) or _HELD_EQUALS in text:
         return text
-    pieces, done = (
-        [],
-        0,
-    )  # joined once: a text of many short English sentences was copied whole for each (quadratic)
+    # joined once: a text of many short English sentences was copied whole for each (quadratic)
+    pieces: list[str] = []
+    done = 0
     for begin, end in code.english_sentences(text):
         sentence = english_reading.signs_in_korean_text(english_reading.powers_spoken(text[begin:end]))
         pieces += [text[done:begin], _EQUALS_SIGN.sub(_HELD_EQUALS, sentence)]

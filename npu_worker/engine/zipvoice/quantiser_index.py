@@ -108,8 +108,9 @@ def _replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
 
 
 class _ByName:
-    """First position of each name in one repeated field of TensorProtos (the graph's initializers),
-    extended by what was appended since, rebuilt whole when it shrank or its last entry changed."""
+    """First position of each name in one list or repeated field of named protos (the graph's initializers;
+    for `indexed_lookups` its nodes and the quantiser's `new_nodes` too), extended by what was appended
+    since, rebuilt whole when it shrank or its last entry changed."""
 
     def __init__(self, items: Any) -> None:
         self.items = items  # held: the field's id keys this index for the block
@@ -136,6 +137,14 @@ class _ByName:
         return items[position]
 
 
+def _index_in(indexes: dict[int, _ByName], items: Any) -> _ByName:
+    """`items`' index in `indexes` (keyed by the list's id, made again for another list at that id)."""
+    index = indexes.get(id(items))
+    if index is None or index.items is not items:
+        index = indexes[id(items)] = _ByName(items)
+    return index
+
+
 def _initializer_lookups(
     original: Any, original_remove: Any, node_lists: bool = False
 ) -> tuple[Any, Any, Any]:
@@ -155,12 +164,7 @@ def _initializer_lookups(
         return isinstance(items[0], onnx.TensorProto)
 
     def index_of(items: Any) -> _ByName | None:
-        if not indexed(items):
-            return None
-        index = indexes.get(id(items))
-        if index is None or index.items is not items:
-            index = indexes[id(items)] = _ByName(items)
-        return index
+        return _index_in(indexes, items) if indexed(items) else None
 
     def find_by_name(item_name: str, item_list: Any) -> Any:
         index = index_of(item_list)
@@ -182,15 +186,9 @@ def _node_lookup() -> Any:
     (onnxruntime copies both into one list and walks it per call), each from its own `_ByName`."""
     indexes: dict[int, _ByName] = {}
 
-    def index_of(items: Any) -> _ByName:
-        index = indexes.get(id(items))
-        if index is None or index.items is not items:
-            index = indexes[id(items)] = _ByName(items)
-        return index
-
     def find_node_by_name(self: Any, node_name: str, new_nodes_list: Any, graph: Any) -> Any:
-        node = index_of(graph.node).find(node_name)
-        return node if node is not None else index_of(new_nodes_list).find(node_name)
+        node = _index_in(indexes, graph.node).find(node_name)
+        return node if node is not None else _index_in(indexes, new_nodes_list).find(node_name)
 
     return find_node_by_name
 
