@@ -144,6 +144,7 @@ def _prepare(args: argparse.Namespace) -> int:
     from .engine.providers import QNN_OPTIONS, DeviceUnavailable, RuntimeConfig
     from .engine.zipvoice import model_files, prepare, prepared, qdq, vocoder
     from .engine.zipvoice.runtime import check_buckets
+    from .errors import counted
     from .protocol import ModelLoadError, WorkerError
 
     # Whatever the umask, no one else may change what `serve` will load: under umask 000 the --out
@@ -201,7 +202,7 @@ def _prepare(args: argparse.Namespace) -> int:
         return 2
     size, count = sum(manifest["sizes"]["compiled"].values()), len(manifest["buckets"])
     print(
-        f"prepared {args.out}: {count} bucket{'' if count == 1 else 's'} in {manifest['seconds']} s, "
+        f"prepared {args.out}: {counted(count, 'bucket', 'buckets')} in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
         f"serve it with: {serve_command(args.out, files_precision, voice)}"
     )

@@ -194,6 +194,12 @@ class ProgressBar:
             self.write("\r" + self.line() + "\x1b[K\n")
             self.drawn = False
 
+    def polled_counts(self) -> tuple[int, int] | None:
+        """The last status's `ok` and `fail` where they add up to the count done: a worker's done is its
+        ok plus its failed, so a split short of the count ('2 of 3 …: 0 ok') is none."""
+        split = self.polled_split
+        return split if split is not None and sum(split) == self.polled_done else None
+
     def end_line(self) -> None:
         """Before a message of its own: end the bar's line if one is drawn (a terminal only)."""
         if self.drawn:

@@ -161,9 +161,9 @@ def ended_unfetched(bar: ProgressBar, word: str, out_dir: Path) -> tuple[str, in
     )
     fetch = f"GET /jobs/{bar.job_id}/result has its result"
     total = len(bar.chars)
-    if bar.polled_split is None or sum(bar.polled_split) != bar.polled_done:
+    if (split := bar.polled_counts()) is None:
         return f"{said}: {bar.polled_done} of {total} sections done, their wavs in {out_dir} ({fetch})", None
-    ok, failed = bar.polled_split
+    ok, failed = split
     whole = bar.polled_status == "done" and ok == total
     made = f"{ok}/{total} sections ok" + (f", {failed} failed" if failed else "")
     return f"{said}; the work was done: {made}, their wavs in {out_dir} ({fetch})", 0 if whole else 1
@@ -194,10 +194,9 @@ def finished_so_far(bar: ProgressBar) -> str:
     total = len(bar.chars)
     if bar.polled_done > len(bar.finished):  # polling: counts; the sections come only with the result
         said = f"{bar.polled_done} of {total} sections had finished when it was given up"
-        # a worker's done is its ok plus its failed: a split short of the count ('2 of 3 …: 0 ok') is none
-        if bar.polled_split is None or sum(bar.polled_split) != bar.polled_done:
+        if (split := bar.polled_counts()) is None:
             return said
-        ok, failed = bar.polled_split
+        ok, failed = split
         return f"{said}: {ok} ok" + (f", {failed} failed" if failed else "")
     made = sorted(idx for idx, status in bar.finished.items() if status == "ok")
     names = ", ".join(f"s{idx:02d}" for idx in made[:SECTIONS_NAMED])
