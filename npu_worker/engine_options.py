@@ -126,7 +126,23 @@ def unused_model_settings(settings: Settings) -> list[str]:
             f"{shown}: not used, --backend is {settings.backend} (ZipVoice's settings, for --backend "
             "zipvoice-onnx; not checked either)"
         )
-    return warnings
+    return warnings + unused_voice_settings(settings)
+
+
+def unused_voice_settings(settings: Settings) -> list[str]:
+    """A warning for `--ref-wav`/`--ref-text` given to espeak, which speaks its own voices and never reads
+    a reference wav: the operator took espeak's voice for theirs. (`--ref-wav` still counts for the
+    path policy: callers cannot replace it.) The transcript is named, never shown: it may be long."""
+    if settings.backend != "espeak":  # (sovits sends a request's voice on: `default` names --ref-wav)
+        return []
+    given = [f"--ref-wav {settings.ref_wav}"] if settings.ref_wav is not None else []
+    given += ["--ref-text"] if settings.ref_text is not None else []
+    if not given:
+        return []
+    return [
+        f"{', '.join(given)}: not used, --backend is espeak (it speaks its own voices, never a reference "
+        "wav; --ref-wav is still kept from callers' output_path)"
+    ]
 
 
 def _shown(value: object) -> str:

@@ -56,3 +56,21 @@ def test_zipvoice_settings_given_to_the_espeak_backend_are_warned_about_as_not_u
         "WARNING npu_worker: NPU_WORKER_QNN_SOC bogus, --num-steps 0, --trim-edge-silence off: not used, "
         "--backend is espeak (ZipVoice's settings, for --backend zipvoice-onnx; not checked either)"
     )
+
+
+def test_a_reference_voice_given_to_the_espeak_backend_is_warned_about_as_not_used(tmp_path):
+    """`--ref-wav`/`--ref-text` with espeak: it speaks its own voices, yet the start said nothing of them
+    while it warned of every ZipVoice setting (the transcript named as given, never shown)."""
+    voice = tmp_path / "voice.wav"
+    voice.write_bytes(b"RIFF")  # never read: espeak takes no reference wav
+    args = ["--state-dir", str(tmp_path / "state"), "--ref-wav", str(voice)]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NPU_WORKER_REF_TEXT": "--num-steps 9, a long transcript"}
+    worker = ServeProcess(args, env)
+    try:
+        said = worker.log_until("not used", seconds(30)).splitlines()[-1]
+    finally:
+        worker.terminate_and_log(seconds(30))
+    assert said.endswith(
+        f"WARNING npu_worker: --ref-wav {voice}, NPU_WORKER_REF_TEXT: not used, --backend is espeak (it "
+        "speaks its own voices, never a reference wav; --ref-wav is still kept from callers' output_path)"
+    )
