@@ -14,15 +14,24 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import logging
 import os
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+log = logging.getLogger(__name__)
+
 LOCK_NAME = ".npu-worker.lock"
 # O_NONBLOCK: a FIFO planted at the name is refused below, never waited on at the open.
 LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 NO_FLOCK = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)  # a filesystem that takes none (some NFS)
+# `_own_users_flock_holder`: a held `flock` on the folder whose holder cannot be told, and the usual why.
+CANNOT_TELL = "cannot tell"
+CANNOT_TELL_WHY = (
+    "/proc/locks unreadable, or naming no holder of ours or another user's: a pid of another namespace, "
+    "one that handed the flock on and ended, btrfs naming the folder by another device"
+)
 # Told a filesystem takes no `flock` (the OSError): a caller that may go on without the lock says so;
 # without one, that OSError is raised.
 NoFlock = Callable[[OSError], None]
@@ -132,17 +141,25 @@ def kept_from_earlier_workers(path: str | Path) -> Iterator[None]:
     BlockingIOError. One held by another user is theirs to hold (any user who can list the folder can
     take it) and refuses nothing, as a holder that cannot be told (`/proc/locks` unreadable, a pid of
     another namespace, btrfs: its `stat` names a subvolume's device, `/proc/locks` the filesystem's) refuses
-    nothing."""
+    nothing: it fails open, and says so in the log (the operator is the one who can tell)."""
     descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = _own_users_flock_holder(os.fstat(descriptor))
-            if holder is not None:
+            if isinstance(holder, int):
                 raise BlockingIOError(
                     errno.EWOULDBLOCK, f"process {holder} of this user holds a flock on the folder"
                 ) from None
+            if holder == CANNOT_TELL:
+                log.warning(
+                    "%s: someone holds a flock on the folder itself, as a worker of an earlier version did, "
+                    "and who cannot be told (%s): starting anyway; make sure no other npu-worker serve "
+                    "uses this state dir",
+                    path,
+                    CANNOT_TELL_WHY,
+                )
         except OSError as exc:
             if exc.errno not in NO_FLOCK:
                 raise
@@ -151,25 +168,30 @@ def kept_from_earlier_workers(path: str | Path) -> Iterator[None]:
         os.close(descriptor)
 
 
-def _own_users_flock_holder(folder: os.stat_result) -> int | None:
+def _own_users_flock_holder(folder: os.stat_result) -> int | str | None:
     """The pid of a process of this user, not this one, that holds a `flock` on `folder`, from
     `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF`; a waiter's line has `->`) and
     with the folder open: a line names the pid that took the `flock`, which may have handed it on to a
     child and ended, its pid then reused by any process of this user (another user who can list the
-    folder could so plant a pid of ours and have `serve` refused)."""
+    folder could so plant a pid of ours and have `serve` refused). None: another user's; `CANNOT_TELL`
+    when no line names a holder that can be told (none names the folder, or only pids of another
+    namespace (0), ended, or of this user without the folder open)."""
     where = f"{os.major(folder.st_dev):02x}:{os.minor(folder.st_dev):02x}:{folder.st_ino}"
     try:
         with open("/proc/locks", encoding="ascii", errors="replace") as locks:
             lines = locks.read().splitlines()
     except OSError:
-        return None
+        return CANNOT_TELL
+    others = False
     for fields in (line.split() for line in lines):
         if len(fields) < 6 or fields[1] != "FLOCK" or fields[5] != where or not fields[4].isdigit():
             continue
         pid = int(fields[4])
-        if pid not in (0, os.getpid()) and _uid_of(pid) == os.geteuid() and _has_open(pid, folder):
+        uid = _uid_of(pid) if pid not in (0, os.getpid()) else None
+        if uid == os.geteuid() and _has_open(pid, folder):
             return pid
-    return None
+        others = others or (uid is not None and uid != os.geteuid())
+    return None if others else CANNOT_TELL
 
 
 def _has_open(pid: int, folder: os.stat_result) -> bool:
