@@ -25,7 +25,7 @@ from npu_worker.bench.load import (
     check_loopback,
     health_before_run,
     health_or_why_not,
-    lost_under_load,
+    lost_under_load_lines,
     no_redirects,
     unspoken,
 )
@@ -252,6 +252,5 @@ def fragments_markdown(result: dict[str, Any], command: str) -> str:
             None if row[k] is None else round(row[k], 1) for k in ("p50", "p95", "p99", "max")
         ]
         lines.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
-    if lost := lost_under_load(result["health"], result["health_after"]):  # the record says it, as load's
-        lines += ["", f"**Not the figures of a worker that lived through the run**: {lost}."]
+    lines += lost_under_load_lines(result["health"], result["health_after"])  # as the load's record
     return printable_lines("\n".join(lines)) + "\n"  # a server's words run nothing in a terminal

@@ -272,6 +272,15 @@ def lost_under_load(before: dict[str, Any], after: dict[str, Any]) -> str | None
     return None
 
 
+def lost_under_load_lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The record's paragraph for `lost_under_load` (none when the worker lived through the run): one
+    wording for every bench record, the load's and the fragments'."""
+    lost = lost_under_load(before, after)
+    return (
+        [] if lost is None else ["", f"**Not the figures of a worker that lived through the run**: {lost}."]
+    )
+
+
 def _other_node(before: dict[str, Any], after: dict[str, Any]) -> bool:
     """Whether the two /health answers name two nodes of a cluster (`node`, stable across a node's
     restarts; absent on a local worker, empty while a node reads its name)."""

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from npu_worker.bench.load import lost_under_load
+from npu_worker.bench.load import lost_under_load_lines
 from npu_worker.bench.report_files import check_ours, write_file
 from npu_worker.bench.stats import summarize
 from npu_worker.cli_progress import printable_json
@@ -207,10 +207,10 @@ def markdown(report: dict[str, Any]) -> str:
             "",
             f"**The worker could not be reached after the run** ({gone}): it may have died under it.",
         ]
-    elif (after := report.get("health_after")) and (lost := lost_under_load(health_said, after)):
+    elif after := report.get("health_after"):
         # restarted or failed under the load: the command ends with exit 1, and the record said nothing
         # (a report from before `health_after` was recorded, rerendered, has none to compare)
-        lines += ["", f"**Not the figures of a worker that lived through the run**: {lost}."]
+        lines += lost_under_load_lines(health_said, after)
     errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
     if errors:
         lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {one_line(e)}" for t, rate, e in errors)]
