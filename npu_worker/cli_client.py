@@ -277,20 +277,9 @@ def run_batch(args: argparse.Namespace) -> int:
     if problem := _take_token("batch", args) or _bad_numbers(args):
         say(f"npu-worker batch: {problem}")
         return EXIT_REQUEST_FAILED
-    try:
-        sections, lecture_lang = load_lecture(args.lecture)
-    except OSError as exc:  # its words alone: str() named the path a second time, after its errno
-        say(f"npu-worker batch: cannot read {args.lecture}: {exc.strerror or exc}")
-        return EXIT_REQUEST_FAILED
-    except ValueError as exc:
-        say(f"npu-worker batch: cannot read {args.lecture}: {exc}")
-        return EXIT_REQUEST_FAILED
-    # Absolute but not resolved: the worker resolves it, refusing a link another user planted on the
-    # way (planted_links.py); resolved here, such a link's target reached the worker as a plain path.
-    if (out_dir := local_path(args.out_dir, "--out-dir", "batch")) is None:
-        return EXIT_REQUEST_FAILED
-    for section in sections:
-        section["output_path"] = str(out_dir / f"s{section['idx']:02d}.wav")
+    if isinstance(read := _batch_sections(args), int):
+        return read
+    sections, lecture_lang, out_dir = read
     bar = ProgressBar({s["idx"]: s["text"] for s in sections}, sys.stderr)
     # the stream's loss, or a poll's, is said (a line, then one when re-attached or answered again)
     call = partial(synth_batch_polling if args.poll else synth_batch_streaming, report_stream_lost=True)
@@ -316,23 +305,59 @@ def run_batch(args: argparse.Namespace) -> int:
             say(f"npu-worker batch: {left_behind(bar.job_id, exc, bar, out_dir)}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt as stop:
-        # a SIGTERM while cancelling ended the client, the job left running
-        with sigterm_handled_by(raise_terminated):
-            bar.end_line()
-            word, status = stopped_as(stop)
-            if (ended := ended_unfetched(bar, word, out_dir)) is not None:  # (`--poll`: no DELETE)
-                if args.json:  # nothing on stdout: its exit 0 told a consumer the empty document was whole
-                    say(f"{ended[0]}; no JSON was printed on stdout")
-                    return EXIT_REQUEST_FAILED
-                say(ended[0])
-                return status if ended[1] is None else ended[1]
-            say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
-        return status
+        return _batch_stopped(args, stop, bar, out_dir)
+    return _batch_finished(args, (result, sections, time.monotonic() - started, out_dir), stops)
+
+
+def _batch_sections(args: argparse.Namespace) -> tuple[list[dict[str, Any]], str | None, Path] | int:
+    """The lecture's sections, each with its wav under `--out-dir`, and its language; else the exit
+    status, the reason said."""
+    try:
+        sections, lecture_lang = load_lecture(args.lecture)
+    except OSError as exc:  # its words alone: str() named the path a second time, after its errno
+        say(f"npu-worker batch: cannot read {args.lecture}: {exc.strerror or exc}")
+        return EXIT_REQUEST_FAILED
+    except ValueError as exc:
+        say(f"npu-worker batch: cannot read {args.lecture}: {exc}")
+        return EXIT_REQUEST_FAILED
+    # Absolute but not resolved: the worker resolves it, refusing a link another user planted on the
+    # way (planted_links.py); resolved here, such a link's target reached the worker as a plain path.
+    if (out_dir := local_path(args.out_dir, "--out-dir", "batch")) is None:
+        return EXIT_REQUEST_FAILED
+    for section in sections:
+        section["output_path"] = str(out_dir / f"s{section['idx']:02d}.wav")
+    return sections, lecture_lang, out_dir
+
+
+def _batch_stopped(args: argparse.Namespace, stop: KeyboardInterrupt, bar: ProgressBar, out_dir: Path) -> int:
+    """A Ctrl-C or SIGTERM while the job ran: the job cancelled (or left, said), and the exit status."""
+    # a SIGTERM while cancelling ended the client, the job left running
+    with sigterm_handled_by(raise_terminated):
+        bar.end_line()
+        word, status = stopped_as(stop)
+        if (ended := ended_unfetched(bar, word, out_dir)) is not None:  # (`--poll`: no DELETE)
+            if args.json:  # nothing on stdout: its exit 0 told a consumer the empty document was whole
+                say(f"{ended[0]}; no JSON was printed on stdout")
+                return EXIT_REQUEST_FAILED
+            say(ended[0])
+            return status if ended[1] is None else ended[1]
+        say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
+    return status
+
+
+def _batch_finished(
+    args: argparse.Namespace,
+    done: tuple[dict[str, Any], list[dict[str, Any]], float, Path],
+    stops: AnswerStops,
+) -> int:
+    """The finished job reported (`done`: result, sections, seconds, out dir); a stop now leaves its
+    status (`stopped_printing`)."""
+    result, sections, seconds_taken, out_dir = done
     printed = Printed()
-    try:  # the job finished: a stop now leaves its status (`stopped_printing`)
+    try:
         if stops.held is not None:
             raise stops.held  # (one as the client made its result, `AnswerStops`)
-        return report_batch(args, result, sections, time.monotonic() - started, out_dir, printed)
+        return report_batch(args, result, sections, seconds_taken, out_dir, printed)
     except KeyboardInterrupt as stop:
         said = stopped_printing("batch", stop, batch_made(result, sections, out_dir))
         if args.json and not printed.whole:  # exit 0 told a consumer of stdout a cut document was whole

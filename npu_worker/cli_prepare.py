@@ -18,6 +18,7 @@ from .held_signals import how_stopped, start_stops_heard
 if TYPE_CHECKING:
     from .engine.providers import RuntimeConfig
     from .engine.zipvoice.calibration import Recording
+    from .engine.zipvoice.model_files import ModelFiles
 
 OPTIMIZATION = {"default": None, "fast": "1", "best": "3"}  # QNN's htp_graph_finalization_optimization_mode
 
@@ -141,46 +142,22 @@ def _manifest_identity(out: Path) -> tuple[int, int, int] | None:
 
 
 def _prepare(args: argparse.Namespace) -> int:
-    from .engine.providers import QNN_OPTIONS, DeviceUnavailable, RuntimeConfig
-    from .engine.zipvoice import model_files, prepare, prepared, qdq, vocoder
-    from .engine.zipvoice.runtime import check_buckets
+    from .engine.providers import DeviceUnavailable
+    from .engine.zipvoice import prepare, prepared, qdq
     from .errors import counted
-    from .protocol import ModelLoadError, WorkerError
+    from .protocol import WorkerError
 
     # Whatever the umask, no one else may change what `serve` will load: under umask 000 the --out
     # folder came out 0777, was then refused as one others can write in, and was left so.
     os.umask(os.umask(0) | 0o022)
-    options = dict(QNN_OPTIONS)
-    mode = OPTIMIZATION[args.optimization]
-    if mode is not None:
-        options["htp_graph_finalization_optimization_mode"] = mode
     files_precision = prepared.PRECISIONS[args.precision][0]
     try:
-        _check_calibration_flags(args, qdq.is_quantised(args.precision))
-        qnn_targets.resolve(args.qnn_soc)
-        check_buckets(tuple(args.buckets))  # before minutes of calibration
-        files = model_files.locate(
-            args.model_dir, files_precision, args.vocoder, missing_said(args.precision)
-        )
-        _refuse_unfinished_source(files.directory)
-        if Path(args.out).resolve() == files.directory.resolve():
-            raise ModelLoadError("--out must be another directory than --model-dir")
-        vocoder.check_file(files.vocoder, files.decoder)  # (copied in as it is: serve would refuse it)
-        _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
+        files = _checked_sources(args, files_precision)
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
-        config = RuntimeConfig(
-            threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
-        )
+        config = _prepare_runtime(args)
         recording, about, voice = None, None, None  # voice: what serve needs --ref-wav (calibrated)
         if qdq.is_quantised(args.precision):
-            prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
-            if Path(args.out).is_dir():  # a prepare writing it: refused before minutes of calibration
-                prepare.check_out_dir(Path(args.out))
-                with prepare.out_dir_lock(Path(args.out)):  # prepare() holds it while it writes
-                    pass
-            progress(files.said())  # (once nothing refuses it in one line: calibrating takes minutes)
-            recording, about = record_calibration(args, files.directory, config, progress)
-            voice = (os.path.abspath(args.ref_wav or _voice_copied(files.directory, args.out)), args.ref_text)
+            recording, about, voice = _calibrated(args, files, config, sharing)
         manifest = prepare.prepare(
             files.decoder,
             [files.decoder, files.encoder, files.vocoder],
@@ -207,6 +184,56 @@ def _prepare(args: argparse.Namespace) -> int:
         f"serve it with: {serve_command(args.out, files_precision, voice)}"
     )
     return 0
+
+
+def _checked_sources(args: argparse.Namespace, files_precision: str) -> ModelFiles:
+    """The model files to prepare from, every flag and file checked before minutes of calibration and
+    compiling (each refusal a ValueError or WorkerError naming it)."""
+    from .engine.zipvoice import model_files, qdq, vocoder
+    from .engine.zipvoice.runtime import check_buckets
+    from .protocol import ModelLoadError
+
+    _check_calibration_flags(args, qdq.is_quantised(args.precision))
+    qnn_targets.resolve(args.qnn_soc)
+    check_buckets(tuple(args.buckets))  # before minutes of calibration
+    files = model_files.locate(args.model_dir, files_precision, args.vocoder, missing_said(args.precision))
+    _refuse_unfinished_source(files.directory)
+    if Path(args.out).resolve() == files.directory.resolve():
+        raise ModelLoadError("--out must be another directory than --model-dir")
+    vocoder.check_file(files.vocoder, files.decoder)  # (copied in as it is: serve would refuse it)
+    _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
+    return files
+
+
+def _prepare_runtime(args: argparse.Namespace) -> RuntimeConfig:
+    """The QNN runtime the buckets are compiled with: `--optimization`, `--threads`, `--qnn-soc`."""
+    from .engine.providers import QNN_OPTIONS, RuntimeConfig
+
+    options = dict(QNN_OPTIONS)
+    mode = OPTIMIZATION[args.optimization]
+    if mode is not None:
+        options["htp_graph_finalization_optimization_mode"] = mode
+    return RuntimeConfig(
+        threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
+    )
+
+
+def _calibrated(
+    args: argparse.Namespace, files: ModelFiles, config: RuntimeConfig, sharing: bool
+) -> tuple[Recording, dict[str, Any], tuple[str, str | None]]:
+    """A quantised prepare's calibration (recording, about) and the voice serve needs as --ref-wav,
+    after the plan and an --out being written by another prepare are refused (before minutes of it)."""
+    from .engine.zipvoice import prepare
+
+    prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
+    if Path(args.out).is_dir():  # a prepare writing it: refused before minutes of calibration
+        prepare.check_out_dir(Path(args.out))
+        with prepare.out_dir_lock(Path(args.out)):  # prepare() holds it while it writes
+            pass
+    progress(files.said())  # (once nothing refuses it in one line: calibrating takes minutes)
+    recording, about = record_calibration(args, files.directory, config, progress)
+    voice = (os.path.abspath(args.ref_wav or _voice_copied(files.directory, args.out)), args.ref_text)
+    return recording, about, voice
 
 
 def missing_said(precision: str) -> str | None:
