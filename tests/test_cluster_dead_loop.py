@@ -1,6 +1,8 @@
 """A Redis node whose own loop (heartbeat, engine, writer, retention, cancel listener) ended on an
 exception it did not expect (a real redis-server, a real worker in process): it was only logged, so the
-node's `/health` said 200, its beat went on naming its engine, and its peers never counted it out."""
+node's `/health` said 200, its beat went on naming its engine, and its peers never counted it out; then it
+stayed failed until restarted by hand (a 500 is no exit: systemd never restarted it). It now starts again
+by itself (`node_loops.py`)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.jobs.cluster.keys import NODES
-from tests.timing import seconds
+from npu_worker.jobs.cluster.keys import CANCEL_CHANNEL, NODES
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -25,6 +27,16 @@ async def health_until_not_ok(node: Any) -> tuple[int, dict[str, Any]]:
             if answer.status != 200:
                 return answer.status, await answer.json()
             await asyncio.sleep(0.1)
+
+
+async def a_running_section(node: Any, scheduler: Any) -> str:
+    """A job whose one section runs (held by the engine's gate), its id."""
+    answer = await node.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "held"}]})
+    job_id = (await answer.json())["job_id"]
+    async with asyncio.timeout(seconds(20)):  # its section runs (no event reaches the test)
+        while scheduler.engine_node.running is None:
+            await asyncio.sleep(0.02)
+    return job_id
 
 
 class InterruptFails(ToneEngine):
@@ -43,12 +55,9 @@ async def test_a_node_loop_that_ended_on_a_bug_fails_its_health_and_its_beat(wor
     engine.gate = threading.Event()  # the section runs until the test lets it go
     node = await worker(engine, role="both", state_dir=str(tmp_path / "node"), queue=redis_server.url)
     scheduler = node.app[SCHEDULER_KEY]
+    scheduler.loops.first_pause = pause = seconds(600)  # down for the whole test
     try:
-        answer = await node.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "held"}]})
-        job_id = (await answer.json())["job_id"]
-        async with asyncio.timeout(seconds(20)):  # its section runs (no event reaches the test)
-            while scheduler.engine_node.running is None:
-                await asyncio.sleep(0.02)
+        job_id = await a_running_section(node, scheduler)
         assert (await node.delete(f"/jobs/{job_id}")).status == 200
         status, said = await health_until_not_ok(node)
         async with aioredis.Redis.from_url(redis_server.url) as client, asyncio.timeout(seconds(20)):
@@ -59,10 +68,45 @@ async def test_a_node_loop_that_ended_on_a_bug_fails_its_health_and_its_beat(wor
                 await asyncio.sleep(0.1)
     finally:
         engine.gate.set()
-    wanted = "InternalError: this node's cancel listener loop ended on RuntimeError; restart the node"
+    wanted = f"InternalError: this node's cancel listener loop ended on RuntimeError; it starts again in {pause:g} s"
     assert (status, said["status"]) == (500, "fail") and said["error"].startswith(wanted), said
     assert "backend" not in beat and beat["load_error"].startswith(wanted), beat
     ready = await node.get("/ready")
     assert ready.status == 503 and (await ready.json())["reason"].startswith("the worker cannot serve: ")
     refused = await node.post("/synth_batch", json={"sections": [{"idx": 0, "text": "after"}]})
     assert refused.status == 500 and (await refused.json())["error"].startswith(wanted)
+
+
+async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, redis_server, tmp_path):
+    """The cancel listener ends (its engine's `interrupt` raised): the node is down while it is, then
+    the loop starts again by itself and the failure is lifted: /health 200 and its beat names its engine
+    again. It stayed failed until the node was restarted by hand. The listener that started again hears
+    the next cancel (it ends on it again, and its next pause is doubled)."""
+    engine = InterruptFails()
+    engine.gate = threading.Event()
+    node = await worker(engine, role="both", state_dir=str(tmp_path / "node"), queue=redis_server.url)
+    scheduler = node.app[SCHEDULER_KEY]
+    scheduler.loops.first_pause = 0.5  # (the poll below runs before the pause's end: its timer is first)
+    said = "InternalError: this node's cancel listener loop ended on RuntimeError; it starts again in"
+    try:
+        job_id = await a_running_section(node, scheduler)
+        assert (await node.delete(f"/jobs/{job_id}")).status == 200
+        await until(lambda: scheduler.loop_failure is not None, "the listener's end")
+        assert str(scheduler.loop_failure) == f"{said} 0.5 s (its log has why)"
+        await until(lambda: scheduler.loop_failure is None, "the listener started again")
+        health = await node.get("/health")
+        assert (health.status, (await health.json())["status"]) == (200, "ok")
+        async with aioredis.Redis.from_url(redis_server.url) as client:
+            async with asyncio.timeout(seconds(20)):
+                while True:  # the next beat names the engine again (one a second)
+                    beat = json.loads((await client.hget(NODES, scheduler.node)) or b"{}")
+                    if beat.get("backend") and "load_error" not in beat:
+                        break
+                    await asyncio.sleep(0.1)
+                while (await client.pubsub_numsub(CANCEL_CHANNEL))[0][1] < 1:  # subscribed again
+                    await asyncio.sleep(0.02)
+            await client.publish(CANCEL_CHANNEL, job_id)  # its section still runs: interrupt raises again
+        await until(lambda: scheduler.loop_failure is not None, "the listener's second end")
+        assert str(scheduler.loop_failure) == f"{said} 1 s (its log has why)"
+    finally:
+        engine.gate.set()

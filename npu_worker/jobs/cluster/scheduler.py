@@ -22,7 +22,6 @@ from ...engine.base import Engine
 from ...protocol import (
     AudioNotFound,
     BatchRequest,
-    InternalError,
     Progress,
     QueueUnavailable,
     Start,
@@ -40,6 +39,7 @@ from .follower import Followers
 from .heartbeat import Heartbeat
 from .journal import RedisJournal
 from .node_engines import ClusterEngines
+from .node_loops import NodeLoops
 from .node_name import stable_node_name
 from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
 from .preview_drain import drain_previews
@@ -72,7 +72,8 @@ class ClusterScheduler(ClusterEngines):
         self._rjournal: RedisJournal | None = None
         self._draining = False
         self.retention_sweeper: ClusterRetention | None = None  # the jobs this node accepted
-        self.loop_failure: WorkerError | None = None  # a node loop that ended on an exception (`_spawn`)
+        self.loop_failure: WorkerError | None = None  # a node loop down after an exception (`NodeLoops`)
+        self.loops = NodeLoops(self._task_of_the_node, self._loops_failed)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -123,8 +124,8 @@ class ClusterScheduler(ClusterEngines):
                 self.engine_node.runner.job_bytes = self.job_bytes
                 self.engine_node.runner.written = lambda job_id: self._spawn(sweeper.sweep_if_ended(job_id))
             self.engine_node.patience = self.heartbeat.patience
-            self._spawn(self.engine_node.run(), loop="engine")
-            self._spawn(self.engine_node.listen_for_cancels(), loop="cancel listener")
+            self.loops.start("engine", self.engine_node.run)
+            self.loops.start("cancel listener", self.engine_node.listen_for_cancels)
         # Every role: an engine node accepts nothing, but one that accepted jobs before it was restarted
         # with `--role engine` (same state dir, same name) still owes their files and their retention
         # (its sections waited in its `ready` stream for ever, and counted toward --max-queue).
@@ -132,18 +133,18 @@ class ClusterScheduler(ClusterEngines):
             self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
         )
         writer.job_bytes = self.job_bytes
-        self._spawn(writer.run(), loop="writer")
-        self._spawn(sweeper.run(), loop="retention")
+        self.loops.start("writer", writer.run)
+        self.loops.start("retention", sweeper.run)
         self.heartbeat.on_view = self._end_unrunnable_streams
-        self._spawn(
-            self.heartbeat.run(
+        self.loops.start(
+            "heartbeat",
+            lambda: self.heartbeat.run(
                 self._beat_engine_info,
                 self._beat_failure,
                 self._own_decoder_calls,
                 self._own_load_phase,
                 self._own_languages,
             ),
-            loop="heartbeat",
         )
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
 
@@ -154,24 +155,22 @@ class ClusterScheduler(ClusterEngines):
         self.job_bytes.recount()
         return stable_node_name(Path(self.settings.resolved_state_dir()))
 
-    def _spawn(self, coro: Any, loop: str = "") -> None:
-        """A task of the node's; a `loop` (one that runs until the node stops) that ends on an exception
-        is the node's failure (`_loop_ended`)."""
+    def _spawn(self, coro: Any) -> None:
+        self._task_of_the_node(coro)
+
+    def _task_of_the_node(self, coro: Any) -> asyncio.Task[Any]:
+        """A task of the node's, cancelled at its stop; one that ends on an exception says so."""
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_log_failure)
-        if loop:
-            task.add_done_callback(lambda ended: self._loop_ended(loop, ended))
+        return task
 
-    def _loop_ended(self, loop: str, task: asyncio.Task[Any]) -> None:
-        """The node cannot do its part any more: /health says `fail` (500), requests are refused with it,
+    def _loops_failed(self, failure: WorkerError | None) -> None:
+        """A loop of the node down (`NodeLoops`): /health says `fail` (500), requests are refused with it,
         and its beat carries it as a failed engine's (no backend), so its peers count it out. It was
         only logged: /health said 200, the beat went on, and peers never took its sections over."""
-        if task.cancelled() or (exc := task.exception()) is None or self.loop_failure is not None:
-            return
-        said = f"this node's {loop} loop ended on {type(exc).__name__}; restart the node (its log has why)"
-        self.loop_failure = InternalError(said)
+        self.loop_failure = failure
 
     @property
     def draining(self) -> bool:
@@ -190,6 +189,7 @@ class ClusterScheduler(ClusterEngines):
 
     async def stop(self, grace: float = 30.0) -> None:
         await self.drain(grace)
+        self.loops.stopping = True  # a loop that ends as it is cancelled is not started again
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
