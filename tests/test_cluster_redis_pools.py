@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +126,68 @@ async def test_a_pool_whose_connections_stay_in_use_says_so_and_a_refused_connec
         await closed.ping()
     assert not isinstance(down.value, ConnectionsBusy) and "unreachable" in str(redis_unreachable(down.value))
     await closed.aclose()
+
+
+def test_connections_to_a_named_redis_are_made_while_every_default_executor_thread_waits_for_one(
+    redis_server: RedisServer,
+) -> None:
+    """50 downloads of one wav at once from a `redis://localhost` node: 45-48 of them answered 503
+    `Redis is unreachable (Timeout connecting to server)` or were cut after their headers, at load 8-15.
+    Each piece of a wav is read from a thread of the loop's default executor, which waits for its
+    GETRANGE on the loop (`RedisJournal.call`); a GETRANGE needing a new connection had its host's name
+    looked up in that same executor (asyncio's `getaddrinfo`), queued behind the threads waiting for
+    it, until the 2 s connect timeout. Here every thread of a small default executor waits that way."""
+    threads = 4
+
+    async def every_thread_waiting() -> list[Any]:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(threads))  # (this loop's own: asyncio.run's)
+        url = redis_server.url.replace("127.0.0.1", "localhost")  # a name: each connection looks it up
+        client = waiting_client(url, connections=threads, wait=seconds(30), socket_timeout=seconds(30))
+
+        def piece() -> Any:  # as `RedisWav.readinto` does: the command on the loop, the thread waiting
+            return asyncio.run_coroutine_threadsafe(client.ping(), loop).result(timeout=seconds(60))
+
+        try:
+            waiting = [loop.run_in_executor(None, piece) for _ in range(threads)]
+            return await asyncio.gather(*waiting, return_exceptions=True)
+        finally:
+            await client.aclose()
+
+    answers = asyncio.run(every_thread_waiting())
+    assert answers == [True] * threads, answers
+
+
+def tls_redis(directory: Path) -> tuple[RedisServer, Path]:
+    """A redis-server that speaks TLS only, its certificate (self-signed) for the name `localhost`."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (it makes the test's certificate)")
+    certificate, key = directory / "redis.crt", directory / "redis.key"
+    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+    command += ["-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"]
+    subprocess.run([*command, "-keyout", str(key), "-out", str(certificate)], check=True, capture_output=True)
+    server = RedisServer(directory)
+    server.options = ("--port", "0", "--tls-port", str(server.port), "--tls-auth-clients", "no")
+    server.options += ("--tls-cert-file", str(certificate), "--tls-key-file", str(key))
+    return server, certificate
+
+
+async def test_a_rediss_connection_looked_up_by_the_node_checks_the_certificate_against_the_name(
+    tmp_path: Path,
+) -> None:
+    """The node connects to the address it looked up (`LookedUpConnection`), and still asks TLS for the
+    certificate of the name in the URL: checked against the address, it would not match."""
+    server, certificate = tls_redis(tmp_path)
+    server.start()
+    try:
+        url = f"rediss://localhost:{server.port}/0?ssl_ca_certs={certificate}&ssl_check_hostname=true"
+        client = waiting_client(url, connections=1, wait=seconds(10), socket_timeout=seconds(10))
+        try:
+            assert await client.ping() is True
+        finally:
+            await client.aclose()
+    finally:
+        server.stop()
 
 
 async def test_the_nodes_beat_and_health_go_on_while_callers_hold_every_command_connection(

@@ -1,11 +1,13 @@
 """A section's wav on a Redis node is read a piece at a time from a thread of the default executor
-(`jobs/cluster/redis_wav.py`: a GETRANGE through `RedisJournal.call`), the executor a hostname Redis
-URL's reconnects look the name up on (`asyncio.open_connection`: `getaddrinfo` in that executor). A
-thread is taken for one piece's round trip, not for its send: 50 readers that read nothing hold none,
-and downloads at once, each taking pieces as fast as it can, leave the executor free to look names up
-(the connection pool grew to one connection a download, each looked up: 50 downloads of a 2.9 MB wav
-at once took 0.6-0.9 s whole on a 2-core VM at load 15, a call on the executor meanwhile 30 ms at the
-median, 0.2 ms with the 50 idle readers, 2026-12-07)."""
+(`jobs/cluster/redis_wav.py`: a GETRANGE through `RedisJournal.call`). A thread is taken for one
+piece's round trip, not for its send: 50 readers that read nothing hold none, and downloads at once,
+each taking pieces as fast as it can, leave the executor free (50 downloads of a 2.9 MB wav at once took
+0.6-0.9 s whole on a 2-core VM at load 15, a call on the executor meanwhile 30 ms at the median, 0.2 ms
+with the 50 idle readers, 2026-12-07). The pool grows to about one connection a download, each new one
+looking the hostname URL's name up, on the node's own lookup threads (`pools.LookedUpConnection`): in
+this executor, behind the threads waiting for those connections, lookups waited out the 2 s connect
+timeout under load, and a download was cut after its headers
+(`test_connections_to_a_named_redis_are_made_while_every_default_executor_thread_waits_for_one`)."""
 
 from __future__ import annotations
 

@@ -10,15 +10,27 @@ cancel channel) have a pool of their own: callers' streams, each holding a conne
 read, never leave them waiting. So have its beat and its view of the cluster (`OWN_COMMANDS`): behind a
 flood of callers' commands, /health's 1 s read ran out waiting for a connection (`Redis is unreachable`)
 and the beat passed the 5 s after which peers count the node out.
+
+A new connection's host name is looked up on threads of the node's own (`LOOKUPS`), not in the loop's
+default executor where asyncio looks names up: that executor's threads are the ones a wav's pieces are
+read from, each waiting for a Redis answer (`RedisJournal.call`); with every one of them waiting for an
+answer whose connection waited for a lookup behind them, nothing moved until the connect timeout, and
+the answers failed `Timeout connecting to server` (a burst of downloads on a `redis://NAME` URL: 503s,
+and wavs cut after their headers).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import socket
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+from redis.asyncio.connection import Connection, SSLConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import BusyLoadingError
@@ -32,11 +44,53 @@ FOLLOW_CONNECTIONS = 100
 OWN_COMMANDS = 3
 # The node's own blocking reads: engine claim, writer, cancel channel (held for good), room for a retry.
 OWN_CONNECTIONS = 4
+# Threads that look up the Redis host's name for a new connection, and do nothing else.
+LOOKUPS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="redis-lookup")
 
 
 class ConnectionsBusy(RedisConnectionError):
     """Every connection of a pool stayed in use for as long as a command may wait for one: Redis is up,
     this node is busy (a caller is told so, not `Redis is unreachable`; a loop retries as for an outage)."""
+
+
+class LookedUpConnection(Connection):
+    """redis-py's TCP connection, its host's name looked up on `LOOKUPS`, then each address it names
+    tried in turn (as asyncio does), each with the connect timeout: asyncio would look it up in the
+    loop's default executor, behind threads that may be waiting for this very connection."""
+
+    _tried_address: str | None = None  # the address being tried, while `_connect` runs
+
+    async def _connect(self) -> None:
+        loop = asyncio.get_running_loop()
+        lookup = functools.partial(socket.getaddrinfo, self.host, self.port, type=socket.SOCK_STREAM)
+        async with asyncio.timeout(self.socket_connect_timeout):
+            found = await loop.run_in_executor(LOOKUPS, lookup)
+        for tried, (*_, address) in enumerate(found, 1):
+            self._tried_address = str(address[0])
+            try:
+                return await super()._connect()
+            except OSError as exc:  # refused, unreachable: the next address; out of time: the end
+                if tried == len(found) or isinstance(exc, TimeoutError):
+                    raise
+            finally:
+                self._tried_address = None
+        raise OSError(f"{self.host} names no address")  # (getaddrinfo raises first)
+
+    def _connection_arguments(self) -> Mapping[str, Any]:
+        arguments = dict(super()._connection_arguments())
+        if self._tried_address is not None:
+            if "ssl" in arguments:  # the certificate is checked against the name, not the address
+                arguments["server_hostname"] = self.host
+            arguments["host"] = self._tried_address
+        return arguments
+
+
+class LookedUpSSLConnection(LookedUpConnection, SSLConnection):
+    """redis-py's TLS connection (`rediss://`), its host's name looked up as `LookedUpConnection`'s."""
+
+
+# The connection a URL's scheme chose, and the one the node makes instead (a unix socket's: unchanged).
+LOOKED_UP = {Connection: LookedUpConnection, SSLConnection: LookedUpSSLConnection}
 
 
 class WaitingPool(aioredis.ConnectionPool):
@@ -45,6 +99,8 @@ class WaitingPool(aioredis.ConnectionPool):
     wait (and what it offers to tell it from a failed connect) differs across the releases allowed."""
 
     def __init__(self, *, connections: int, wait: float, **settings: Any) -> None:
+        chosen = settings.pop("connection_class", Connection)
+        settings["connection_class"] = LOOKED_UP.get(chosen, chosen)
         super().__init__(max_connections=connections, **settings)
         self.wait = wait
         self._turns = asyncio.Semaphore(connections)
