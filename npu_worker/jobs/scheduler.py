@@ -243,7 +243,12 @@ class Scheduler(JobListening):
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing;
-        a voice it names is not deleted meanwhile (`voice_user` finds it once queued)."""
+        a voice it names is not deleted meanwhile (`voice_user` finds it once queued). A job that names
+        none skips that guard: its context manager was six Python calls a job, on the loop for a preview
+        (benchmarks/SERVER_OVERHEAD.md, stop 60)."""
+        if request.params.ref_wav is None:
+            self._admit_checked(job, request)
+            return
         with self.voices.admitting(request.params.ref_wav):
             self._admit_checked(job, request)
 
