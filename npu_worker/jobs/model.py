@@ -170,6 +170,10 @@ class Job:
     log: list[LogEntry] = field(default_factory=list)
     next_seq: int = 1
     subscribers: list[Any] = field(default_factory=list)
+    # A preview's one listener's `push_audio`, set on the loop before the job can run (`Scheduler.submit`):
+    # nobody else can listen to a preview, so its audio is handed straight there, not through
+    # `publish_audio`'s Python call and copy of `subscribers` a chunk on the loop (stop 60). None: that call.
+    audio_to: Any = None
     onset_watch: Any = None  # the engine thread's onset detector of a streaming job (runner.py)
     # Sections by idx, and the finals counted, kept for `sections` as it is (a new list: built again):
     # folding each event looked its section up in the list and every status counted them all, so a
@@ -270,6 +274,7 @@ class Job:
             subscriber.push(entry)
 
     def publish_audio(self, chunk: AudioChunk) -> None:
+        """To every listener (event loop thread only); a preview's goes to `audio_to` instead."""
         for subscriber in list(self.subscribers):
             subscriber.push_audio(chunk)
 

@@ -207,6 +207,8 @@ class Scheduler(JobListening):
         )
         if on_created is not None:
             on_created(job)
+            if preview and len(job.subscribers) == 1:  # its one listener, for good: nobody looks a preview up
+                job.audio_to = job.subscribers[0].push_audio
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
         blocking = blocking or request.params.lang not in self.checks.langs  # the engine may block
         if blocking or any(s.output_path is not None for s in request.sections):
