@@ -269,6 +269,34 @@ def test_a_log_entry_is_made_without_a_python_call_and_stays_what_it_was():
     assert entry.line == b'{"event": "progress", "idx": 0, "status": "synth", "seq": 2}'
 
 
+def test_a_log_entry_s_line_is_encoded_at_its_first_read_without_a_descriptor_or_a_lock():
+    """The loop reads each `/ws` preview entry's `line` once (four a preview): `functools.cached_property`
+    ran its own `__get__` and took an `RLock` each time (benchmarks/SERVER_OVERHEAD.md, stop 60)."""
+    entry = LogEntry(4, p.Progress(0, "synth"))
+    assert "line" not in entry.__dict__  # nothing encoded at the entry's making
+    python_calls: list[str] = []
+    c_calls: list[str] = []
+
+    def record(frame: Any, what: str, arg: Any) -> None:
+        if what == "call":
+            python_calls.append(frame.f_code.co_name)
+        elif what == "c_call" and arg is not sys.setprofile:
+            c_calls.append(arg.__qualname__)
+
+    sys.setprofile(record)
+    try:
+        first = entry.line
+        again = entry.line
+    finally:
+        sys.setprofile(None)
+    assert python_calls == ["__getattr__", "encode_entry"], python_calls
+    assert not [name for name in c_calls if "RLock" in name or "lock" in name], c_calls
+    assert first is again is entry.__dict__["line"]
+    assert first == b'{"event": "progress", "idx": 0, "status": "synth", "seq": 4}'
+    with pytest.raises(AttributeError, match="no attribute 'lines'"):
+        entry.lines  # noqa: B018 (any other name is still an AttributeError)
+
+
 def test_a_log_entry_is_encoded_once_with_seq_last():
     entry = LogEntry(3, p.Progress(0, "ok", "/tmp/s.wav", 1.0, 0.5))
     assert entry.line is entry.line  # cached: the log file, NDJSON and /ws share these bytes

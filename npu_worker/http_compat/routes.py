@@ -229,8 +229,9 @@ async def job_result(request: web.Request) -> web.Response:
 
 async def job_events(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
-    job = await _job(request, to_run=True)  # then a finished one's log only, shared by its slow readers:
-    job = await asyncio.get_running_loop().run_in_executor(None, scheduler.replayed_job, job)
+    job = await _job(request, to_run=True)  # then a finished one's log only, shared by its slow readers
+    if not (isinstance(job, Job) and not job.finished):  # (a live one is its own replay: no read, no hop)
+        job = await asyncio.get_running_loop().run_in_executor(None, scheduler.replayed_job, job)
     raw_after = query_value(request, "after")
     raw_after = "0" if raw_after is None else raw_after  # `?after=` is refused, not 0
     if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"

@@ -7,12 +7,11 @@ here: the views render jobs in their own shapes. No numpy either: audio is opaqu
 
 from __future__ import annotations
 
-import functools
+import os
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
@@ -25,8 +24,8 @@ QUEUED, RUNNING, DONE, CANCELLED, INTERRUPTED = "queued", "running", "done", "ca
 class LogEntry(msgspec.Struct, frozen=True, dict=True):
     """One event of a job's log; `seq` counts from 1 in log order (re-attach with `after=seq`).
 
-    A msgspec `Struct`, made in C (`dict=True` keeps `line`'s cache): a frozen dataclass's `__init__` was a
-    Python call and two `object.__setattr__` an entry, three a preview on the engine lane
+    A msgspec `Struct`, made in C (`dict=True` keeps `line` once encoded): a frozen dataclass's `__init__`
+    was a Python call and two `object.__setattr__` an entry, three a preview on the engine lane
     (benchmarks/SERVER_OVERHEAD.md, stop 59)."""
 
     seq: int
@@ -35,11 +34,22 @@ class LogEntry(msgspec.Struct, frozen=True, dict=True):
     def to_dict(self) -> dict[str, Any]:
         return {**self.event.to_dict(), "seq": self.seq}
 
-    @functools.cached_property
-    def line(self) -> bytes:
-        """The entry as one JSON object (`seq` last), encoded once: the log file, every NDJSON
-        listener and every WebSocket listener send these bytes."""
-        return wire.encode_entry(self.event, self.seq)
+    if TYPE_CHECKING:  # (for the type checker: at run time `__getattr__` makes it)
+
+        @property
+        def line(self) -> bytes:
+            """The entry as one JSON object (`seq` last), encoded at its first read."""
+
+    def __getattr__(self, name: str) -> bytes:
+        """`line`, encoded once at its first read and kept in the entry's `__dict__`, where every read
+        after finds it: the log file, every NDJSON listener and every WebSocket listener send these
+        bytes. Not a `functools.cached_property`, whose `__get__` was a Python call and an `RLock`
+        taken an entry (four a `/ws` preview on the loop; benchmarks/SERVER_OVERHEAD.md, stop 60);
+        an entry nobody reads (a `/synth`'s) is never encoded."""
+        if name != "line":
+            raise AttributeError(f"'LogEntry' object has no attribute {name!r}")
+        line = self.__dict__["line"] = wire.encode_entry(self.event, self.seq)
+        return line
 
 
 class AudioChunk(msgspec.Struct, frozen=True):
@@ -58,21 +68,44 @@ class AudioChunk(msgspec.Struct, frozen=True):
     pcm16: Any = None  # the samples as int16, made on the engine thread for a job with `pcm16_listener`
 
 
-class CancelFlag(threading.Event):
-    """A job's cancel: an Event (its waiters wake at `set`) whose `requested` is a plain attribute, so
-    the engine lane asks it at every chunk without a call (`is_set` was ≈ 16 Python calls a `/ws`
-    preview; benchmarks/SERVER_OVERHEAD.md, stop 54). Set before the Event: no reader of `requested`
-    sees a cancel later than `is_set` or a waiter would."""
+class CancelFlag:
+    """A job's cancel: `requested`, a plain attribute the engine lane asks at every chunk without a call
+    (`is_set` was ≈ 16 Python calls a `/ws` preview; benchmarks/SERVER_OVERHEAD.md, stop 54), and
+    `wait` for a thread that waits for it (only tests do). Not a `threading.Event`: each job made one
+    on the loop at its admission, a `Condition` and a lock with two Python `__init__`s, for a wait that
+    never comes; the Event is made by the first `wait` (benchmarks/SERVER_OVERHEAD.md, stop 60).
+    `set` marks `requested` before it looks for a waiter's Event, and `wait` makes its Event before it
+    looks at `requested`: a cancel is never missed by a wait that began as it came."""
 
+    # Class attributes, no `__init__`: a flag is made in C (the job's `default_factory`), no Python call.
     requested = False
+    _event: threading.Event | None = None  # the first `wait`'s
+    _making = threading.Lock()  # one Event a flag, however many threads wait at once
 
     def set(self) -> None:
         self.requested = True
-        super().set()
+        event = self._event
+        if event is not None:
+            event.set()
+
+    def is_set(self) -> bool:
+        return self.requested
 
     def clear(self) -> None:
-        super().clear()
+        event = self._event
+        if event is not None:
+            event.clear()
         self.requested = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """As `threading.Event.wait`: True once set (at once if it is), False after `timeout`."""
+        event = self._event
+        if event is None:
+            with CancelFlag._making:
+                event = self._event = self._event or threading.Event()
+        if self.requested:
+            event.set()
+        return event.wait(timeout)
 
 
 @dataclass
@@ -89,7 +122,10 @@ class Section:
 
 
 def new_job_id() -> str:
-    return uuid.uuid4().hex[:16]
+    """16 random hex digits, as `uuid4().hex[:16]` gave (its version digit, always 4, now random too):
+    `uuid4`'s three Python calls came with every job the loop admits (benchmarks/SERVER_OVERHEAD.md,
+    stop 60)."""
+    return os.urandom(8).hex()
 
 
 @dataclass
@@ -134,6 +170,10 @@ class Job:
     log: list[LogEntry] = field(default_factory=list)
     next_seq: int = 1
     subscribers: list[Any] = field(default_factory=list)
+    # A preview's one listener's `push_audio`, set on the loop before the job can run (`Scheduler.submit`):
+    # nobody else can listen to a preview, so its audio is handed straight there, not through
+    # `publish_audio`'s Python call and copy of `subscribers` a chunk on the loop (stop 60). None: that call.
+    audio_to: Any = None
     onset_watch: Any = None  # the engine thread's onset detector of a streaming job (runner.py)
     # Sections by idx, and the finals counted, kept for `sections` as it is (a new list: built again):
     # folding each event looked its section up in the list and every status counted them all, so a
@@ -234,6 +274,7 @@ class Job:
             subscriber.push(entry)
 
     def publish_audio(self, chunk: AudioChunk) -> None:
+        """To every listener (event loop thread only); a preview's goes to `audio_to` instead."""
         for subscriber in list(self.subscribers):
             subscriber.push_audio(chunk)
 

@@ -207,6 +207,8 @@ class Scheduler(JobListening):
         )
         if on_created is not None:
             on_created(job)
+            if preview and len(job.subscribers) == 1:  # its one listener, for good: nobody looks a preview up
+                job.audio_to = job.subscribers[0].push_audio
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
         blocking = blocking or request.params.lang not in self.checks.langs  # the engine may block
         if blocking or any(s.output_path is not None for s in request.sections):
@@ -243,7 +245,12 @@ class Scheduler(JobListening):
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing;
-        a voice it names is not deleted meanwhile (`voice_user` finds it once queued)."""
+        a voice it names is not deleted meanwhile (`voice_user` finds it once queued). A job that names
+        none skips that guard: its context manager was six Python calls a job, on the loop for a preview
+        (benchmarks/SERVER_OVERHEAD.md, stop 60)."""
+        if request.params.ref_wav is None:
+            self._admit_checked(job, request)
+            return
         with self.voices.admitting(request.params.ref_wav):
             self._admit_checked(job, request)
 

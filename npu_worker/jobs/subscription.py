@@ -108,7 +108,9 @@ class Subscription:
             self._detach()
 
     def push_audio(self, chunk: AudioChunk) -> None:
-        if self._closed or not self.audio or self.overflowed:
+        """A chunk for the reader, held in its bound and the budget; none past its end (a `finish`: the
+        job's `publish_audio` no longer reaches it, and its `audio_to` must not either)."""
+        if self._closed or self._ended or not self.audio or self.overflowed:
             return
         held = self.buffered_samples + chunk.samples.size
         budget = self.budget
