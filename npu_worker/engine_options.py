@@ -132,8 +132,10 @@ def unused_model_settings(settings: Settings) -> list[str]:
 def unused_voice_settings(settings: Settings) -> list[str]:
     """A warning for `--ref-wav`/`--ref-text` given to espeak, which speaks its own voices and never reads
     a reference wav: the operator took espeak's voice for theirs. (`--ref-wav` still counts for the
-    path policy: callers cannot replace it.) The transcript is named, never shown: it may be long."""
-    if settings.backend != "espeak":  # (sovits sends a request's voice on: `default` names --ref-wav)
+    path policy: callers cannot replace it.) The transcript is named, never shown: it may be long.
+    None on an api node, which speaks nothing: its `--ref-wav` is the voice `default` it sends its
+    engine nodes, whose backend is theirs."""
+    if settings.backend != "espeak" or settings.role == "api":  # (sovits sends `default`'s --ref-wav on)
         return []
     given = [f"--ref-wav {settings.ref_wav}"] if settings.ref_wav is not None else []
     given += ["--ref-text"] if settings.ref_text is not None else []

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from npu_worker.config import Settings
+from npu_worker.engine_options import unused_voice_settings
 from tests.serve_process import ServeProcess
 from tests.timing import seconds
 
@@ -74,3 +76,17 @@ def test_a_reference_voice_given_to_the_espeak_backend_is_warned_about_as_not_us
         f"WARNING npu_worker: --ref-wav {voice}, NPU_WORKER_REF_TEXT: not used, --backend is espeak (it "
         "speaks its own voices, never a reference wav; --ref-wav is still kept from callers' output_path)"
     )
+
+
+def test_a_reference_voice_given_to_an_api_node_is_not_warned_about(tmp_path):
+    """An api node loads no engine (its `--backend` is left at espeak): its `--ref-wav` is the voice
+    `default` that a request's `ref_wav: "default"` is made and sent to its engine nodes (ZipVoice) as,
+    yet its log said `not used, --backend is espeak`, and the operator who believed it took the voice away."""
+    voice = tmp_path / "voice.wav"
+    settings = Settings(role="api", queue="redis://127.0.0.1:1/0", ref_wav=str(voice), ref_text="words")
+    assert unused_voice_settings(settings) == []
+    both = unused_voice_settings(settings.replace(role="both"))  # an espeak engine on this node: warned
+    assert both == [
+        f"--ref-wav {voice}, --ref-text: not used, --backend is espeak (it speaks its own voices, never a "
+        "reference wav; --ref-wav is still kept from callers' output_path)"
+    ]

@@ -48,6 +48,9 @@ class OutputWriter(QueueConsumer):
         self.job_bytes: JobBytes | None = None  # --jobs-max-bytes over this node's default outputs
 
     async def run(self) -> None:
+        """Each start reads this node's pending entries first: the node's, and one after the loop ended
+        on a bug (`node_loops.py`), whose entries read but not written (up to 64) were never read again."""
+        self._own = True
         await self._consume(self._write_ready, "writer of node")
 
     async def _write_ready(self) -> bool:
