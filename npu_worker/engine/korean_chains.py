@@ -197,7 +197,13 @@ def chain(match: re.Match[str]) -> str:
     before = match.string[max(0, match.start() - 24) : match.start()]
     if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):
         return f"{lower} {upper} {word}{ending}"  # "속도 v는 0 ≤ v ≤ c": v는 said once (it was v는 v는)
-    if absolute:
+    return f"{_middle_said(middle, match, before, particle)} {lower} {upper} {word}{ending}"
+
+
+def _middle_said(middle: str, match: re.Match[str], before: str, particle: str | None) -> str:
+    """A chain's middle term as its subject or topic, "|x|" as its absolute value and "1/n" as n분의 1, with the
+    particle its last sound takes."""
+    if middle.startswith("|"):
         middle = said_at(middle[1:-1], match.string, match.start(), match.end())
     fraction = _FRACTION.fullmatch(middle)
     if fraction:
@@ -213,10 +219,8 @@ def chain(match: re.Match[str]) -> str:
         or particle in ("은", "는")
         or subject_before(before)
     ):
-        topic = "이" if closed else "가"
-    else:
-        topic = "은" if closed else "는"
-    return f"{middle}{topic} {lower} {upper} {word}{ending}"
+        return middle + ("이" if closed else "가")
+    return middle + ("은" if closed else "는")
 
 
 # A noun and its subject particle, a word on its own, "값이 ": the group `subject_before` then weighs (here and
