@@ -140,9 +140,26 @@ def subject_before(before: str) -> re.Match[str] | None:
     return None if subject.group(2) == "이" and subject.group(1)[-1] in _ADVERB_STEMS else subject
 
 
+# A number's peak or trough between two letters, "x<5>y", "a ≤ 3 ≥ b", "x > 0 < y" (read59k: x 5 미만 미만 y, each sign a
+# bound of its own): both letters bounded by the number, x와 y는 5 미만, a와 b는 3 이하, x와 y는 0 초과; a letter's, "a<b>c",
+# as written as before (a generic type's brackets as often).
+PEAK = re.compile(r"(?<![\w.])([a-z]) ?([<≤>≥]) ?([-−]?\d+(?:\.\d+)?) ?([<≤>≥]) ?([a-z])(?![\w(.]|[<≤>≥=])")
+_PEAK_PAIRS = {("<", ">"): "미만", ("≤", "≥"): "이하", (">", "<"): "초과", ("≥", "≤"): "이상"}
+
+
+def _peak(match: re.Match[str]) -> str:
+    first, rising, middle, falling, last = match.groups()
+    word = _PEAK_PAIRS.get((rising, falling))
+    if word is None or first == last:
+        return match.group()
+    middle = middle.replace("−", "-").replace("-", "마이너스 ")
+    return f"{first}{particle_after(first, '와')} {last}{particle_after(last, '는')} {middle} {word}"
+
+
 def spoken(text: str) -> str:
     """`text` with its chains said (`chain`); a subject noun just before a chain said without its particle, the
     chain's letter taking it: "가격이 1000원 < p < 5000원" as 가격 p가 1000원 초과 5000원 미만."""
+    text = PEAK.sub(_peak, text)
     pieces, end = [], 0
     for match in CHAIN.finditer(text):
         before, said = text[end : match.start()], chain(match)

@@ -127,7 +127,9 @@ _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
 # ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
 # ... and a bound on a bare π, "x > π." (korean19: x > 파이): a bound in English words, greater than pi
 # ... and its arrows, "Here A → B is a map." (korean20: A에서 B). What `_english_held` reads in an English sentence:
-_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ→⟶➔➜➡⇒⟹⇔]")
+# ... and its Greek letters and a report's "YoY" (read59k: 알파, 전년 대비): alpha, year over year (`english_words`); its
+# "←", "↔" (read59k: 는, 와): gets, and.
+_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ→⟶➔➜➡⇒⟹⇔←⟵↔⟷\u0391-\u03a9\u03b1-\u03c9]|[YQM]o[YQM]")
 
 
 def _english_held(text: str) -> str:
@@ -367,6 +369,7 @@ def _clocks_and_counters(text: str) -> str:
     if not _DIGIT.search(text):
         return text
     text = dates.MONTH.sub(dates.june_or_october, text)
+    text = formulas.PORT_MAPPING.sub(template(r"\1\2\3\4 콜론 \5"), text)
     text = dates.CLOCK.sub(dates.clock, text)
     text = formulas.RATIO.sub(template(r"\1 대 "), text)
     text = numerals.COUNTED.sub(numerals.native, text)
