@@ -210,3 +210,26 @@ def test_a_peak_between_two_letters_bounds_both(text: str, said: str) -> None:
     """read59k read "x<5>y" as two bounds in a row, x 5 미만 미만 y: the second sign's word after the first's; a letter
     between, "a<b>c", held as written as k5 held it."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "요한복음 3:16 말씀입니다.",
+            "요한복음 3장 16절 말씀입니다.",
+        ),  # read59k: 요한복음 세 시 16분 (a clock's)
+        ("마태복음 10:3 참조", "마태복음 10장 3절 참조"),  # read59k: 10 대 3 (a ratio's)
+        ("창세기 1:1에 나온다.", "창세기 1장 1절에 나온다."),
+        ("시편 23:1-6을 읽자.", "시편 23장 1절에서 6절을 읽자."),
+        ("고린도전서 13:4~7절", "고린도전서 13장 4절에서 7절"),
+        ("요한복음 3:16절 말씀", "요한복음 3장 16절 말씀"),
+        # as read59k read them: a score, a clock, a book's abbreviation
+        ("10:3으로 이겼다.", "10 대 3으로 이겼다."),
+        ("오전 10:30 예배", "오전 열 시 30분 예배"),
+        ("요 3:16", "요 세 시 16분"),
+    ],
+)
+def test_a_bible_verse_is_cited_by_chapter_and_verse(text: str, said: str) -> None:
+    """read59k read a verse's "3:16" after its book as a clock or a ratio, 요한복음 세 시 16분, 마태복음 10 대 3."""
+    assert spoken_form(text, "ko") == said

@@ -161,5 +161,5 @@
 # 시그마의 2제곱, 전년 대비); lang=en "σ²" σ squared (not σ², espeak's sigma two); an English sentence's "x ← x + 1", "A ↔ B"
 # x gets x plus one, A and B (not x는, A와: Korean particles); "x ← 3을 대입" x에 3을 (not x는 3을); "The Fe atom" beside a
 # spelled "Fe³⁺ 이온" as written (not F-E); "docker run -p 8080:80" 8080 콜론 80 (not 8080 대 80); "x<5>y" x와 y는 5 미만 (not
-# x 5 미만 미만 y).
+# x 5 미만 미만 y); "요한복음 3:16", "마태복음 10:3" 3장 16절, 10장 3절 (not 세 시 16분, 10 대 3).
 AUDIO_REVISION = 28

@@ -301,6 +301,7 @@ def _numerals_and_dates(text: str) -> str:
     """Bounds, grouped thousands, ordinals, pages, versions, times of day and dates."""
     if not _DIGIT.search(text):
         return text
+    text = dates.VERSE.sub(dates.verse, text)  # "시편 23:1~6" before a range or a clock reads it
     text = ranges.FORMULA_BOUNDED_BY.sub(ranges.formula_bounded_by, text)
     text = ranges.CODE_BOUNDED_BY.sub(ranges.code_bounded_by, text)  # "if (0 <= x &&"
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
