@@ -186,7 +186,10 @@ def test_in_before_a_korean_word_is_no_unit(written: str, said: str) -> None:
         # whole counts, a name's decimal and a variable's subscript as before
         ("Fe₂O₃", "F-E투O쓰리"),
         ("PM2.5 농도", "PM2 점 오 농도"),
-        ("x₀.₅", "x₀.₅"),
+        (
+            "x₀.₅",
+            "x 제로 포인트 파이브",
+        ),  # korean60: a small letter's decimal index said too (it was x₀.₅, espeak: x)
     ],
 )
 def test_a_formula_s_decimal_count_is_said_whole(written: str, said: str) -> None:

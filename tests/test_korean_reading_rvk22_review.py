@@ -74,7 +74,10 @@ def test_a_version_after_a_name_s_slash_is_said_in_one_voice(written: str, said:
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("It is 3.5, not 4 here.", "It is three point five, not 4 here."),  # rvk21: 3 point 5,
+        (
+            "It is 3.5, not 4 here.",
+            "It is three point five, not four here.",
+        ),  # rvk21: 3 point 5, not 4; korean60: four (the Korean voice said 사)
         (
             "The values are 1.5, 2.5 and 3.5 here.",
             "The values are one point five, two point five and three point five here.",

@@ -82,6 +82,7 @@ MAY_MATCH_PLAIN = {
     "korean_formulas._LABEL_BEFORE": 'searched before a bracket\'s minus, "(2-b)"',
     "korean_formulas._LABEL_AFTER": 'matched after a bracket\'s minus, "(2-b)"',
     "korean_chains._CLAUSE_AFTER": "matched after a chain of bounds",
+    "korean_arrows._VALUE_WITH_PARTICLE": 'matched after a left arrow, "x ← 3을"',
     "korean_chains._TOPIC_BEFORE": "searched before a chain of bounds",
     "korean_formulas._TOPIC_THEN_TERM": 'searched before an "=", "전력은 P = VI"',
     "korean_sets._INFINITY": 'matched against an interval\'s bound, after "∈"',

@@ -100,7 +100,11 @@ def test_a_first_speech_stream_compiles_no_sentence_pattern_on_the_workers_event
 def reading_modules() -> list[types.ModuleType]:
     modules = {korean_reading, english_reading, english_numbers, sentence_ends}
     modules |= {module for module in vars(korean_reading).values() if isinstance(module, types.ModuleType)}
-    modules |= {sys.modules[name] for name in sys.modules if name.startswith("npu_worker.engine.korean_")}
+    modules |= {
+        sys.modules[name]
+        for name in sys.modules
+        if name.startswith(("npu_worker.engine.korean_", "npu_worker.engine.english_"))
+    }
     return sorted((module for module in modules if module is not re), key=lambda module: module.__name__)
 
 

@@ -34,8 +34,14 @@ UNIT_NAMES = {
     "km/h": "kilometers per hour", "m/s": "meters per second", "°C": "degrees Celsius", "℃": "degrees Celsius",
     "%": "percent", "%p": "percentage points",
 }  # fmt: skip
+# ... and a currency's name, "It costs 3~5 dollars." (read59k: 3에서 5 dollars, the digits the Korean voice's): three to
+# five dollars.
 _UNIT_WORDS = (
-    "(?:" + "|".join(sorted({name.split()[0].removesuffix("s") for name in UNIT_NAMES.values()})) + ")"
+    "(?:"
+    + "|".join(
+        sorted({name.split()[0].removesuffix("s") for name in UNIT_NAMES.values()} | {"dollar", "euro"})
+    )
+    + ")"
 )
 # A decimal said with "point", "3 point 1 4"; a number before the name of a unit, or beside "plus", "minus", "to",
 # "=" (not a bound's "<=", ">="), a power's "10 to the power of 3", "5 squared": each a number of its own, not glued to
@@ -55,7 +61,7 @@ _NUMBER_ALONE = r"(\d+)(?![\w.,:/%°])"
 SAID_INTEGER = re.compile(
     rf"(?:(?<![\w./,:$€£¥₩§#)])([-−])|(?<![\w./,:$€£¥₩§#\-−])(?<![eE]\+)){_NUMBER_ALONE}"
     rf"(?= (?:{_UNIT_WORDS}|(?:plus|minus|to) (?:\d|[a-z]+ point)|to the power|squared|cubed|(?:less|greater) than))"
-    rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )){_NUMBER_ALONE}"
+    rf"|(?:(?<=plus )|(?<=minus )|(?<=\d to )|(?<=power of )|(?<=[^<>!=]= )|(?<= gets )){_NUMBER_ALONE}"
     r"|(?:(?<=than )|(?<=equal to )|(?<=approaches ))(\d+)(?![\w:/%°]|[.,]\d)"  # a bound's, a limit's, before a comma too
 )
 
@@ -108,6 +114,9 @@ RATIO = re.compile(
 )
 # ... and a whole number before one, "5 1/2 inches" (korean18: 5 one half, the whole the Korean voice's): five and one half.
 FRACTION = re.compile(r"(?<![\w./,\-−])(?:(\d{1,2}) )?([1-9])/([2-9]|10)(?![\w/]|[.,]\d)")
+# ... and a letter over a whole number, "The value is x/2 here." (read59k: 2분의 x, the Korean rules' words): x over two;
+# not a unit's rate, "km/2h", a path's, "a/x/2", nor a name's version, "HTTP/2".
+LETTER_OVER = re.compile(r"(?<![\w./\\])([A-Za-z])/([1-9]\d{0,2})(?![\w/]|[.,]\d)")
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
 
 
@@ -117,7 +126,10 @@ def amounts_said(sentence: str) -> str:
         sentence = DOLLARS.sub(_dollars, SCALED_DOLLARS.sub(_scaled_dollars, sentence))
     if ":" in sentence:
         sentence = RATIO.sub(_ratio, CLOCK.sub(_clock, sentence))
-    return FRACTION.sub(_fraction, sentence) if "/" in sentence else sentence
+    if "/" not in sentence:
+        return sentence
+    sentence = LETTER_OVER.sub(lambda m: f"{m.group(1)} over {english_number(m.group(2))}", sentence)
+    return FRACTION.sub(_fraction, sentence)
 
 
 def _dollars(match: re.Match[str]) -> str:
@@ -163,6 +175,18 @@ def _fraction(match: re.Match[str]) -> str:
     return f"{english_number(whole)} and {said}" if whole else said
 
 
+# ... and a whole number paired with one said so, "It is 3.5, not 4.", "4 or 3.5" (read59k: three point five, not 4, the
+# 4 the Korean voice's 사): three point five, not four, four or three point five.
+_SAID_WORD = (
+    "(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"
+    "|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million"
+    "|billion)"
+)
+_PAIR = r"(,? (?:not|or|nor|and|to) )"
+PAIRED_AFTER = re.compile(rf"\b({_SAID_WORD}){_PAIR}(\d{{1,3}})(?![\w:/%°]|[.,]\d)")
+PAIRED_BEFORE = re.compile(rf"(?<![\w./,:$€£¥₩§#\-−])(\d{{1,3}}){_PAIR}(?={_SAID_WORD}\b)")
+
+
 def numbers_said(sentence: str) -> str:
     """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
     sentence = UNIT_RANGE.sub(_range_to, sentence)
@@ -171,7 +195,13 @@ def numbers_said(sentence: str) -> str:
     )
     sentence = SAID_DECIMAL.sub(_decimal, sentence)
     sentence = YEAR_SPAN.sub(_year_span, sentence)
-    return SAID_INTEGER.sub(_integer, sentence)
+    sentence = SAID_INTEGER.sub(_integer, sentence)
+    if " " in sentence:
+        sentence = PAIRED_AFTER.sub(
+            lambda m: m.group(1) + m.group(2) + _number_or_digits(m.group(3)), sentence
+        )
+        sentence = PAIRED_BEFORE.sub(lambda m: _number_or_digits(m.group(1)) + m.group(2), sentence)
+    return sentence
 
 
 def _range_to(match: re.Match[str]) -> str:

@@ -9,6 +9,7 @@ anchored on a single sign, with bounded repeats: linear in the text.
 from __future__ import annotations
 
 from . import english_numbers as numbers
+from . import english_words as words
 from . import korean_charges as charges
 from . import korean_ranges as ranges
 from . import korean_units as units
@@ -18,9 +19,10 @@ from .korean_words import SPELLED_UNITS, UNITS
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ⁺", "0123456789-ni+")
 # A power on a number, a bracket or a symbol of one or two letters ("10³", "(a+b)²", "x²", "mc²", "m²"); a
 # superscript after a longer word is a footnote's mark ("energy¹"), left as it was. Two letters are said
-# apart: "mc squared" was the name "Mc".
+# apart: "mc squared" was the name "Mc". A Greek letter's too, "σ²" (read59k: 시그마의 2제곱 in an English sentence of a
+# Korean text, σ² for lang=en): σ squared.
 POWER = re.compile(
-    r"(?:(?<=[\d)])|(?<![A-Za-z])([A-Za-z]{1,2}))"
+    r"(?:(?<=[\d)])|(?<![A-Za-z])([A-Za-z]{1,2}|(?<![\u0391-\u03a9\u03b1-\u03c9])[\u0391-\u03a9\u03b1-\u03c9]))"
     r"(?:(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[ⁿⁱ])(?![⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻])|\^ ?([-−]?\d{1,3}|[A-Za-z](?![A-Za-z\d])))"
 )  # an ion's charge, "O²⁻", "Ca²⁺", is no power: left (it was "O squared dash")
 # ... but a unit of length after a number is an area or a volume, "5 km²", "3 cm³", "100 m^2": square
@@ -313,14 +315,21 @@ def signs_in_korean_text(sentence: str) -> str:
         sentence = _PI_AMOUNT.sub(lambda m: f"{m.group(1) + ' ' if m.group(1) else ''}pi", sentence)
     sentence = _DECIMAL.sub(_decimal, _UNIT_AFTER_NUMBER.sub(_unit_name, sentence))
     sentence = _PLUS_MINUS.sub(_plus_minus, sentence)
-    return numbers.numbers_said(sentence)  # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
+    # "3 point 7 volts" three point seven volts (korean15: 삼 point 칠)
+    sentence = numbers.numbers_said(sentence)
+    return words.words_said(sentence)  # "α" alpha, "YoY" year over year (read59k: 알파, 전년 대비)
 
 
 # ... and its arrows, "The limit as x→0⁻ is 1.", "Here A → B is a map.", "Here p ⇒ q is true." (korean20: as x가 0으로 minus,
 # A에서 B, p면 q: the Korean rules' particles in an English sentence, which espeak's Korean voice says nothing else for):
 # a limit's, a small letter's going to a number, a letter or infinity, approaches; another right arrow to; "⇒", "⇔" as
-# `spoken` says them for lang=en; one opening or ending the sentence a bullet, unsaid. "←" and "↔" as before.
-_ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔]) {0,4}")
+# `spoken` says them for lang=en; one opening or ending the sentence a bullet, unsaid.
+# ... and "←", "↔", "Here x ← x + 1 is an update.", "Here A ↔ B holds." (read59k: x는 x plus one, A와 B: the Korean rules'
+# particles, which the Korean voice said in an English sentence): a pseudo-code's assignment, gets; both ways, and, between
+# propositions if and only if, as "⇔" is said.
+_ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔←⟵↔⟷]) {0,4}")
+_BOTH_WAYS = {"↔", "⟷"}
+_PROPOSITIONS = re.compile(r"(?<![A-Za-z])[¬~]?[pqrs] {0,4}[↔⟷] {0,4}[¬~]?[pqrs](?![A-Za-z])")
 _BLANK = re.compile(r"[\s.]*")
 # ... and a signed infinity, "x → +∞", and a capital's going to one, "N → ∞" (rvk21: x to +무한대, N to 무한대: a map's "to"
 # and the Korean rules' word): approaches plus infinity, N approaches infinity; a capital's "A → B" a map as before.
@@ -355,7 +364,13 @@ def _arrow(match: re.Match[str]) -> str:
     opens = blank is not None and blank.end() >= start
     if opens or _BLANK.fullmatch(text, end):
         return "" if opens else " "
-    return _RELATIONS.get(match.group(1), " to ")
+    sign = match.group(1)
+    if sign in "←⟵":
+        return " gets "
+    if sign in _BOTH_WAYS:
+        logic = _PROPOSITIONS.search(text, max(0, start - 2), min(len(text), end + 2))
+        return " if and only if " if logic else " and "
+    return _RELATIONS.get(sign, " to ")
 
 
 def _plus_minus(match: re.Match[str]) -> str:

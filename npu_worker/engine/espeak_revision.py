@@ -154,4 +154,12 @@
 # slash (not 밀리그램 one point five, x one point five); an author's name beside an ion, "(Li et al., 2020)", "Li 등(2020)",
 # as written (not L-I et al.); an English sentence's flow, "a → b → c", a to b to c (not a approaches b approaches c); a
 # bound after a capitalised word's number, "Let 0 ‹ x", less than (not the quote left unsaid).
-AUDIO_REVISION = 27
+# 28: stop 60's leftovers (korean60): "α⁺β⁻" 알파 플러스 베타 마이너스 (not 알파⁺베타, the first sign unsaid); "x₀.₅", "NCM₀.₈"
+# x 제로 포인트 파이브, N-C-M 제로 포인트 에잇 (not x, N-C-M제로: the index or its fraction unsaid); an English sentence's "3.5, not 4",
+# "3~5 dollars", "x/2" three point five, not four, three to five dollars, x over two (not 4, 3에서 5, 2분의 x: the Korean
+# voice's digits and words); its "α", "Δx", "σ²", "YoY" alpha, Delta x, sigma squared, year over year (not 알파, 델타x,
+# 시그마의 2제곱, 전년 대비); lang=en "σ²" σ squared (not σ², espeak's sigma two); an English sentence's "x ← x + 1", "A ↔ B"
+# x gets x plus one, A and B (not x는, A와: Korean particles); "x ← 3을 대입" x에 3을 (not x는 3을); "The Fe atom" beside a
+# spelled "Fe³⁺ 이온" as written (not F-E); "docker run -p 8080:80" 8080 콜론 80 (not 8080 대 80); "x<5>y" x와 y는 5 미만 (not
+# x 5 미만 미만 y); "요한복음 3:16", "마태복음 10:3" 3장 16절, 10장 3절 (not 세 시 16분, 10 대 3).
+AUDIO_REVISION = 28

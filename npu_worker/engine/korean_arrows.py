@@ -123,11 +123,34 @@ def arrow(match: re.Match[str]) -> str:
     elif sign in _IMPLIES:
         word = "이면" if final else "면"
     elif sign in _FROM:
-        word = "은" if final else "는"  # as "=": an assignment, or what the left comes from
+        return _assignment(match.string, match.start(2) if term else match.end(), final, term)
     else:
         word = "과" if final else "와"  # ↔, ⇔
         if sign in "⇔⟺" and _PROPOSITION_BEFORE.search(before) and term in tuple("pqrs"):
             return f"{word} {term}는 동치"  # "p ⇔ q" (it was p와 q, the equivalence unsaid)
+    return f"{word} {term}"
+
+
+# An assignment's value with its particle, "x ← 3을 대입한다", "x ← x + 1로 갱신한다" (read59k: x는 3을 대입한다, x는 x 더하기 1로: the
+# topic's particle beside the verb's object): x에 3을 대입한다, x를 x 더하기 1로 갱신한다, as a lecturer says them.
+# The particle glued to a number, a letter or a bracket, or to the one Korean word after the arrow ("평균값으로"), not a
+# clause's ending after it, "A ← B 이므로" (as before: A는 B 이므로).
+_VALUE_WITH_PARTICLE = re.compile(
+    r"(?:[^\s.,;:!?][^.,;:!?\n]{0,30}?(?<=[\dA-Za-z)\]])|[가-힣]{1,6}?(?<!므)(?=[을를로]|으로))(을|를|으로|로)(?=[\s.,;:!?)]|$)"
+)
+
+
+def _assignment(text: str, value: int, final: str | None, term: str) -> str:
+    """ "←" as "=" is said, x는 b (an assignment, or what the left comes from); before a value with an object's particle
+    에 (x에 3을), with (으)로's 을/를 (x를 … 1로). `value`: where the value begins in `text`; `term`: the part of it the
+    arrow's match took, said after the particle."""
+    valued = _VALUE_WITH_PARTICLE.match(text, value)
+    if valued and valued.group(1) in ("을", "를"):
+        word = "에"
+    elif valued:
+        word = "을" if final else "를"
+    else:
+        word = "은" if final else "는"
     return f"{word} {term}"
 
 

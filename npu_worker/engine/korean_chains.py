@@ -140,9 +140,26 @@ def subject_before(before: str) -> re.Match[str] | None:
     return None if subject.group(2) == "이" and subject.group(1)[-1] in _ADVERB_STEMS else subject
 
 
+# A number's peak or trough between two letters, "x<5>y", "a ≤ 3 ≥ b", "x > 0 < y" (read59k: x 5 미만 미만 y, each sign a
+# bound of its own): both letters bounded by the number, x와 y는 5 미만, a와 b는 3 이하, x와 y는 0 초과; a letter's, "a<b>c",
+# as written as before (a generic type's brackets as often).
+PEAK = re.compile(r"(?<![\w.])([a-z]) ?([<≤>≥]) ?([-−]?\d+(?:\.\d+)?) ?([<≤>≥]) ?([a-z])(?![\w(.]|[<≤>≥=])")
+_PEAK_PAIRS = {("<", ">"): "미만", ("≤", "≥"): "이하", (">", "<"): "초과", ("≥", "≤"): "이상"}
+
+
+def _peak(match: re.Match[str]) -> str:
+    first, rising, middle, falling, last = match.groups()
+    word = _PEAK_PAIRS.get((rising, falling))
+    if word is None or first == last:
+        return match.group()
+    middle = middle.replace("−", "-").replace("-", "마이너스 ")
+    return f"{first}{particle_after(first, '와')} {last}{particle_after(last, '는')} {middle} {word}"
+
+
 def spoken(text: str) -> str:
     """`text` with its chains said (`chain`); a subject noun just before a chain said without its particle, the
     chain's letter taking it: "가격이 1000원 < p < 5000원" as 가격 p가 1000원 초과 5000원 미만."""
+    text = PEAK.sub(_peak, text)
     pieces, end = [], 0
     for match in CHAIN.finditer(text):
         before, said = text[end : match.start()], chain(match)
@@ -197,7 +214,13 @@ def chain(match: re.Match[str]) -> str:
     before = match.string[max(0, match.start() - 24) : match.start()]
     if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):
         return f"{lower} {upper} {word}{ending}"  # "속도 v는 0 ≤ v ≤ c": v는 said once (it was v는 v는)
-    if absolute:
+    return f"{_middle_said(middle, match, before, particle)} {lower} {upper} {word}{ending}"
+
+
+def _middle_said(middle: str, match: re.Match[str], before: str, particle: str | None) -> str:
+    """A chain's middle term as its subject or topic, "|x|" as its absolute value and "1/n" as n분의 1, with the
+    particle its last sound takes."""
+    if middle.startswith("|"):
         middle = said_at(middle[1:-1], match.string, match.start(), match.end())
     fraction = _FRACTION.fullmatch(middle)
     if fraction:
@@ -213,10 +236,8 @@ def chain(match: re.Match[str]) -> str:
         or particle in ("은", "는")
         or subject_before(before)
     ):
-        topic = "이" if closed else "가"
-    else:
-        topic = "은" if closed else "는"
-    return f"{middle}{topic} {lower} {upper} {word}{ending}"
+        return middle + ("이" if closed else "가")
+    return middle + ("은" if closed else "는")
 
 
 # A noun and its subject particle, a word on its own, "값이 ": the group `subject_before` then weighs (here and

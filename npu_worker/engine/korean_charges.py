@@ -125,14 +125,20 @@ def _is_ion(match: re.Match[str], about_chemistry: bool, said_capitals: frozense
 
 
 # A Greek letter alone with a sign, a particle's "Σ⁻", "π⁺" (korean20: 시그마⁻, the sign left to espeak's English hyphen):
-# its sign said, 시그마 마이너스, 파이 플러스; Sigma minus in English. Not a power's nor a word's letter, "σ²", "Σ⁻¹".
+# its sign said, 시그마 마이너스, 파이 플러스; Sigma minus in English. Not a power's nor a word's letter, "σ²", "Σ⁻¹". A pair
+# of them, a state's "α⁺β⁻", a meson pair's "π⁺π⁻", each so (read59k: 알파⁺베타 마이너스, the first sign unsaid).
+_GREEK = "\u0391-\u03a9\u03b1-\u03c9"
 _GREEK_SIGN = re.compile(
-    rf"(?<!\w)([\u0391-\u03a9\u03b1-\u03c9])([⁺⁻])(?![A-Za-z\d_\u0370-\u03ff⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?"
+    rf"(?<!\w)([{_GREEK}])([⁺⁻])"
+    rf"(?:(?=[{_GREEK}][⁺⁻])|(?![A-Za-z\d_\u0370-\u03ff⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?)"
 )
 
 
 def _greek_sign(match: re.Match[str], words: dict[str, str]) -> str:
-    return match.group(1) + _sign_said(match.group(2), match.group(3), words)
+    """ "Σ⁻" 시그마 마이너스, a space after the sign's word where the pair's next letter follows, "α⁺β⁻"."""
+    following = match.string[match.end() : match.end() + 1]
+    paired = match.group(3) is None and bool(following) and ("\u0391" <= following <= "\u03c9")
+    return match.group(1) + _sign_said(match.group(2), match.group(3), words) + (" " if paired else "")
 
 
 def charges_spoken(text: str) -> str:
@@ -168,11 +174,26 @@ _CITATION_AFTER = re.compile(
 )
 
 
+# ... nor one in an English sentence, "Fe³⁺ 이온. The Fe atom loses electrons." (read59k: The F-E atom, where the sentence's own
+# "The Fe³⁺ ion" is English, Fe three plus): as written; the sentence is the text from the last sentence mark before it to the
+# next, no Hangul in it, each side looked at up to 200 characters.
+_SENTENCE_BEFORE = re.compile(r"[^.!?\n]{0,200}$")
+_SENTENCE_AFTER = re.compile(r"[^.!?\n]{0,200}")
+_HANGUL = re.compile("[가-힣]")
+_ENGLISH_WORD = re.compile(r"[a-z]{3,}")
+
+
 def _bare_formula(match: re.Match[str], spelled: set[str]) -> str:
     symbols = match.group().removesuffix(match.group(1) or "")
     if symbols not in spelled or (symbols in _WORD_SYMBOLS and not match.group(1)):
         return match.group()
-    if _CITATION_AFTER.match(match.string, match.start() + len(symbols)):
+    text, start, end = match.string, match.start(), match.end()
+    if _CITATION_AFTER.match(text, start + len(symbols)):
+        return match.group()
+    before = _SENTENCE_BEFORE.search(text, max(0, start - 200), start)
+    after = _SENTENCE_AFTER.match(text, end)
+    sentence = (before.group() if before else "") + match.group() + (after.group() if after else "")
+    if not _HANGUL.search(sentence) and _ENGLISH_WORD.search(sentence):
         return match.group()
     return _spelled(symbols) + (match.group(1) or "")
 

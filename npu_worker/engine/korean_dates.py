@@ -23,6 +23,26 @@ YEAR_MONTH = re.compile(r"(?<![\w.\-/$€£¥₩])((?:19|20)\d{2})\.(0[1-9]|1[0-
 # 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
 MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
 WEEKDAY = re.compile(r"(?<=\d일)\.? ?\(([월화수목금토일])\)")  # "2024. 12. 5.(목)": its point too
+# A Bible verse's chapter and verse after its book, "요한복음 3:16", "마태복음 10:3", "시편 23:1-6" (read59k: 세 시 16분, 10 대 3,
+# a clock's and a ratio's words): 요한복음 3장 16절, 시편 23장 1절에서 6절, as a Korean reader cites them. Only after a book's full
+# name, the 66 of the Korean Bible, not an abbreviation ("요 3:16", "마 5:3": a word as often).
+_BOOKS = (
+    "창세기 출애굽기 레위기 민수기 신명기 여호수아 사사기 룻기 사무엘상 사무엘하 열왕기상 열왕기하 역대상 역대하 에스라 느헤미야"
+    " 에스더 욥기 시편 잠언 전도서 아가 이사야 예레미야애가 예레미야 에스겔 다니엘 호세아 요엘 아모스 오바댜 요나 미가 나훔 하박국"
+    " 스바냐 학개 스가랴 말라기 마태복음 마가복음 누가복음 요한복음 사도행전 로마서 고린도전서 고린도후서 갈라디아서 에베소서"
+    " 빌립보서 골로새서 데살로니가전서 데살로니가후서 디모데전서 디모데후서 디도서 빌레몬서 히브리서 야고보서 베드로전서"
+    " 베드로후서 요한일서 요한이서 요한삼서 유다서 요한계시록"
+).split()
+VERSE = re.compile(
+    rf"(?<![가-힣])((?:{'|'.join(_BOOKS)}) ?)(\d{{1,3}}):(\d{{1,3}})(?:절? ?[-–~] ?(\d{{1,3}})(?![\d:]))?절?(?![\d:]|\.\d)"
+)
+
+
+def verse(match: re.Match[str]) -> str:
+    book, chapter, first, last = match.groups()
+    return f"{book}{chapter}장 {first}절" + (f"에서 {last}절" if last else "")
+
+
 # Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일; not a
 # date's 일, "20일~목요일" (20일요일), nor days to months, "일~월 단위" (일요일에서 월요일 단위).
 WEEKDAY_RANGE = re.compile(

@@ -226,6 +226,11 @@ QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
 # read 대 ("16:9": 십육 대 구; espeak said 십육 구).
 # Not after a dotted number, an address's port ("192.168.0.1:8080": 1 대 8080).
 RATIO = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?: ?(?=\d)")
+# ... nor a container's port mapping, "docker run -p 8080:80", "--publish 127.0.0.1:8080:80" (read59k: 8080 대 80, a score's
+# word; "-p 22:22" a clock's 스물두 시): the colon said, 8080 콜론 80, before a clock or a ratio reads it.
+PORT_MAPPING = re.compile(
+    r"(?<![\w-])(-p|--publish)([ =])((?:\d{1,3}(?:\.\d{1,3}){3}:)?)(\d{1,5}):(\d{1,5})(?![\d:])"
+)
 # A letter of a Greek word ("λόγος") is left.
 MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370-\u03ff])")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}

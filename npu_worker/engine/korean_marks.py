@@ -124,6 +124,11 @@ _DECIMAL_COUNT_FORMULA = re.compile(
     r"((?:[A-Z][a-z]?(?:[₀-₉]{1,2}(?:\.[₀-₉]{1,3})?)?){1,8})(?![A-Za-z\d₀-₉]|\.[\d₀-₉])"
 )
 _DECIMAL_COUNT_PART = re.compile(r"([A-Z][a-z]?)([₀-₉]{0,2}(?:\.[₀-₉]{1,3})?)")
+# ... and a small letter's decimal index, "x₀.₅", "α₀.₂₅" (read59k: as written; espeak said x, the index unsaid): x 제로
+# 포인트 파이브, as the capital's "T₀.₅" is said.
+_LETTER_DECIMAL_INDEX = re.compile(
+    r"(?<![A-Za-z\d_.\-₀-₉\u03b1-\u03c9])([a-z\u03b1-\u03c9])([₀-₉]{1,2}\.[₀-₉]{1,3})(?![A-Za-z\d₀-₉]|\.[\d₀-₉])"
+)
 # A range of such names, "Q1~Q3", "H1~H2" (espeak: Q원 Q쓰리, the tilde unsaid): Q원에서 Q쓰리; and a quarter
 # written "1Q", "3Q" (일 큐) as Korean reports say it, 1분기.
 _NAME_RANGE = re.compile(r"(?<=[A-Z][0-9]) ?[~～〜] ?(?=[A-Z][0-9](?![A-Za-z\d]))")
@@ -215,6 +220,7 @@ def marks_spoken(text: str) -> str:
     text = _QUARTER.sub(template(r"\1분기"), text)
     if "." in text:
         text = _DECIMAL_COUNT_FORMULA.sub(_decimal_count_formula, text)
+        text = _LETTER_DECIMAL_INDEX.sub(lambda m: f"{m.group(1)} {_decimal_count_said(m.group(2))}", text)
     text = _ELEMENT_FORMULA.sub(_element_formula, text)
     text = _SUBSCRIPTED_FORMULA.sub(_subscripted_formula, text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
@@ -329,11 +335,11 @@ def _element_formula(match: re.Match[str]) -> str:
 
 def _decimal_count_formula(match: re.Match[str]) -> str:
     """ "CO₀.₅" as C-O 제로 포인트 파이브: its elements spelled, a decimal count said digit by digit; a symbol of no element
-    as written, but a capital's subscript alone, a half-life's "T₀.₅" (rvk21: T제로.₅, its ".₅" unsaid), T 제로 포인트 파이브,
-    as "V₀.₅" is said."""
+    as written, but a capitals' subscript alone, a half-life's "T₀.₅" (rvk21: T제로.₅, its ".₅" unsaid), T 제로 포인트 파이브,
+    as "V₀.₅" is said, and an acronym's, "NCM₀.₈" (read59k: N-C-M제로.₈), N-C-M 제로 포인트 에잇."""
     parts = _DECIMAL_COUNT_PART.findall(match.group())
-    one_capital = len(parts) == 1 and len(parts[0][0]) == 1
-    if not one_capital and not all(symbol in ELEMENTS for symbol, _ in parts):
+    one_name = all(len(symbol) == 1 for symbol, _ in parts) and not any(count for _, count in parts[:-1])
+    if not one_name and not all(symbol in ELEMENTS for symbol, _ in parts):
         return match.group()
     said = []
     for symbol, count in parts:
@@ -342,9 +348,15 @@ def _decimal_count_formula(match: re.Match[str]) -> str:
         if not point:  # "O₂" O투, and a symbol without one joined to the next, "CO₀.₅" C-O
             said.append(spelled + _count_said(whole) + ("" if whole else "-"))
             continue
-        digits = " ".join(ENGLISH_DIGITS[unicodedata.digit(digit)] for digit in fraction)
-        said.append(f"{spelled} {_count_said(whole)} 포인트 {digits} ")
+        said.append(f"{spelled} {_decimal_count_said(count)} ")
     return "".join(part if part.endswith("-") else part.rstrip() + " " for part in said).rstrip(" -")
+
+
+def _decimal_count_said(count: str) -> str:
+    """A decimal subscript, "₀.₂₅", in English words with 포인트 between: 제로 포인트 투 파이브."""
+    whole, _, fraction = count.partition(".")
+    digits = " ".join(ENGLISH_DIGITS[unicodedata.digit(digit)] for digit in fraction)
+    return f"{_count_said(whole)} 포인트 {digits}"
 
 
 def _element_parts(formula: str) -> list[tuple[str, str]]:

@@ -280,34 +280,50 @@ def bound(match: re.Match[str]) -> str:
     # "2x - 3 > 0": the formula's last number its subject, 2x 빼기 3이 0 초과 (the k6 reading, 3 0 초과, said two
     # numbers in a row); a power's, "x^2 < 4", is said 제곱 and needs none: x의 2제곱 4 미만
     left = text[max(0, start - 24) : start].rstrip()
-    subject = formula_before and not _POWER_END.search(left)
-    before = particle_after(left, "이") + " " if subject else text[match.start() : start]
+    subject = bool(formula_before and not _POWER_END.search(left))
+    # "y > 2x": a formula's term, `EXPRESSION_BOUND`'s (it was y 2배 초과, 2x 초과 read 배)
     if _TERM.fullmatch(amount) and amount[-1] not in _UNITS:
-        return match.group(
-            0
-        )  # "y > 2x": a formula's term, `EXPRESSION_BOUND`'s (it was y 2배 초과, 2x 초과 read 배)
-    if amount.lstrip("-−").startswith(
-        "."
-    ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
+        return match.group(0)
+    # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
+    if amount.lstrip("-−").startswith("."):
         amount = amount.replace(".", "0.", 1)
-    variable = _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
-    code_after = code_comparisons.CODE_AFTER.match(
-        text, match.end()
-    )  # not "if (x > 0이면", "if (n ≥ 1인 정수": a sentence's
-    if code_after and not variable:
-        variable = _CODE_NAME_BEFORE.search(text, max(0, start - 80), start)
-    if (
-        variable
-        and code_after
-        and not (particle or subject)
-        and code_comparisons.in_code(text, variable.start())
-    ):
-        # "if (x > 0)" as the code's comparison, x가 0보다 크다, as "if (a > b)" (it was x 0 초과: one condition,
-        # "if (x>0 && y<z)", in two voices)
-        letter = variable.group().strip()
-        return f"{particle_after(letter, '가')} {amount}보다 {code_comparisons.CODE_WORDS[sign]}"
+    compared = _code_comparison(match, amount, bool(particle) or subject)
+    if compared:
+        return compared
     amount = _MINUS_PI.sub("마이너스 ", amount)  # "-π": espeak says no minus before it
     last, number = amount[-1], amount[:-1].rstrip()
+    before = _before_the_amount(match, left, subject, bool(formula_before))
+    if (
+        last in _COPULA_CONTEXT
+        and number[-1:].isdigit()
+        and (formula_before or _VARIABLE_BEFORE.search(text, max(0, start - 2), start))
+        and _COPULA_CONTEXT[last].match(text, match.end(2))
+    ):  # "x > 0인가?": the copula's ending is no particle of the bound's word
+        return f"{before}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
+    word = BOUND_WORDS[sign]
+    return f"{before}{amount} {word}{particle_after(word, particle) if particle else ''}"
+
+
+def _code_comparison(match: re.Match[str], amount: str, worded: bool) -> str | None:
+    """ "if (x > 0)" as the code's comparison, x가 0보다 크다, as "if (a > b)" (it was x 0 초과: one condition,
+    "if (x>0 && y<z)", in two voices); None for a sentence's bound, "if (x > 0이면", or one with a particle."""
+    text, start = match.string, match.start(1)
+    variable = _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
+    # not "if (x > 0이면", "if (n ≥ 1인 정수": a sentence's
+    code_after = code_comparisons.CODE_AFTER.match(text, match.end())
+    if code_after and not variable:
+        variable = _CODE_NAME_BEFORE.search(text, max(0, start - 80), start)
+    if not (variable and code_after and not worded and code_comparisons.in_code(text, variable.start())):
+        return None
+    letter = variable.group().strip()
+    return f"{particle_after(letter, '가')} {amount}보다 {code_comparisons.CODE_WORDS[match.group(1)]}"
+
+
+def _before_the_amount(match: re.Match[str], left: str, subject: bool, formula_before: bool) -> str:
+    """What goes before a bound's amount: the formula's last number with its subject particle, a statement's topic,
+    a coefficient's subject, or the text before the sign with a space after a glued variable."""
+    text, start, particle = match.string, match.start(1), match.group(3)
+    before = particle_after(left, "이") + " " if subject else text[match.start() : start]
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() and not subject else ""
     stated = "" if subject or particle else _stated(text, start, match.end())
@@ -318,15 +334,7 @@ def bound(match: re.Match[str]) -> str:
     coefficient = None if subject else _COEFFICIENT_BEFORE.search(text, max(0, start - 16), start)
     if coefficient:  # "2x ≤ 1": 2x가 1 이하
         before, apart = particle_after(coefficient.group(1), "이") + " ", ""
-    if (
-        last in _COPULA_CONTEXT
-        and number[-1:].isdigit()
-        and (formula_before or _VARIABLE_BEFORE.search(text, max(0, start - 2), start))
-        and _COPULA_CONTEXT[last].match(text, match.end(2))
-    ):  # "x > 0인가?": the copula's ending is no particle of the bound's word
-        return f"{before}{apart}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
-    word = BOUND_WORDS[sign]
-    return f"{before}{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
+    return before + apart
 
 
 # A statement's copula after a single bound, "x ≤ 1입니다", "θ < π입니까?", "x ≥ y이다" (it was x 1 이하입니다: no particle

@@ -127,7 +127,9 @@ _EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
 # ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
 # ... and a bound on a bare π, "x > π." (korean19: x > 파이): a bound in English words, greater than pi
 # ... and its arrows, "Here A → B is a map." (korean20: A에서 B). What `_english_held` reads in an English sentence:
-_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ→⟶➔➜➡⇒⟹⇔]")
+# ... and its Greek letters and a report's "YoY" (read59k: 알파, 전년 대비): alpha, year over year (`english_words`); its
+# "←", "↔" (read59k: 는, 와): gets, and.
+_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ→⟶➔➜➡⇒⟹⇔←⟵↔⟷\u0391-\u03a9\u03b1-\u03c9]|[YQM]o[YQM]")
 
 
 def _english_held(text: str) -> str:
@@ -158,27 +160,10 @@ _SET_SIGN = re.compile("[∈∉⊂⊆⊊⊄⊈⊃⊇∪∩∖∧∨∀∃ℝℕ�
 
 
 def _numbers_spoken(text: str) -> str:
-    if _WIDE_SIGN.search(text):
-        text = text.translate(_WIDE_SIGNS)
-    # "x^{2}" as "x^2", before any rule reads the exponent's "-" or letter
-    text = formulas.BRACED_EXPONENT.sub(template(r"^\1"), text)
-    text = sets.dimensions_held(text)  # "ℝ^{nm}", "ℝⁿ₊" before a power reads the dimension
-    text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
-    text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
-    text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
-    text = text.translate(_OTHER_BOUND_SIGNS)
-    text = charges.charges_spoken(text)  # "Ca²⁺" before its "²" is a power
+    """Each group of passes in the order their patterns need: signs, marks and bounds, numerals, units, formulas."""
+    text = _signs_plain(text)
     written = text  # as the writer put its signs, for `chains.subject_of_statement`
-    text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
-    text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
-    if _BOUND_SIGN.search(text):
-        text = chains.spoken(text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
-        if "π" in text:
-            text = ranges.PI_BOUND.sub(ranges.bound, text)  # "θ < π이면"
-            text = ranges.PI_BOUNDED_BY.sub(ranges.pi_bounded_by, text)  # "-π < x"
-    if "|" in text:
-        text = absolute.BOUNDED_BY_ABSOLUTE.sub(absolute.bounded_by_absolute, text)  # "x < |y|"
-        text = absolute.ABSOLUTE_BOUND.sub(absolute.absolute, text)  # "|x - a| < δ", after the chains'
+    text = _marks_and_bounds(text)
     text = _numerals_and_dates(text)
     if _BOUND_SIGN.search(text):
         text = code_comparisons.CODE_COMPARISON.sub(
@@ -189,6 +174,48 @@ def _numbers_spoken(text: str) -> str:
     text = _phones_and_ranges(text)
     text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _amounts(text)
+    text = _units_said(text)
+    if "!" in text:
+        text = _factorials_said(text)
+    text = _operators_said(text)
+    text = chains.subject_of_statement(text, written)  # "값이 x ≤ 1입니다": 값 x가, once every bound is said
+    text = code.formula_joins_said(text)  # "0 <= x && x < n": 그리고, once every bound is said
+    text = _fractions_said(text)
+    text = _clocks_and_counters(text)
+    return _relations_said(text)
+
+
+def _signs_plain(text: str) -> str:
+    """Wide, ASCII and braced signs in the one form the rules after read, an ion's charge before it is a power."""
+    if _WIDE_SIGN.search(text):
+        text = text.translate(_WIDE_SIGNS)
+    # "x^{2}" as "x^2", before any rule reads the exponent's "-" or letter
+    text = formulas.BRACED_EXPONENT.sub(template(r"^\1"), text)
+    text = sets.dimensions_held(text)  # "ℝ^{nm}", "ℝⁿ₊" before a power reads the dimension
+    text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
+    text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
+    text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
+    text = text.translate(_OTHER_BOUND_SIGNS)
+    return charges.charges_spoken(text)  # "Ca²⁺" before its "²" is a power
+
+
+def _marks_and_bounds(text: str) -> str:
+    """List marks and letters, then chains and bounds, before a bound's number is read as a numeral."""
+    text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
+    text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
+    if _BOUND_SIGN.search(text):
+        text = chains.spoken(text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
+        if "π" in text:
+            text = ranges.PI_BOUND.sub(ranges.bound, text)  # "θ < π이면"
+            text = ranges.PI_BOUNDED_BY.sub(ranges.pi_bounded_by, text)  # "-π < x"
+    if "|" in text:
+        text = absolute.BOUNDED_BY_ABSOLUTE.sub(absolute.bounded_by_absolute, text)  # "x < |y|"
+        text = absolute.ABSOLUTE_BOUND.sub(absolute.absolute, text)  # "|x - a| < δ", after the chains'
+    return text
+
+
+def _units_said(text: str) -> str:
+    """Units and symbols after a number, and a bare "%", as words."""
     text = units.WORD_PER_UNIT.sub(units.word_per_unit, text)
     if "⁻" in text:  # "mol⁻¹"; its pattern scanned the lecture's first 2 000 characters in 50 µs
         text = units.INVERSE_UNIT.sub(units.inverse_unit, text)
@@ -196,17 +223,24 @@ def _numbers_spoken(text: str) -> str:
     text = units.BARE_UNIT.sub(lambda m: units.BARE_UNITS[m.group(1)], text)
     text = units.SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
     text = units.BARE_LITER.sub(lambda m: "리터당" if m.group(1) else "엘", text)
-    text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
-    if "!" in text:
-        text = formulas.FACTORIAL.sub(" 팩토리얼", text)
-        text = formulas.FACTORIAL_AFTER.sub(template(r"\1 팩토리얼"), text)
-        text = formulas.FACTORIAL_PARTICLE.sub(
-            lambda m: " 팩토리얼" + (formulas.particle_after("팩토리얼", m.group(1)) if m.group(1) else ""),
-            text,
-        )
-        text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
-        text = formulas.DIVIDED_FACTORIAL.sub(" 나누기 ", text)
-        text = formulas.FACTORIAL_PRODUCT.sub(" 곱하기 ", text)
+    return text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
+
+
+def _factorials_said(text: str) -> str:
+    """ "n!" and the products and quotients of factorials, before "!" could be read as anything else."""
+    text = formulas.FACTORIAL.sub(" 팩토리얼", text)
+    text = formulas.FACTORIAL_AFTER.sub(template(r"\1 팩토리얼"), text)
+    text = formulas.FACTORIAL_PARTICLE.sub(
+        lambda m: " 팩토리얼" + (formulas.particle_after("팩토리얼", m.group(1)) if m.group(1) else ""),
+        text,
+    )
+    text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
+    text = formulas.DIVIDED_FACTORIAL.sub(" 나누기 ", text)
+    return formulas.FACTORIAL_PRODUCT.sub(" 곱하기 ", text)
+
+
+def _operators_said(text: str) -> str:
+    """Powers, signs and a formula's operators as words, then the bounds on whole expressions."""
     text = formulas.POWER.sub(formulas.power, text)
     text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)
@@ -220,9 +254,11 @@ def _numbers_spoken(text: str) -> str:
         text = formulas.BRACKET_MINUS.sub(formulas.bracket_minus, text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
-    text = ranges.MISPLACED_INDEX.sub(ranges.index_on_its_term, text)  # "x ≤ 2σᵢ"
-    text = chains.subject_of_statement(text, written)  # "값이 x ≤ 1입니다": 값 x가, once every bound is said
-    text = code.formula_joins_said(text)  # "0 <= x && x < n": 그리고, once every bound is said
+    return ranges.MISPLACED_INDEX.sub(ranges.index_on_its_term, text)  # "x ≤ 2σᵢ"
+
+
+def _fractions_said(text: str) -> str:
+    """Markdown emphasis dropped, "24/7" and fractions read, a power's denominator before a plain one."""
     text = _EMPHASIS.sub(template(r"\2"), text)
     text = _STARS.sub(" ", text)
     text = formulas.QUARTER.sub(template(r"\1 4"), text)
@@ -234,8 +270,11 @@ def _numbers_spoken(text: str) -> str:
         text = formulas.PI_FRACTION.sub(template(r"\2분의 \1"), text)
         text = formulas.LETTER_FRACTION.sub(formulas.letter_fraction, text)
         text = formulas.GREEK_FRACTION.sub(formulas.greek_fraction, text)
-    text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
-    text = _clocks_and_counters(text)
+    return formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
+
+
+def _relations_said(text: str) -> str:
+    """Math names, set signs, arrows, "≠" and "=" last: the words before each sign are said by now."""
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
     if _SET_SIGN.search(text):
         text = sets.spoken(text)  # "x ∈ A", "A ∪ B", "∀x": before the arrows' particles
@@ -262,6 +301,7 @@ def _numerals_and_dates(text: str) -> str:
     """Bounds, grouped thousands, ordinals, pages, versions, times of day and dates."""
     if not _DIGIT.search(text):
         return text
+    text = dates.VERSE.sub(dates.verse, text)  # "시편 23:1~6" before a range or a clock reads it
     text = ranges.FORMULA_BOUNDED_BY.sub(ranges.formula_bounded_by, text)
     text = ranges.CODE_BOUNDED_BY.sub(ranges.code_bounded_by, text)  # "if (0 <= x &&"
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
@@ -330,6 +370,7 @@ def _clocks_and_counters(text: str) -> str:
     if not _DIGIT.search(text):
         return text
     text = dates.MONTH.sub(dates.june_or_october, text)
+    text = formulas.PORT_MAPPING.sub(template(r"\1\2\3\4 콜론 \5"), text)
     text = dates.CLOCK.sub(dates.clock, text)
     text = formulas.RATIO.sub(template(r"\1 대 "), text)
     text = numerals.COUNTED.sub(numerals.native, text)

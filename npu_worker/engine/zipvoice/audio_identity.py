@@ -84,7 +84,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 29: stop 59's review of korean21 (rvk21): the readings the espeak engine's revision 25 lists.
 # 30: stop 59's review of rvk21 (rvk22): the readings the espeak engine's revision 26 lists.
 # 31: stop 59's last reading (read59k): the readings the espeak engine's revision 27 lists.
-AUDIO_REVISION = 31
+# 32: stop 60's leftovers (korean60): the readings the espeak engine's revision 28 lists.
+AUDIO_REVISION = 32
 
 
 def audio_settings(

@@ -1,0 +1,60 @@
+"""An English sentence's Greek letters and report abbreviations in English words, for a Korean text's English sentence
+(`english_reading.signs_in_korean_text`): the Korean rules, run after it, said them in Korean, "The angle α is small."
+as The angle 알파 is small, "grew 5% YoY" as grew five percent 전년 대비 (read59k). Data and one pass, each pattern
+anchored on the letter or the word: linear in the text."""
+
+from __future__ import annotations
+
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+
+GREEK_NAMES = dict(
+    zip(
+        "αβγδεζηθικλμνξοπρσςτυφχψω",
+        (
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma sigma tau"
+            " upsilon phi chi psi omega"
+        ).split(),
+        strict=True,
+    )
+) | dict(
+    zip(
+        "ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩ",
+        (
+            "Alpha Beta Gamma Delta Epsilon Zeta Eta Theta Iota Kappa Lambda Mu Nu Xi Omicron Pi Rho Sigma Tau"
+            " Upsilon Phi Chi Psi Omega"
+        ).split(),
+        strict=True,
+    )
+)
+GREEK_LETTER = re.compile("[\u0391-\u03a9\u03b1-\u03c9]")
+# A report's period-over-period change, "YoY", "QoQ", "MoM", as `korean_marks` finds it (not a code name, "YoYo", nor
+# someone's mother, "my MoM"): year over year, quarter over quarter, month over month.
+OVER_PERIOD = re.compile(
+    r"(?<![A-Za-z\d_])(?<!my )(?<!My )(?<!his )(?<!her )(?<!our )(?<!your )(YoY|QoQ|MoM)(?![A-Za-z\d_'’])"
+)
+_PERIODS = {"YoY": "year over year", "QoQ": "quarter over quarter", "MoM": "month over month"}
+
+
+def words_said(sentence: str) -> str:
+    """`sentence` with its Greek letters named in English, "Δx" Delta x, "2α" two alpha's letter apart from the number
+    and from another letter, and its report abbreviations in English words."""
+    if "oY" in sentence or "oQ" in sentence or "oM" in sentence:
+        sentence = OVER_PERIOD.sub(lambda m: _PERIODS[m.group(1)], sentence)
+    if GREEK_LETTER.search(sentence):
+        sentence = GREEK_LETTER.sub(_greek_name, sentence)
+    return sentence
+
+
+_RELATION_BEFORE = re.compile(r"[<>≤≥=] {0,2}[-−]?\d{0,3}$")
+_RELATION_AFTER = re.compile(r"[²³]? {0,2}[<>≤≥=]")
+
+
+def _greek_name(match: re.Match[str]) -> str:
+    """A letter's English name; one a relation bounds, "0 < θ < π", "x ≥ π", left to the bounds' rules (the Korean
+    chain's, as before)."""
+    text, start, end = match.string, match.start(), match.end()
+    if _RELATION_BEFORE.search(text, max(0, start - 8), start) or _RELATION_AFTER.match(text, end):
+        return match.group()
+    before = " " if start and text[start - 1].isalnum() else ""
+    after = " " if text[end : end + 1].isalnum() else ""
+    return before + GREEK_NAMES[match.group()] + after
