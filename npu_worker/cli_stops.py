@@ -166,7 +166,9 @@ def ended_unfetched(bar: ProgressBar, word: str, out_dir: Path) -> tuple[str, in
     ok, failed = split
     whole = bar.polled_status == "done" and ok == total
     made = f"{ok}/{total} sections ok" + (f", {failed} failed" if failed else "")
-    return f"{said}; the work was done: {made}, their wavs in {out_dir} ({fetch})", 0 if whole else 1
+    # (a cancelled job's work was not done: "the work was done" was said of it too)
+    ended = "the work was done" if bar.polled_status == "done" else "it was cancelled before its end"
+    return f"{said}; {ended}: {made}, their wavs in {out_dir} ({fetch})", 0 if whole else 1
 
 
 def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,8 @@ import pytest
 from tests.rogue_worker import RogueWorker, reply
 from tests.serve_process import tokenless_worker
 from tests.signal_scripts import console_script, run_client
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
 
 # SIGNAL sent by the process to itself the moment the client asks for PATH's last part (`result`):
 # each poll of the status has been answered, the last saying the job had ended.
@@ -206,3 +209,36 @@ async def test_synth_stopped_as_a_whole_answer_without_a_length_is_read_keeps_th
         1,
         [f"{said} (EngineError: no voice)"],
     ), done.stderr
+
+
+@pytest.mark.allow_blocking
+async def test_batch_poll_stopped_before_it_fetched_a_cancelled_jobs_result_does_not_call_it_done(
+    worker, tmp_path
+):
+    """A job cancelled (by another caller) before its end, its result not yet fetched when the stop came:
+    its exit 1 was right, but the line said "the work was done" of it."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the first section runs until the test has cancelled the job
+    server = await worker(engine)
+    out = tmp_path / "out"
+    words = (
+        SIGNALLED_ASKING_FOR, "/result", "SIGTERM", "batch", str(lecture(tmp_path, "가나다.", "라.", "마.")),
+        "--out-dir", str(out), "--base", f"http://127.0.0.1:{server.port}", "--poll",
+    )  # fmt: skip
+    running = asyncio.create_task(asyncio.to_thread(client, *words))
+    try:
+        async with asyncio.timeout(seconds(60)):
+            while not (jobs := (await (await server.get("/jobs")).json())["jobs"]):
+                await asyncio.sleep(0.05)  # (no event to await: the client's submission, another process)
+            assert (await server.delete(f"/jobs/{jobs[0]['job_id']}")).status == 200
+    finally:
+        engine.gate.set()
+    done = await running
+    said = done.stderr.splitlines()[-1:]
+    job = jobs[0]["job_id"]
+    assert done.returncode == 1 and len(said) == 1, done.stderr
+    assert said[0].startswith(
+        f"npu-worker batch: terminated as it fetched its result; job {job} had ended (cancelled); it was"
+        " cancelled before its end: "
+    ), said
+    assert "the work was done" not in done.stderr and "cancelling" not in done.stderr
