@@ -53,6 +53,16 @@ def hook(frame, event, arg):
         os.kill(os.getpid(), getattr(signal, signame))
 sys.setprofile(hook)
 """)
+# SIGNAL sent the moment urllib handles an answer whose head is in (`http_response`, before the client's
+# own checks and the body's read): the synthesis is over then.
+SIGNALLED_HANDLING_THE_HEAD = console_script("""
+signame = sys.argv.pop(1)
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "http_response":
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+""")
 STOPS = [("SIGTERM", "terminated"), ("SIGHUP", "hung up"), ("SIGINT", "interrupted")]
 
 
@@ -129,6 +139,18 @@ def test_batch_poll_json_stopped_before_it_fetched_its_ended_jobs_result_is_exit
 def test_synth_stopped_just_after_it_read_the_answer_keeps_the_works_status(tmp_path, base, signame, word):
     wav = tmp_path / "a.wav"
     done = client(SIGNALLED_IN_JSON, "__exit__", signame, "synth", "가.", "-o", str(wav), "--base", base)
+    said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_synth_stopped_once_the_answers_head_is_in_keeps_the_works_status(tmp_path, base, signame, word):
+    """A stop after the answer's head was parsed, before the client called `on_reading` (urllib's handling
+    of the head, the client's checks): `terminated` and 143 (129, 130) for a wav made."""
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_HANDLING_THE_HEAD, signame, "synth", "가.", "-o", str(wav), "--base", base)
     said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
     assert wav.exists()
