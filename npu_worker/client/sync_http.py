@@ -17,6 +17,7 @@ from npu_worker.client.common import (
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     HEAD_CUT,
+    STOPPED_READING,
     answer_of,
     answer_too_slow,
     auth_headers,
@@ -36,8 +37,6 @@ from npu_worker.client.errors import (
     unreached,
 )
 from npu_worker.deadline_thread import WATCHDOG, Armed
-
-STOPPED_READING = "its read was cut short as the command stopped"
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
