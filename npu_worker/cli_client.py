@@ -334,7 +334,7 @@ def run_batch(args: argparse.Namespace) -> int:
             raise stops.held  # (one as the client made its result, `AnswerStops`)
         return report_batch(args, result, sections, time.monotonic() - started, out_dir, printed)
     except KeyboardInterrupt as stop:
-        said = stopped_printing("batch", stop, batch_made(result, sections, out_dir))
+        said = stopped_printing("batch", stop, batch_made(result, sections, out_dir), batch_ended(result))
         if args.json and not printed.whole:  # exit 0 told a consumer of stdout a cut document was whole
             say(f"{said}; the JSON on stdout may be cut off")
             return EXIT_REQUEST_FAILED
@@ -348,6 +348,12 @@ class Printed:
     still needs to know (`batch --json` is exit 2 until then)."""
 
     whole: bool = False
+
+
+def batch_ended(result: dict[str, Any]) -> str:
+    """How a finished job ended, in `stopped_printing`'s words."""
+    cancelled = (result.get("done") or {}).get("cancelled")
+    return "its job was cancelled before its end" if cancelled else "the work was done"
 
 
 def batch_made(result: dict[str, Any], sections: list[dict[str, Any]], out_dir: Path) -> str:

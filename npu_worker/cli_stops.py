@@ -208,10 +208,13 @@ def finished_so_far(bar: ProgressBar) -> str:
     return said + (f" ({names})" if made else "") + (f", {failed} failed" if failed else "")
 
 
-def stopped_printing(command: str, stop: KeyboardInterrupt, made: str) -> str:
+def stopped_printing(
+    command: str, stop: KeyboardInterrupt, made: str, ended: str = "the work was done"
+) -> str:
     """The line of a stop once the job has finished, before, as or after its result is printed: the
-    work's exit status stands (it was 143, 129 or 130 and `terminated`, as if nothing had been made)."""
-    return f"npu-worker {command}: {stopped_as(stop)[0]} as it printed its result; the work was done: {made}"
+    work's exit status stands (it was 143, 129 or 130 and `terminated`, as if nothing had been made).
+    `ended`: how the job ended (a cancelled one's work was not done, though it was said so)."""
+    return f"npu-worker {command}: {stopped_as(stop)[0]} as it printed its result; {ended}: {made}"
 
 
 def answer_cut(output: str) -> str:

@@ -13,12 +13,13 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.rogue_worker import RogueWorker, reply
 from tests.serve_process import tokenless_worker
-from tests.signal_scripts import console_script, run_client
+from tests.signal_scripts import SIGNALLED_CALLING, console_script, run_client
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -233,21 +234,20 @@ async def test_synth_stopped_as_a_whole_answer_without_a_length_is_read_keeps_th
     ), done.stderr
 
 
-@pytest.mark.allow_blocking
-async def test_batch_poll_stopped_before_it_fetched_a_cancelled_jobs_result_does_not_call_it_done(
-    worker, tmp_path
-):
-    """A job cancelled (by another caller) before its end, its result not yet fetched when the stop came:
-    its exit 1 was right, but the line said "the work was done" of it."""
+async def cancelled_meanwhile(
+    worker: Any, tmp_path: Path, *words: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """`batch` of three sections run by `words` (a signalling script and its arguments before the
+    command's), its job cancelled by another caller once queued, its first section held until then: the
+    run and the job's id."""
     engine = ToneEngine()
     engine.gate = threading.Event()  # the first section runs until the test has cancelled the job
     server = await worker(engine)
-    out = tmp_path / "out"
-    words = (
-        SIGNALLED_ASKING_FOR, "/result", "SIGTERM", "batch", str(lecture(tmp_path, "가나다.", "라.", "마.")),
-        "--out-dir", str(out), "--base", f"http://127.0.0.1:{server.port}", "--poll",
-    )  # fmt: skip
-    running = asyncio.create_task(asyncio.to_thread(client, *words))
+    lecture_path = str(lecture(tmp_path, "가나다.", "라.", "마."))
+    base = f"http://127.0.0.1:{server.port}"
+    running = asyncio.create_task(
+        asyncio.to_thread(client, *words, lecture_path, "--out-dir", str(tmp_path / "out"), "--base", base)
+    )
     try:
         async with asyncio.timeout(seconds(60)):
             while not (jobs := (await (await server.get("/jobs")).json())["jobs"]):
@@ -255,12 +255,38 @@ async def test_batch_poll_stopped_before_it_fetched_a_cancelled_jobs_result_does
             assert (await server.delete(f"/jobs/{jobs[0]['job_id']}")).status == 200
     finally:
         engine.gate.set()
-    done = await running
+    return await running, jobs[0]["job_id"]
+
+
+@pytest.mark.allow_blocking
+async def test_batch_poll_stopped_before_it_fetched_a_cancelled_jobs_result_does_not_call_it_done(
+    worker, tmp_path
+):
+    """A job cancelled (by another caller) before its end, its result not yet fetched when the stop came:
+    its exit 1 was right, but the line said "the work was done" of it."""
+    words = (SIGNALLED_ASKING_FOR, "/result", "SIGTERM", "batch", "--poll")
+    done, job = await cancelled_meanwhile(worker, tmp_path, *words)
     said = done.stderr.splitlines()[-1:]
-    job = jobs[0]["job_id"]
     assert done.returncode == 1 and len(said) == 1, done.stderr
     assert said[0].startswith(
         f"npu-worker batch: terminated as it fetched its result; job {job} had ended (cancelled); it was"
         " cancelled before its end: "
+    ), said
+    assert "the work was done" not in done.stderr and "cancelling" not in done.stderr
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize("mode", [(), ("--poll",)], ids=["stream", "poll"])
+async def test_batch_stopped_as_it_prints_a_cancelled_jobs_result_does_not_call_it_done(
+    worker, tmp_path, mode
+):
+    """The same words as it printed a cancelled job's result (`done` said `cancelled`): "the work was
+    done: 0/3 sections ok"."""
+    words = (SIGNALLED_CALLING, "report_batch", "SIGTERM", "batch", *mode)
+    done, job = await cancelled_meanwhile(worker, tmp_path, *words)
+    said = done.stderr.splitlines()[-1:]
+    assert done.returncode == 1 and len(said) == 1, done.stderr
+    assert said[0].startswith(
+        "npu-worker batch: terminated as it printed its result; its job was cancelled before its end: "
     ), said
     assert "the work was done" not in done.stderr and "cancelling" not in done.stderr
