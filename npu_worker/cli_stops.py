@@ -136,6 +136,9 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: Progr
             job_id, base=args.base, token=args.token_taken, on_progress=waiting, wait_limit=args.wait_limit
         )
     except (ClientError, KeyboardInterrupt) as exc:
+        if bar is not None and isinstance(exc, WorkerHTTPError) and exc.error_name == "JobNotFound":
+            # (it said the job "may still be running" and to DELETE it: the worker had lost it)
+            return f"nothing to cancel: {unknown_job(job_id, bar)}"
         why = str(exc) or "interrupted again"
         return (
             f"job {job_id} may still be running: cancelling it failed ({why}); DELETE /jobs/{job_id} stops it"
@@ -177,16 +180,21 @@ def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path
     files alongside it; and a job the worker no longer knows (restarted without its state dir, or a
     Redis queue that lost its data: only the state dir was named) was a bare `HTTP 404`, though the
     sections it had not finished will never come."""
-    done = max(len(bar.finished), bar.polled_done)
     if isinstance(error, WorkerHTTPError) and error.error_name == "JobNotFound":
-        return (
-            f"the worker no longer knows job {job_id} (restarted without its state dir, its queue's Redis"
-            f" restarted without its data, or the job expired): {done} of {len(bar.chars)} sections had"
-            " finished; send the others again"
-        )
+        return unknown_job(job_id, bar)
     return (
         f"job {job_id} was not cancelled: it may still run and write its wavs into {out_dir}"
         f" (GET /jobs/{job_id}/status says how far; DELETE /jobs/{job_id} stops it); {finished_so_far(bar)}"
+    )
+
+
+def unknown_job(job_id: str, bar: ProgressBar) -> str:
+    """A job the worker answers 404 `JobNotFound` for: it will never finish its other sections."""
+    done = max(len(bar.finished), bar.polled_done)
+    return (
+        f"the worker no longer knows job {job_id} (restarted without its state dir, its queue's Redis"
+        f" restarted without its data, or the job expired): {done} of {len(bar.chars)} sections had"
+        " finished; send the others again"
     )
 
 

@@ -419,3 +419,27 @@ async def test_ctrl_c_while_the_worker_says_loading_cancels_the_job_once_it_lets
     assert said[-1] == (
         "npu-worker batch: interrupted; job j1 cancelled, 1 of 2 sections done (their wavs are kept)"
     )
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_ctrl_c_once_the_worker_has_lost_the_job_says_so(tmp_path, poll: bool):
+    """The worker restarted mid-batch without its state (it says `Loading`, then knows no job j1): Ctrl-C's
+    DELETE answered 404 `JobNotFound` was "job j1 may still be running: cancelling it failed (…); DELETE
+    /jobs/j1 stops it", of a job that no longer exists and will never finish its sections."""
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return body({"job_id": "j1", "status": "queued", "total": 2}) if poll else ndjson(START, OK0)
+        return GONE if method == "DELETE" else LOADING  # (its answer once loaded: JobNotFound too)
+
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = [str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, *(["--poll"] * poll)]
+        code, err = await batch_interrupted_once(argv, b"waiting for the worker")
+    said = err.decode().splitlines()
+    assert code == 130 and ("DELETE", "/jobs/j1") in rogue.requests, said
+    assert said[-1] == (
+        "npu-worker batch: interrupted; nothing to cancel: the worker no longer knows job j1 (restarted"
+        " without its state dir, its queue's Redis restarted without its data, or the job expired):"
+        f" {0 if poll else 1} of 2 sections had finished; send the others again"
+    ), said
