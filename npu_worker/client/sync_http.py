@@ -65,7 +65,8 @@ class _Answer(http.client.HTTPResponse):
 
     def stop(self) -> None:
         """End the body's read now, if it is still under way (a signal handler's: it returns at once);
-        a body read whole, or taken with the head, is kept (its socket is closed then: no-op)."""
+        a body already in, read whole or buffered with the head, is kept: the shutdown ends only a read
+        that waits on the socket (and is nothing once the answer is closed)."""
         self.stopped = True
         _shut(self.socket)
 
