@@ -27,7 +27,15 @@ from typing import Any
 
 from npu_worker.cli import hear_ctrl_c, sigterm_handled_by
 from npu_worker.cli_flag_values import language, local_path
-from npu_worker.cli_progress import ProgressBar, number, print_result, printable, printable_json, say
+from npu_worker.cli_progress import (
+    ProgressBar,
+    number,
+    one_line,
+    print_result,
+    printable,
+    printable_json,
+    say,
+)
 from npu_worker.cli_stops import (
     AnswerStops,
     answer_cut,
@@ -235,7 +243,7 @@ def report_synth(body: dict[str, Any], bar: ProgressBar) -> int:
         f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
         f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
     )
-    return EXIT_OK if print_finished("synth", printable(line), synth_made(body)) else EXIT_REQUEST_FAILED
+    return EXIT_OK if print_finished("synth", one_line(line), synth_made(body)) else EXIT_REQUEST_FAILED
 
 
 def print_finished(command: str, result: str, made: str) -> bool:
@@ -261,7 +269,7 @@ def summary(result: dict[str, Any], wall: float, out_dir: Path) -> str:
         f"{audio:.1f} s of audio in {wall:.1f} s (RTF {wall / audio if audio else float('nan'):.3f}); "
         f"wavs in {out_dir}"
     ]
-    lines += [f"  {_name(e.get('idx'))} failed: {e.get('error')}" for e in result["errors"]]
+    lines += [f"  {_name(e.get('idx'))} failed: {one_line(e.get('error'))}" for e in result["errors"]]
     return "\n".join(lines)
 
 
@@ -359,7 +367,7 @@ def _batch_finished(
             raise stops.held  # (one as the client made its result, `AnswerStops`)
         return report_batch(args, result, sections, seconds_taken, out_dir, printed)
     except KeyboardInterrupt as stop:
-        said = stopped_printing("batch", stop, batch_made(result, sections, out_dir))
+        said = stopped_printing("batch", stop, batch_made(result, sections, out_dir), batch_ended(result))
         if args.json and not printed.whole:  # exit 0 told a consumer of stdout a cut document was whole
             say(f"{said}; the JSON on stdout may be cut off")
             return EXIT_REQUEST_FAILED
@@ -373,6 +381,12 @@ class Printed:
     still needs to know (`batch --json` is exit 2 until then)."""
 
     whole: bool = False
+
+
+def batch_ended(result: dict[str, Any]) -> str:
+    """How a finished job ended, in `stopped_printing`'s words."""
+    cancelled = (result.get("done") or {}).get("cancelled")
+    return "its job was cancelled before its end" if cancelled else "the work was done"
 
 
 def batch_made(result: dict[str, Any], sections: list[dict[str, Any]], out_dir: Path) -> str:

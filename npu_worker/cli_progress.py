@@ -30,6 +30,13 @@ def printable(text: object) -> str:
     )
 
 
+def one_line(text: object) -> str:
+    """`printable`, and a line break written as `\\n` too: words from the worker inside a line of our
+    own (its error, a path) broke it in two, and the worker's second line read as the command's (a
+    forged `s01 ok`, or a summary's `2/2 sections ok`)."""
+    return printable(text).replace("\n", "\\n")
+
+
 def printable_json(value: Any) -> str:
     """`value` as indented JSON that may reach a terminal: readable (Korean as it is), but a character
     `printable` would escape written as its `\\u` escape (json escapes only those below U+0020: a bidi
@@ -39,9 +46,10 @@ def printable_json(value: Any) -> str:
 
 
 def say(message: str) -> None:
-    """One line on stderr, printable; a stderr that takes no more (a log on a full disk) is no error."""
+    """One line on stderr, printable (`one_line`); a stderr that takes no more (a log on a full disk) is
+    no error."""
     with contextlib.suppress(OSError, ValueError):  # ValueError: a closed stderr
-        print(printable(message), file=sys.stderr, flush=True)
+        print(one_line(message), file=sys.stderr, flush=True)
 
 
 def print_result(text: str) -> None:
@@ -120,7 +128,7 @@ class ProgressBar:
         silence; off a terminal, one when its error name changes or the worker answered in between
         (a new count of `waited`), else one per WAIT_LINE_EVERY seconds (the words of a `Loading`
         change with each kept job read)."""
-        said, waited = printable(event.get("error")), number(event.get("waited"))
+        said, waited = one_line(event.get("error")), number(event.get("waited"))
         name = said.split(":", 1)[0]
         # `waited` below the last one's: the worker answered in between (a new count), said anew;
         # else those lines stopped until the new count passed the old line's, for ever if it never did
@@ -141,7 +149,7 @@ class ProgressBar:
         words), so the bar standing still while the client re-attaches is not silence."""
         self.end_line()
         self.lost_at, self.polling = time.monotonic(), event.get("polling") is True
-        job, why = printable(event.get("job_id")), printable(event.get("error"))
+        job, why = one_line(event.get("job_id")), one_line(event.get("error"))
         if self.polling:  # `batch --poll`: a poll failed, retried (it said nothing until it gave up)
             self.write(f"worker lost: {why}; polling job {job} again\n")
             return
@@ -154,7 +162,7 @@ class ProgressBar:
         assert self.lost_at is not None
         self.end_line()
         again = "answered about" if self.polling else "re-attached to"
-        self.write(f"{again} job {printable(self.job_id)} after {time.monotonic() - self.lost_at:.1f} s\n")
+        self.write(f"{again} job {one_line(self.job_id)} after {time.monotonic() - self.lost_at:.1f} s\n")
         self.lost_at = None
 
     def __call__(self, idx: int, event: dict[str, Any]) -> None:
@@ -185,7 +193,7 @@ class ProgressBar:
         elif (kind == "progress" and event.get("status") == "ok" or kind == "error") and own:
             self.finished[idx] = "ok" if kind == "progress" else "fail"
             if not self.live:
-                detail = "ok" if kind == "progress" else f"FAILED {printable(event.get('error', ''))}"
+                detail = "ok" if kind == "progress" else f"FAILED {one_line(event.get('error', ''))}"
                 self.write(f"s{idx:02d} {detail}  ({self.line()})\n")
         if self.live and kind != "done":
             self.write("\r" + self.line() + "\x1b[K")

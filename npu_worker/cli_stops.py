@@ -136,6 +136,9 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: Progr
             job_id, base=args.base, token=args.token_taken, on_progress=waiting, wait_limit=args.wait_limit
         )
     except (ClientError, KeyboardInterrupt) as exc:
+        if bar is not None and isinstance(exc, WorkerHTTPError) and exc.error_name == "JobNotFound":
+            # (it said the job "may still be running" and to DELETE it: the worker had lost it)
+            return f"nothing to cancel: {unknown_job(job_id, bar)}"
         why = str(exc) or "interrupted again"
         return (
             f"job {job_id} may still be running: cancelling it failed ({why}); DELETE /jobs/{job_id} stops it"
@@ -166,7 +169,9 @@ def ended_unfetched(bar: ProgressBar, word: str, out_dir: Path) -> tuple[str, in
     ok, failed = split
     whole = bar.polled_status == "done" and ok == total
     made = f"{ok}/{total} sections ok" + (f", {failed} failed" if failed else "")
-    return f"{said}; the work was done: {made}, their wavs in {out_dir} ({fetch})", 0 if whole else 1
+    # (a cancelled job's work was not done: "the work was done" was said of it too)
+    ended = "the work was done" if bar.polled_status == "done" else "it was cancelled before its end"
+    return f"{said}; {ended}: {made}, their wavs in {out_dir} ({fetch})", 0 if whole else 1
 
 
 def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path) -> str:
@@ -175,16 +180,21 @@ def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path
     files alongside it; and a job the worker no longer knows (restarted without its state dir, or a
     Redis queue that lost its data: only the state dir was named) was a bare `HTTP 404`, though the
     sections it had not finished will never come."""
-    done = max(len(bar.finished), bar.polled_done)
     if isinstance(error, WorkerHTTPError) and error.error_name == "JobNotFound":
-        return (
-            f"the worker no longer knows job {job_id} (restarted without its state dir, its queue's Redis"
-            f" restarted without its data, or the job expired): {done} of {len(bar.chars)} sections had"
-            " finished; send the others again"
-        )
+        return unknown_job(job_id, bar)
     return (
         f"job {job_id} was not cancelled: it may still run and write its wavs into {out_dir}"
         f" (GET /jobs/{job_id}/status says how far; DELETE /jobs/{job_id} stops it); {finished_so_far(bar)}"
+    )
+
+
+def unknown_job(job_id: str, bar: ProgressBar) -> str:
+    """A job the worker answers 404 `JobNotFound` for: it will never finish its other sections."""
+    done = max(len(bar.finished), bar.polled_done)
+    return (
+        f"the worker no longer knows job {job_id} (restarted without its state dir, its queue's Redis"
+        f" restarted without its data, or the job expired): {done} of {len(bar.chars)} sections had"
+        " finished; send the others again"
     )
 
 
@@ -206,10 +216,13 @@ def finished_so_far(bar: ProgressBar) -> str:
     return said + (f" ({names})" if made else "") + (f", {failed} failed" if failed else "")
 
 
-def stopped_printing(command: str, stop: KeyboardInterrupt, made: str) -> str:
+def stopped_printing(
+    command: str, stop: KeyboardInterrupt, made: str, ended: str = "the work was done"
+) -> str:
     """The line of a stop once the job has finished, before, as or after its result is printed: the
-    work's exit status stands (it was 143, 129 or 130 and `terminated`, as if nothing had been made)."""
-    return f"npu-worker {command}: {stopped_as(stop)[0]} as it printed its result; the work was done: {made}"
+    work's exit status stands (it was 143, 129 or 130 and `terminated`, as if nothing had been made).
+    `ended`: how the job ended (a cancelled one's work was not done, though it was said so)."""
+    return f"npu-worker {command}: {stopped_as(stop)[0]} as it printed its result; {ended}: {made}"
 
 
 def answer_cut(output: str) -> str:

@@ -419,3 +419,64 @@ async def test_ctrl_c_while_the_worker_says_loading_cancels_the_job_once_it_lets
     assert said[-1] == (
         "npu-worker batch: interrupted; job j1 cancelled, 1 of 2 sections done (their wavs are kept)"
     )
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_ctrl_c_once_the_worker_has_lost_the_job_says_so(tmp_path, poll: bool):
+    """The worker restarted mid-batch without its state (it says `Loading`, then knows no job j1): Ctrl-C's
+    DELETE answered 404 `JobNotFound` was "job j1 may still be running: cancelling it failed (…); DELETE
+    /jobs/j1 stops it", of a job that no longer exists and will never finish its sections."""
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return body({"job_id": "j1", "status": "queued", "total": 2}) if poll else ndjson(START, OK0)
+        return GONE if method == "DELETE" else LOADING  # (its answer once loaded: JobNotFound too)
+
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = [str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, *(["--poll"] * poll)]
+        code, err = await batch_interrupted_once(argv, b"waiting for the worker")
+    said = err.decode().splitlines()
+    assert code == 130 and ("DELETE", "/jobs/j1") in rogue.requests, said
+    assert said[-1] == (
+        "npu-worker batch: interrupted; nothing to cancel: the worker no longer knows job j1 (restarted"
+        " without its state dir, its queue's Redis restarted without its data, or the job expired):"
+        f" {0 if poll else 1} of 2 sections had finished; send the others again"
+    ), said
+
+
+FORGED = "s01 ok  (forged by the worker)"
+
+
+@pytest.mark.parametrize(
+    "where", ["section error", "refusal", "synth answer", "synth failure", "stream lost", "loading"]
+)
+async def test_a_line_break_in_the_workers_words_forges_no_line(tmp_path, capsys, where):
+    """A worker's words inside a line of the command's own (an error, a path) went out with their line
+    breaks: the worker's second line read as the command's, a section `ok` or a summary it never made."""
+    broken = f"x\n{FORGED}"
+    failed = {"event": "error", "idx": 1, "status": "fail", "error": f"EngineError: {broken}", "seq": 3}
+    lost = {"event": "error", "error": f"InternalError: {broken}"}  # the stream's own failure: re-attached
+    waits = [reply(503, json.dumps({"error": f"Loading: {broken}"}).encode(), headers="Retry-After: 0\r\n")]
+    scripts = {
+        "section error": lambda method, path: ndjson(START, OK0, failed, DONE | {"seq": 4}),
+        "refusal": lambda method, path: body({"error": f"BadRequest: {broken}"}, 400),
+        "synth answer": lambda method, path: body({"status": "ok", "wav_path": f"/w/{broken}.wav"}),
+        "synth failure": lambda method, path: body({"status": "fail", "error": f"EngineError: {broken}"}),
+        "stream lost": lambda method, path: (
+            ndjson(START, OK0, lost) if method == "POST" else ndjson(failed, DONE | {"seq": 4})
+        ),
+        "loading": lambda method, path: (
+            waits.pop() if waits else ndjson(START, OK0, failed, DONE | {"seq": 4})
+        ),
+    }
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(scripts[where]) as rogue:
+        if where.startswith("synth"):
+            await run_cli(["synth", "hi", "-o", str(tmp_path / "x.wav"), "--base", rogue.base])
+        else:
+            await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base])
+    out = capsys.readouterr()
+    shown = out.out + out.err
+    assert f"x\\n{FORGED}" in shown, shown  # said, as an escape
+    assert FORGED not in shown.replace(f"\\n{FORGED}", ""), shown

@@ -18,6 +18,7 @@ from npu_worker import client
 from npu_worker.cli_client import main
 from npu_worker.client import aio
 from npu_worker.client.errors import AnswerCut
+from tests.rogue_worker import RogueWorker, reply
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -178,3 +179,38 @@ async def test_a_stream_a_proxy_holds_past_the_read_timeout_points_to_polling(wo
     said = str(raised.value)
     assert "it may have queued the batch" in said and "lets polling through (batch --poll" in said, said
     assert len(await jobs_of(server.port)) == 1
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("call", ["synth", "synth_batch_polling"])
+async def test_a_gateways_504_after_loading_waits_keeps_the_tries_note(tmp_path, call, use_async):
+    """A worker that said `Loading` (waited through), then a gateway's 504: the error said the 504 alone,
+    the tries before it dropped (a plain refusal after them says 'given up after N tries')."""
+    loading = reply(503, b'{"error": "Loading: the engine is loading"}', headers="Retry-After: 0\r\n")
+    gateway = b"%s\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s" % (
+        STATUS_LINES[504],
+        len(PAGE),
+        PAGE,
+    )
+    answers = [loading, gateway]
+
+    def script(method: str, path: str) -> bytes:
+        return answers.pop(0) if answers else gateway
+
+    async with RogueWorker(script) as rogue, asyncio.timeout(seconds(30)):
+        with pytest.raises(AnswerCut) as raised:
+            if call == "synth":
+                options: dict[str, Any] = {"base": rogue.base}
+                args: tuple[Any, ...] = ("hi", tmp_path / "a.wav")
+            else:
+                options = {"base": rogue.base, "reattach_delay": 0.01}
+                args = ([{"idx": 0, "text": "hi", "output_path": str(tmp_path / "s0.wav")}],)
+            if use_async:
+                await getattr(aio, call)(*args, **options)
+            else:
+                await asyncio.to_thread(getattr(client, call), *args, **options)
+    said = str(raised.value)
+    path = "/synth" if call == "synth" else "/synth_batch?async=1"
+    assert said.startswith(f"POST {path}: given up after 2 tries in "), said
+    assert "; the last answer: HTTP 504 from a gateway between the client and the worker" in said, said
+    assert len(rogue.requests) == 2

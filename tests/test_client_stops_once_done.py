@@ -10,14 +10,18 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.rogue_worker import RogueWorker, reply
 from tests.serve_process import tokenless_worker
-from tests.signal_scripts import console_script, run_client
+from tests.signal_scripts import SIGNALLED_CALLING, console_script, run_client
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
 
 # SIGNAL sent by the process to itself the moment the client asks for PATH's last part (`result`):
 # each poll of the status has been answered, the last saying the job had ended.
@@ -46,6 +50,16 @@ SIGNALLED_IN_JSON = console_script("""
 function, signame = sys.argv.pop(1), sys.argv.pop(1)
 def hook(frame, event, arg):
     if event == "call" and frame.f_code.co_name == function and frame.f_back.f_code.co_name == "json":
+        sys.setprofile(None)
+        os.kill(os.getpid(), getattr(signal, signame))
+sys.setprofile(hook)
+""")
+# SIGNAL sent the moment urllib handles an answer whose head is in (`http_response`, before the client's
+# own checks and the body's read): the synthesis is over then.
+SIGNALLED_HANDLING_THE_HEAD = console_script("""
+signame = sys.argv.pop(1)
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "http_response":
         sys.setprofile(None)
         os.kill(os.getpid(), getattr(signal, signame))
 sys.setprofile(hook)
@@ -132,6 +146,18 @@ def test_synth_stopped_just_after_it_read_the_answer_keeps_the_works_status(tmp_
 
 
 @pytest.mark.allow_blocking
+@pytest.mark.parametrize(("signame", "word"), STOPS)
+def test_synth_stopped_once_the_answers_head_is_in_keeps_the_works_status(tmp_path, base, signame, word):
+    """A stop after the answer's head was parsed, before the client called `on_reading` (urllib's handling
+    of the head, the client's checks): `terminated` and 143 (129, 130) for a wav made."""
+    wav = tmp_path / "a.wav"
+    done = client(SIGNALLED_HANDLING_THE_HEAD, signame, "synth", "가.", "-o", str(wav), "--base", base)
+    said = f"npu-worker synth: {word} as it printed its result; the work was done: the wav is {wav}"
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (0, [said]), done.stderr
+    assert wav.exists()
+
+
+@pytest.mark.allow_blocking
 async def test_synth_stopped_as_a_stalled_answer_is_read_ends_at_once():
     """Held from the answer's head, a stop must still end a body that never comes (the client's own
     bound is minutes): the read is cut, and the command says so with the stop's status."""
@@ -206,3 +232,61 @@ async def test_synth_stopped_as_a_whole_answer_without_a_length_is_read_keeps_th
         1,
         [f"{said} (EngineError: no voice)"],
     ), done.stderr
+
+
+async def cancelled_meanwhile(
+    worker: Any, tmp_path: Path, *words: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """`batch` of three sections run by `words` (a signalling script and its arguments before the
+    command's), its job cancelled by another caller once queued, its first section held until then: the
+    run and the job's id."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the first section runs until the test has cancelled the job
+    server = await worker(engine)
+    lecture_path = str(lecture(tmp_path, "가나다.", "라.", "마."))
+    base = f"http://127.0.0.1:{server.port}"
+    running = asyncio.create_task(
+        asyncio.to_thread(client, *words, lecture_path, "--out-dir", str(tmp_path / "out"), "--base", base)
+    )
+    try:
+        async with asyncio.timeout(seconds(60)):
+            while not (jobs := (await (await server.get("/jobs")).json())["jobs"]):
+                await asyncio.sleep(0.05)  # (no event to await: the client's submission, another process)
+            assert (await server.delete(f"/jobs/{jobs[0]['job_id']}")).status == 200
+    finally:
+        engine.gate.set()
+    return await running, jobs[0]["job_id"]
+
+
+@pytest.mark.allow_blocking
+async def test_batch_poll_stopped_before_it_fetched_a_cancelled_jobs_result_does_not_call_it_done(
+    worker, tmp_path
+):
+    """A job cancelled (by another caller) before its end, its result not yet fetched when the stop came:
+    its exit 1 was right, but the line said "the work was done" of it."""
+    words = (SIGNALLED_ASKING_FOR, "/result", "SIGTERM", "batch", "--poll")
+    done, job = await cancelled_meanwhile(worker, tmp_path, *words)
+    said = done.stderr.splitlines()[-1:]
+    assert done.returncode == 1 and len(said) == 1, done.stderr
+    assert said[0].startswith(
+        f"npu-worker batch: terminated as it fetched its result; job {job} had ended (cancelled); it was"
+        " cancelled before its end: "
+    ), said
+    assert "the work was done" not in done.stderr and "cancelling" not in done.stderr
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize("mode", [(), ("--poll",)], ids=["stream", "poll"])
+async def test_batch_stopped_as_it_prints_a_cancelled_jobs_result_does_not_call_it_done(
+    worker, tmp_path, mode
+):
+    """The same words as it printed a cancelled job's result (`done` said `cancelled`): "the work was
+    done: 0/3 sections ok"."""
+    words = (SIGNALLED_CALLING, "report_batch", "SIGTERM", "batch", *mode)
+    done, job = await cancelled_meanwhile(worker, tmp_path, *words)
+    said = done.stderr.splitlines()[-1:]
+    assert done.returncode == 1 and len(said) == 1, done.stderr
+    assert said[0].startswith(
+        "npu-worker batch: terminated as it printed its result; its job was cancelled before its end: "
+    ), said
+    assert "the work was done" not in done.stderr and "cancelling" not in done.stderr

@@ -23,6 +23,7 @@ from npu_worker.client.common import (
     ERROR_BODY_LIMIT,
     HEAD_CUT,
     LINE_LIMIT,
+    STOPPED_READING,
     answer_of,
     answer_too_slow,
     auth_headers,
@@ -76,6 +77,7 @@ class _Http:
         self.seconds = timeout  # also each whole line of a stream, and each whole body, must come within it
         self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
         self.on_answer: Callable[[], object] | None = None  # `json`'s 2xx answer read whole (`synth`'s)
+        self.on_reading: Callable[[Callable[[], None]], object] | None = None  # its head in (`synth`'s)
 
     async def open(
         self, method: str, path: str, body: Any = None, at_once: bool = False
@@ -137,22 +139,58 @@ class _Http:
         self, method: str, path: str, body: Any = None, at_once: bool = False
     ) -> tuple[int, dict[str, Any]]:
         response = await self.open(method, path, body, at_once)
+        stopped = self._reading()
         try:
             async with response, asyncio.timeout(self.seconds) as deadline:
-                try:
-                    raw = await response.content.readexactly(BODY_LIMIT + 1)
-                except asyncio.IncompleteReadError as whole:  # the usual case: the body ended first
-                    raw = whole.partial
+                raw = await _body_unless(response, stopped)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             if deadline.expired():
                 raise AnswerCut(f"{method} {self.base}{path}: {answer_too_slow(self.seconds)}") from None
             raise AnswerCut(f"{method} {self.base}{path}: {exc!r}") from exc
+        if raw is None:
+            raise AnswerCut(f"{method} {self.base}{path}: {STOPPED_READING}")
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
         where = f"{method} {self.base}{path}"
         if self.on_answer is not None:
             self.on_answer()
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
+
+    def _reading(self) -> asyncio.Event | None:
+        """`on_reading(cut)` for an answer whose head is in (a 2xx: `open` raised for the others), and
+        the event `cut` sets, from a signal handler or another thread too; None without `on_reading`."""
+        if self.on_reading is None:
+            return None
+        stopped, loop = asyncio.Event(), asyncio.get_running_loop()
+
+        def cut() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: no read is left to cut
+                loop.call_soon_threadsafe(stopped.set)
+
+        self.on_reading(cut)
+        return stopped
+
+
+async def _whole_body(response: aiohttp.ClientResponse) -> bytes:
+    """Up to BODY_LIMIT + 1 bytes of the body (one more than allowed: an answer over it is told)."""
+    try:
+        return await response.content.readexactly(BODY_LIMIT + 1)
+    except asyncio.IncompleteReadError as whole:  # the usual case: the body ended first
+        return whole.partial
+
+
+async def _body_unless(response: aiohttp.ClientResponse, stopped: asyncio.Event | None) -> bytes | None:
+    """The body, or None once `stopped` is set before it is whole (a body whole first is kept)."""
+    if stopped is None:
+        return await _whole_body(response)
+    reading = asyncio.ensure_future(_whole_body(response))
+    stopping = asyncio.ensure_future(stopped.wait())
+    try:
+        await asyncio.wait((reading, stopping), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        reading.cancel()  # (nothing once it is done; else the stop, or the deadline, ended it)
+    return reading.result() if reading.done() and not reading.cancelled() else None
 
 
 @asynccontextmanager
@@ -197,14 +235,16 @@ async def synth(
     on_progress: ProgressCallback | None = None,
     wait_limit: float = WAIT_LIMIT,
     on_answer: Callable[[], object] | None = None,
+    on_reading: Callable[[Callable[[], None]], object] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """POST /synth: one text to one wav; see `npu_worker.client.sync.synth` (it waits as asked, and
-    calls `on_answer` once the answer is read whole: here it went into the request as a field)."""
+    """POST /synth: one text to one wav; see `npu_worker.client.sync.synth` (it waits as asked, calls
+    `on_answer` once the answer is read whole and `on_reading(cut)` once its head is in, `cut()` ending
+    the body's read at once, as `AnswerCut`, unless it was whole; both went into the request as fields)."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
     plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
     async with _http(session, base, token, timeout) as http_:
-        http_.on_answer = on_answer
+        http_.on_answer, http_.on_reading = on_answer, on_reading
         return await _run(plan, http_, BatchCollector(on_progress))
 
 

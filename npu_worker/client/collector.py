@@ -167,6 +167,16 @@ class BatchCollector:
             "done": self.done,
         }
 
+    def left_running(self) -> str | None:
+        """What a Ctrl-C in the caller (a pipeline's `KeyboardInterrupt`) is told of the job it leaves:
+        it runs on, writing its wavs, and its id was said nowhere; None where no job runs for it."""
+        if self.job_id is None or self.done is not None:
+            return None
+        return (
+            f"npu_worker.client: job {self.job_id} was left running (it writes its wavs on):"
+            f" cancel_job({self.job_id!r}), DELETE /jobs/{self.job_id}, stops it"
+        )
+
     def partial(self) -> dict[str, Any] | None:
         """What had come of a batch given up on (`ClientError.partial_result`); None where no job was made.
         Polling sees the sections only with the result, so its counts are the last polled status's: they

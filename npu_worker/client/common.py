@@ -231,6 +231,7 @@ def line_too_slow(seconds: float) -> str:
 
 
 HEAD_CUT = "the answer broke off in its head"  # (the status line or a header begun, then the close)
+STOPPED_READING = "its read was cut short as the command stopped"  # (`synth`'s `on_reading` cut it)
 
 
 def answer_too_slow(seconds: float) -> str:

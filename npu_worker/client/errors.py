@@ -65,6 +65,7 @@ class WorkerHTTPError(ClientError):
         self.status = status
         self.body = body
         self.retry_after = retry_after
+        self.tried = tried  # what was sent before this answer gave it up (`retrying.Tries`), or ""
         said = f"HTTP {status}: {body.get('error') or body.get('status') or body}"
         super().__init__(f"{tried}; the last answer: {said}" if tried else said)
 

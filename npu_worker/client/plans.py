@@ -242,13 +242,17 @@ def submitted_once(
 
 def gateway_gave_up(step: Call | Follow, error: WorkerHTTPError) -> AnswerCut | None:
     """For a 502 or 504 (a gateway's: the worker answers neither), an `AnswerCut` that says so: the
-    request went on to the worker, whose answer never came; None for the worker's own refusals."""
+    request went on to the worker, whose answer never came; None for the worker's own refusals. The
+    tries before it are said as the error said them (a 502 after `Loading` waits dropped the note)."""
     if error.status not in GATEWAY_STATUSES:
         return None
-    return AnswerCut(
-        f"{step.method} {step.path}: HTTP {error.status} from a gateway between the client and the"
-        f" worker (the worker answers no {error.status}), so the worker's answer never came"
+    gateway = (
+        f"HTTP {error.status} from a gateway between the client and the worker (the worker answers no"
+        f" {error.status}), so the worker's answer never came"
     )
+    if error.tried:
+        return AnswerCut(f"{error.tried}; the last answer: {gateway}")
+    return AnswerCut(f"{step.method} {step.path}: {gateway}")
 
 
 def polling_plan(

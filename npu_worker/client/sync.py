@@ -150,6 +150,10 @@ def _run(plan: Plan, http_: Http, collector: BatchCollector) -> dict[str, Any]:
     except ClientError as exc:
         exc.partial_result = collector.partial()
         raise
+    except KeyboardInterrupt as stop:  # (its traceback named no job: the caller could not stop it)
+        if (left := collector.left_running()) is not None:
+            stop.add_note(left)
+        raise
     finally:
         plan.close()
 

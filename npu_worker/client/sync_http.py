@@ -17,6 +17,7 @@ from npu_worker.client.common import (
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     HEAD_CUT,
+    STOPPED_READING,
     answer_of,
     answer_too_slow,
     auth_headers,
@@ -37,8 +38,6 @@ from npu_worker.client.errors import (
 )
 from npu_worker.deadline_thread import WATCHDOG, Armed
 
-STOPPED_READING = "its read was cut short as the command stopped"
-
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """The worker never redirects: a 3xx is its answer (WorkerHTTPError), not a place to go. urllib
@@ -56,12 +55,20 @@ class _Answer(http.client.HTTPResponse):
         self.fp = _LastLine(self.fp.detach())  # (the same socket reader, its last line kept)
         self.socket = sock
         self.head_ended = False  # its blank line came (http.client also ends a head at the close)
+        self.stopped = False  # its read cut by `stop` (a command stopped as it read the answer)
 
     def begin(self) -> None:
         """The head, its last line kept (`_LastLine`): http.client reads a head the close cut short
         as whole, a whole head and no body is no JSON object (WorkerProtocolError, as in aio.py)."""
         super().begin()
         self.head_ended = isinstance(self.fp, _LastLine) and self.fp.last in (b"\r\n", b"\n")
+
+    def stop(self) -> None:
+        """End the body's read now, if it is still under way (a signal handler's: it returns at once);
+        a body already in, read whole or buffered with the head, is kept: the shutdown ends only a read
+        that waits on the socket (and is nothing once the answer is closed)."""
+        self.stopped = True
+        _shut(self.socket)
 
 
 class _LastLine(io.BufferedReader):
@@ -83,7 +90,6 @@ class Deadline:
     def __init__(self, sock: Any, seconds: float) -> None:
         self.socket = sock.socket if isinstance(sock, _Answer) else sock
         self.passed = False
-        self.stopped = False  # cut by `stop` (a command stopped as it read the answer), not the deadline
         self.seconds = seconds
         self.armed: Armed | None = None
 
@@ -97,24 +103,26 @@ class Deadline:
             self.armed.cancel()
             self.armed = None
 
-    def stop(self) -> None:
-        """End the read now, if it is still under way (a signal handler's: it returns at once)."""
-        if self.armed is not None:
-            self.stopped = True
-            self._shut()
-
     def _cut(self) -> None:
         self.passed = True
-        self._shut()
-
-    def _shut(self) -> None:
-        with contextlib.suppress(OSError):  # the plain socket's shutdown (TLS's would drop its state)
-            socket.socket.shutdown(self.socket, socket.SHUT_RDWR)  # type: ignore[arg-type]
+        _shut(self.socket)
 
 
-def _reading_for(connection: type[http.client.HTTPConnection], timeout: float) -> Any:
+def _shut(sock: Any) -> None:
+    """`sock`'s plain shutdown (TLS's would drop its state), which ends a read blocked on it; nothing
+    for a socket closed already (its descriptor is -1 then: no other file is touched)."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+def _reading_for(
+    connection: type[http.client.HTTPConnection],
+    timeout: float,
+    head_in: Callable[[http.client.HTTPResponse], object],
+) -> Any:
     """`connection` whose socket, once the answer's head is in, waits `timeout` for each read of the
-    body: urllib's one timeout covers the head and the body alike, and the head may be given less."""
+    body: urllib's one timeout covers the head and the body alike, and the head may be given less.
+    `head_in` is told of each answer the moment its head is parsed, before urllib handles it."""
 
     class Reading(connection):  # type: ignore[valid-type,misc]
         response_class = _Answer
@@ -133,24 +141,25 @@ def _reading_for(connection: type[http.client.HTTPConnection], timeout: float) -
                 raise TimeoutError(answer_too_slow(self.timeout))
             if sock is not None:  # the response reads through this socket
                 sock.settimeout(timeout)
+            head_in(response)
             return response
 
     return Reading
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):
-    def __init__(self, read_timeout: float) -> None:
+    def __init__(self, read_timeout: float, head_in: Callable[[http.client.HTTPResponse], object]) -> None:
         super().__init__()
-        self.connection = _reading_for(http.client.HTTPConnection, read_timeout)
+        self.connection = _reading_for(http.client.HTTPConnection, read_timeout, head_in)
 
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         return self.do_open(self.connection, req)
 
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, read_timeout: float) -> None:
+    def __init__(self, read_timeout: float, head_in: Callable[[http.client.HTTPResponse], object]) -> None:
         super().__init__()
-        self.connection = _reading_for(http.client.HTTPSConnection, read_timeout)
+        self.connection = _reading_for(http.client.HTTPSConnection, read_timeout, head_in)
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         return self.do_open(self.connection, req)
@@ -182,10 +191,16 @@ class Http:
         self.headers = {"Content-Type": "application/json", **auth_headers(token)}
         self.timeout = timeout
         self.on_answer = on_answer  # `json`'s 2xx answer read whole (`synth`'s: its work is over)
-        self.on_reading = on_reading  # `json`'s 2xx answer's body about to be read, with what cuts it
+        self.on_reading = on_reading  # a 2xx answer's head parsed, its body not read: with what cuts it
         self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
-        handlers = (_HTTPHandler(timeout), _HTTPSHandler(timeout))
+        handlers = (_HTTPHandler(timeout, self._head_in), _HTTPSHandler(timeout, self._head_in))
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect(), *handlers)
+
+    def _head_in(self, response: http.client.HTTPResponse) -> None:
+        """`on_reading` the moment a 2xx answer's head is parsed: called from `json`, it came after
+        urllib's handling and the checks, and a stop in between was 143 for a synthesis over."""
+        if self.on_reading is not None and 200 <= response.status < 300 and isinstance(response, _Answer):
+            self.on_reading(response.stop)
 
     def open(
         self, method: str, path: str, body: Any = None, at_once: bool = False
@@ -225,21 +240,19 @@ class Http:
             raise AnswerCut(f"{where}: {HEAD_CUT}")  # (as aio.py says it, whatever framing the head named)
         try:
             with response, Deadline(response, self.timeout) as deadline:
-                if self.on_reading is not None:
-                    self.on_reading(deadline.stop)
                 raw = response.read(BODY_LIMIT + 1)
         except (OSError, http.client.HTTPException) as exc:
             if not deadline.passed:
-                raise AnswerCut(f"{where}: {STOPPED_READING if deadline.stopped else exc}") from exc
+                raise AnswerCut(f"{where}: {STOPPED_READING if _stopped(response) else exc}") from exc
         if deadline.passed:
             raise AnswerCut(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}")
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
         if response.length:  # http.client hands a body cut short of its Content-Length back as whole
             short = f"the answer ended {response.length} bytes short of its Content-Length"
-            short = STOPPED_READING if deadline.stopped else short
+            short = STOPPED_READING if _stopped(response) else short
             raise AnswerCut(f"{method} {self.base}{path}: {short}")  # (aiohttp's reader raises, as here)
-        if deadline.stopped and response.length is None and not response.chunked:
+        if _stopped(response) and response.length is None and not response.chunked:
             # A body the close ends (no length, no chunks: an HTTP/1.0 proxy's) ended at the stop's own
             # shutdown, whole or not: whole if it is a JSON object (its part was refused as no JSON, as
             # a worker's garbage, and the stop went unsaid).
@@ -250,6 +263,11 @@ class Http:
         if self.on_answer is not None:
             self.on_answer()
         return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
+
+
+def _stopped(response: http.client.HTTPResponse) -> bool:
+    """Whether `on_reading`'s cut ended the answer's read (a command stopped as it came)."""
+    return isinstance(response, _Answer) and response.stopped
 
 
 def _failure_said(exc: BaseException) -> str:

@@ -1,0 +1,58 @@
+"""A pipeline (a Python script on the sync client) stopped by Ctrl-C as its batch runs: the job runs on and
+writes its wavs, and the `KeyboardInterrupt`'s traceback named no job, so the caller could not stop it (the
+`npu-worker batch` command cancels its own). Its note now names the job and how to cancel it. Against a
+real in-process worker, its engine held so that the job is still running."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from tests.signal_scripts import ROOT, tokenless_env
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+# The pipeline: a batch whose `on_progress` sends the process a Ctrl-C at its MOMENT's event.
+PIPELINE = """
+import os, signal, sys
+from npu_worker import client
+base, out, moment = sys.argv[1:]
+def progress(idx, event):
+    if event["event"] == moment:
+        os.kill(os.getpid(), signal.SIGINT)
+sections = [{"idx": i, "text": "가나다.", "output_path": f"{out}/s{i:02d}.wav"} for i in range(2)]
+call = client.synth_batch_polling if moment == "status" else client.synth_batch_streaming
+call(sections, progress, base=base)
+"""
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize("moment", ["start", "status"], ids=["stream", "poll"])
+async def test_a_ctrl_c_in_a_pipeline_names_the_job_it_leaves_running(worker, tmp_path, moment):
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the job runs until the test ends
+    server = await worker(engine)
+    try:
+        words = [sys.executable, "-c", PIPELINE, f"http://127.0.0.1:{server.port}", str(tmp_path), moment]
+        run = await asyncio.to_thread(
+            subprocess.run,
+            words,
+            capture_output=True,
+            text=True,
+            timeout=seconds(60),
+            cwd=ROOT,
+            env=tokenless_env(),
+        )
+        jobs = (await (await server.get("/jobs")).json())["jobs"]
+    finally:
+        engine.gate.set()
+    assert run.returncode != 0 and "KeyboardInterrupt" in run.stderr, run.stderr
+    job = jobs[0]["job_id"]
+    assert run.stderr.splitlines()[-1] == (
+        f"npu_worker.client: job {job} was left running (it writes its wavs on): cancel_job({job!r}),"
+        f" DELETE /jobs/{job}, stops it"
+    ), run.stderr
