@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -156,6 +158,34 @@ def test_connections_to_a_named_redis_are_made_while_every_default_executor_thre
 
     answers = asyncio.run(every_thread_waiting())
     assert answers == [True] * threads, answers
+
+
+def test_connections_opened_at_once_share_a_slow_lookup_of_the_name_instead_of_queueing_past_the_timeout(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A burst of new connections to a `redis://NAME` node (a burst of downloads, a Redis restart) made a
+    lookup each, queued on the node's 4 lookup threads: with a resolver taking 0.5 s an answer (a far
+    or loaded DNS server), 40 at once needed 5 s, and those past the 2 s connect timeout failed `Timeout
+    connecting to server` (a caller's 503), Redis up. The resolver here is the real one, made slow."""
+    connections, real_lookup = 40, socket.getaddrinfo
+
+    def slow_lookup(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)  # the resolver's latency, not a wait for an event
+        return real_lookup(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
+
+    async def at_once() -> list[Any]:
+        url = redis_server.url.replace("127.0.0.1", "localhost")  # a name: each connection looks it up
+        client = waiting_client(url, connections=connections, wait=seconds(30), socket_timeout=seconds(30))
+        try:
+            return await asyncio.gather(*(client.ping() for _ in range(connections)), return_exceptions=True)
+        finally:
+            await client.aclose()
+
+    answers = asyncio.run(at_once())
+    failed = [f"{type(answer).__name__}: {answer}" for answer in answers if answer is not True]
+    assert not failed, f"{len(failed)} of {connections} failed, as {failed[:2]}"
 
 
 def tls_redis(directory: Path) -> tuple[RedisServer, Path]:
