@@ -1,6 +1,6 @@
 """`npu-worker serve --port 0` in a child process, for tests that need the real command line: the port
 the system chose is read back from its log, so no other process can take a port picked free before the
-worker binds it (the race `worker_process.free_port` leaves), nor answer the test in the worker's place.
+worker binds it (the race a port picked free and closed leaves), nor answer the test in the worker's place.
 Work is sent once `wait_ready` says `/ready` is 200: before, it is answered `Loading`."""
 
 from __future__ import annotations
