@@ -58,6 +58,8 @@ class ServeProcess(LoggedProcess):
                     return self.base  # 200: a request now is served
             except urllib.error.HTTPError as refused:  # 503 while it loads: its reason
                 said = f"{refused.code} {json.loads(refused.read()).get('reason')}"
+                # no Retry-After: waiting does not help (a failed load), so no wait for the deadline
+                assert refused.headers.get("Retry-After"), f"the worker cannot serve ({said}): {self.log()}"
             except OSError as error:
                 said = repr(error)
             assert time.monotonic() < deadline, f"the worker is not ready ({said}): {self.log()}"

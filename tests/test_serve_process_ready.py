@@ -44,3 +44,16 @@ def test_wait_ready_waits_for_the_engine_after_the_kept_jobs_are_read(tmp_path):
             assert synth(base, "하나.", tmp_path / "a.wav") == 200  # served at once, not `Loading`
         finally:
             process.terminate_and_log(seconds(30))
+
+
+def test_wait_ready_ends_at_once_for_a_worker_whose_engine_failed_to_load(tmp_path):
+    """`/ready`'s 503 without `Retry-After` (a failed load: waiting does not help) ends the wait with
+    the reason, not after the whole deadline."""
+    with SovitsStandIn(prefix="/elsewhere") as upstream:  # its /health a 404: a load that can never work
+        args = ["--backend", "sovits", "--sovits-base", upstream.base, "--state-dir", str(tmp_path / "state")]
+        process = ServeProcess(args, {**os.environ, "PYTHONPATH": str(REPO)})
+        try:
+            with pytest.raises(AssertionError, match=r"cannot serve \(503 the engine failed to load: "):
+                process.wait_ready(seconds(60))
+        finally:
+            process.terminate_and_log(seconds(30))
