@@ -1,11 +1,16 @@
 """`npu-worker serve --port 0` in a child process, for tests that need the real command line: the port
 the system chose is read back from its log, so no other process can take a port picked free before the
-worker binds it (the race `worker_process.free_port` leaves), nor answer the test in the worker's place."""
+worker binds it (the race a port picked free and closed leaves), nor answer the test in the worker's place.
+Work is sent once `wait_ready` says `/ready` is 200: before, it is answered `Loading`."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,12 +44,34 @@ class ServeProcess(LoggedProcess):
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def wait_ready(self, timeout: float | None = None) -> str:
+        """The base URL once `/ready` is 200: the engine loaded AND the kept jobs read (default 60 scaled
+        seconds). No log line says both: "jobs kept" came 5 ms before "engine ready" on an empty state
+        dir, and a synth sent after either line alone may be answered `Loading` (CI, 2026-12-07: 9 ms
+        early, and the test waited 120 s for a `done` that never comes). Polled: no event says it."""
+        deadline = time.monotonic() + (seconds(60) if timeout is None else timeout)
+        said = "no answer yet"
+        while True:
+            assert self.poll() is None, f"the worker exited while starting: {self.log()}"
+            try:
+                with urllib.request.urlopen(f"{self.base}/ready", timeout=seconds(10)):
+                    return self.base  # 200: a request now is served
+            except urllib.error.HTTPError as refused:  # 503 while it loads: its reason
+                said = f"{refused.code} {json.loads(refused.read()).get('reason')}"
+                # no Retry-After: waiting does not help (a failed load), so no wait for the deadline
+                assert refused.headers.get("Retry-After"), f"the worker cannot serve ({said}): {self.log()}"
+            except OSError as error:
+                said = repr(error)
+            assert time.monotonic() < deadline, f"the worker is not ready ({said}): {self.log()}"
+            time.sleep(0.05)
+
 
 @contextlib.contextmanager
 def tokenless_worker(state: Path) -> Iterator[str]:
-    """A real `serve --port 0` with `state` as its state dir and no token; its base URL."""
+    """A real `serve --port 0` with `state` as its state dir and no token; its base URL, once ready (a
+    client command sent before would be answered `Loading`, its signal then landing in its retry wait)."""
     worker = ServeProcess(["--state-dir", str(state)], tokenless_env())
     try:
-        yield worker.base
+        yield worker.wait_ready()
     finally:
         worker.terminate_and_log(seconds(30))

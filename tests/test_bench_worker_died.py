@@ -20,7 +20,8 @@ def test_a_worker_killed_between_two_rates_ends_the_bench_with_exit_1_and_a_line
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"], env)
     try:
-        argv = [sys.executable, "-m", "npu_worker.bench.cli", "bench", "--base", worker.base]
+        # ready first: a bench sent to a loading worker has its first rate's requests answered `Loading`
+        argv = [sys.executable, "-m", "npu_worker.bench.cli", "bench", "--base", worker.wait_ready()]
         # --seed 1's arrivals at 5/s go on until 2.98 s: the worker is killed while they are sent
         argv += ["--rps", "4,5", "--duration", "3", "--requests", "20", "--transports", "ws", "--seed", "1"]
         argv += ["--timeout", str(seconds(30)), "--out", str(tmp_path / "run")]

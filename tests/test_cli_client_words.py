@@ -3,7 +3,7 @@ words: one line naming what failed, never Python's reprs."""
 
 from __future__ import annotations
 
-import socket
+from collections.abc import Iterator
 
 import pytest
 
@@ -12,19 +12,21 @@ from npu_worker.cli_client import main
 from npu_worker.client import aio
 from npu_worker.client.errors import NotConnected
 from tests.test_cli_client import write_lecture
+from tests.worker_process import refusing_port
 
 
-def closed_port() -> int:
-    """A port nothing listens on: bound, then closed (a connection to it is refused)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+@pytest.fixture
+def refused_base() -> Iterator[str]:
+    """A worker's address every connect to is refused: bound, never listening (a port bound and closed
+    first may be another test's worker or Redis by the time the command connects)."""
+    with refusing_port() as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize("command", ["synth", "batch"])
-def test_a_worker_not_listening_is_said_without_urllibs_wrapper(command, tmp_path, capsys):
+def test_a_worker_not_listening_is_said_without_urllibs_wrapper(command, tmp_path, capsys, refused_base):
     """It was `POST http://...: <urlopen error [Errno 111] Connection refused>`."""
-    base = f"http://127.0.0.1:{closed_port()}"
+    base = refused_base
     if command == "synth":
         argv = ["synth", "--base", base, "-o", str(tmp_path / "x.wav"), "hi"]
     else:
@@ -44,7 +46,7 @@ def test_a_worker_not_listening_is_said_without_urllibs_wrapper(command, tmp_pat
 
 @pytest.mark.parametrize("lang", ["", "  "])
 @pytest.mark.parametrize("command", ["synth", "batch", "bench"])
-def test_a_blank_lang_is_refused_in_the_flags_words(command, lang, tmp_path, capsys):
+def test_a_blank_lang_is_refused_in_the_flags_words(command, lang, tmp_path, capsys, refused_base):
     """`--lang ''` silently became the default ('ko', or the lecture's), where the worker refuses a
     blank `lang`: now argparse's exit 2 naming the flag, before anything is sent."""
     argv = {
@@ -54,7 +56,7 @@ def test_a_blank_lang_is_refused_in_the_flags_words(command, lang, tmp_path, cap
     }[command]
     run = bench_main if command == "bench" else main
     with pytest.raises(SystemExit) as refused:
-        run([*argv, "--base", f"http://127.0.0.1:{closed_port()}", "--lang", lang])
+        run([*argv, "--base", refused_base, "--lang", lang])
     assert refused.value.code == 2
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said.endswith(
@@ -62,9 +64,9 @@ def test_a_blank_lang_is_refused_in_the_flags_words(command, lang, tmp_path, cap
     ), said
 
 
-async def test_the_async_client_says_a_worker_not_listening_in_the_same_words(tmp_path):
+async def test_the_async_client_says_a_worker_not_listening_in_the_same_words(tmp_path, refused_base):
     """Its error was aiohttp's repr: `ClientConnectorError(ConnectionKey(host='127.0.0.1', …), …)`."""
-    base = f"http://127.0.0.1:{closed_port()}"
+    base = refused_base
     with pytest.raises(NotConnected) as refused:
         await aio.synth("hi", str(tmp_path / "x.wav"), base=base)
     assert str(refused.value) == f"POST {base}/synth: cannot reach the worker: Connection refused"

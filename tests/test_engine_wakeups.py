@@ -47,7 +47,8 @@ async def ws_preview(
     sentences: int = 1,
 ) -> str:
     """A `/ws` request of `count` sections of `sentences` each, listened to (`audio`) or not,
-    cancelled after its first event past `start` when `cancel`; what its `done` said."""
+    cancelled after its first event past `start` when `cancel`; what its `done` said, or its
+    request-level error (one waited for a `done` after it until ENDS ran out, saying nothing)."""
     async with session.ws_connect(base + "/ws") as ws:
         sections = [{"idx": i, "text": long_text(number, i, sentences)} for i in range(count)]
         await ws.send_str(json.dumps({"type": "synth_batch", "sections": sections, "audio": audio}))
@@ -60,6 +61,12 @@ async def ws_preview(
             event = json.loads(message.data)
             if event["event"] == "done":
                 return "cancelled" if event["cancelled"] else f"{event['ok_count']}/{event['total']}"
+            if (
+                event["event"] == "error"
+                and event["idx"] is None
+                and not event["error"].startswith("NotRunning")
+            ):
+                return event["error"]  # the request refused or its stream failed: no `done` follows
             if cancel and not cancelled and event["event"] != "start":
                 await ws.send_str(json.dumps({"type": "cancel"}))
                 cancelled = True

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -36,19 +35,6 @@ def status_of(url: str, token: str | None) -> int:
         return refused.code
 
 
-def answered_health(base: str, process: ServeProcess) -> None:
-    """Once the worker answers (it says its port when bound, and accepts a moment later)."""
-    deadline = time.monotonic() + seconds(30)
-    while True:
-        assert process.poll() is None, process.log()
-        try:
-            status_of(f"{base}/health", None)  # (503 while the engine loads: an answer all the same)
-            return
-        except OSError:
-            assert time.monotonic() < deadline, process.log()
-            time.sleep(0.05)
-
-
 @pytest.mark.allow_blocking
 def test_serve_requires_the_token_its_file_holds_and_ps_does_not_show_it(tmp_path):
     secret = tmp_path / "token"
@@ -57,8 +43,8 @@ def test_serve_requires_the_token_its_file_holds_and_ps_does_not_show_it(tmp_pat
     args = ["--token-file", str(secret), "--state-dir", str(tmp_path / "state")]
     process = ServeProcess(args, environment())
     try:
-        base = process.base
-        answered_health(base, process)
+        # ready, not /health answering (a 503 too): /jobs is a 503 Loading while the kept jobs are read
+        base = process.wait_ready()
         arguments = Path(f"/proc/{process.pid}/cmdline").read_bytes()
         assert TOKEN.encode() not in arguments  # what every local user reads
         assert status_of(f"{base}/jobs", None) == 401

@@ -8,9 +8,12 @@ the exit, holding the worker's stderr open (the log read to its end: 91 s, the t
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
+import struct
+import termios
 import threading
 import time
 import urllib.request
@@ -19,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.serve_process import ServeProcess
-from tests.test_shutdown import get, terminate, wait_loaded
+from tests.test_shutdown import terminate, wait_loaded
 from tests.timing import seconds
 
 pytestmark = pytest.mark.allow_blocking
@@ -39,6 +42,15 @@ def espeak_children(pid: int) -> list[int]:
                     if b"npu_worker.engine.espeak_child" in line.read():
                         found.append(int(child))
     return found
+
+
+def unread_request_bytes(child: int) -> int:
+    """What the worker wrote to a stopped child's stdin (its requests) that the child has not read."""
+    requests = os.open(f"/proc/{child}/fd/0", os.O_RDONLY | os.O_NONBLOCK)  # the pipe's read end again
+    try:
+        return struct.unpack("i", fcntl.ioctl(requests, termios.FIONREAD, b"\0" * 4))[0]
+    finally:
+        os.close(requests)
 
 
 def synth(base: str, text: str, output: Path) -> None:
@@ -68,18 +80,19 @@ def test_a_stopped_espeak_child_under_a_running_section_does_not_hold_the_exit(t
         assert len(children) == lanes, children
         for child in children:
             os.kill(child, signal.SIGSTOP)
+        assert not any(map(unread_request_bytes, children)), "a child had a request before any was sent"
         for number in range(lanes):  # one a lane: a lane takes a preview while the engine thread is busy
             threading.Thread(
                 target=synth,
                 args=(process.base, f"{number}번 문장입니다.", tmp_path / f"{number}.wav"),
                 daemon=True,
             ).start()
-        deadline = time.monotonic() + seconds(10)
-        while (health := get(process.base, "/health"))["jobs_running"] < lanes:
-            assert time.monotonic() < deadline, f"the requests never arrived: {health}"
+        # each request written to its child (a section still queued at the SIGTERM fails the test): a
+        # sleep of 0.5 s after /health's `jobs_running` stood for that, which a loaded box can outlast
+        deadline = time.monotonic() + seconds(30)
+        while not all(map(unread_request_bytes, children)):
+            assert time.monotonic() < deadline, f"the requests never reached the children: {process.log()}"
             time.sleep(0.02)
-        time.sleep(0.5)  # each taken by its engine thread (/health has no count of that; the log's
-        # stops below show that each was, so a section still queued at the SIGTERM fails the test)
         elapsed, log = terminate(process)
     finally:
         process.kill()

@@ -102,8 +102,9 @@ async def test_a_slow_reader_that_reads_all_the_while_is_not_dropped_for_a_late_
     process = ServeProcess(args, {**os.environ, "PYTHONPATH": str(REPO)})
     text = "첫 번째 문장입니다. 두 번째 문장입니다. 세 번째 문장입니다. " * 24  # 135 s of audio, 6.5 MB
     try:
-        # once the kept jobs are read: before, a synth is answered Loading (CI, 2026-12-07: sent 9 ms early)
-        await asyncio.to_thread(process.log_until, "jobs kept", seconds(60))
+        # once /ready says so: before, a synth is answered Loading (CI, 2026-12-07: sent 9 ms early); no
+        # log line says it ("jobs kept" comes before "engine ready" on an empty state dir)
+        await asyncio.to_thread(process.wait_ready, seconds(60))
         with socket.socket() as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the queue is the worker's side
             await upgrade(sock, process.port, "/ws")

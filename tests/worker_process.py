@@ -93,14 +93,6 @@ class PortFile(logging.Handler):
             os.replace(self.path + ".part", self.path)
 
 
-def free_port() -> int:
-    """A port free now, for a process to bind later: another process may take it meanwhile (prefer
-    `start_worker_process(..., 0, ...)`, which binds port 0 and reads back the port chosen)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def refusing_port() -> Iterator[int]:
     """A loopback port every connect to is refused while the block runs: bound, never listening, so no
@@ -136,7 +128,7 @@ def start_worker_process(
 ) -> WorkerProcess | LoggedWorkerProcess:
     """This script in a child process on `port`, returned once /health says loaded. Port 0: the one the
     system chose as the worker bound it (`process.port`), so no other process can take it between a
-    port picked free and the worker's bind (`free_port`), nor answer this /health in its place. A port
+    port picked free and closed and the worker's bind, nor answer this /health in its place. A port
     given (a restart where a client must find the worker again) may be held by another process a while:
     the worker, refused it, exits, and is started again until it binds it or `timeout` runs out.
     `logged`: its stderr read on a thread as it comes (a `LoggedWorkerProcess`), never left to fill a pipe."""
