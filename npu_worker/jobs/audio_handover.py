@@ -48,8 +48,7 @@ class AudioHandover:
             if urgent or not self.hands_over_to_loop:
                 self.hand_over_audio(job, chunk, urgent)
             else:  # most of a preview's chunks: `hand_over_audio`'s `later`, without its call
-                to = job.audio_to if job.audio_to is not None else job.publish_audio
-                self.journal.handoff.later(to, chunk, LATER_AUDIO_SECONDS)
+                self.journal.handoff.later(job.audio_to or job.publish_audio, chunk, LATER_AUDIO_SECONDS)
             if first:  # a listener waits for exactly this: let the loop have the GIL and a core now
                 self.journal.handoff.yield_to_loop(FIRST_AUDIO_YIELD_SECONDS)
 
@@ -58,7 +57,8 @@ class AudioHandover:
         at once while the listener waits for its first frames, else within LATER_AUDIO_SECONDS, with
         the chunks and events that come meanwhile (one wake-up of the loop, one burst on a socket); the
         last urgent chunk's drain opens that window, so the chunks past it wake the loop only to drain it."""
-        to = job.audio_to if job.audio_to is not None else job.publish_audio  # (a preview's: its listener)
+        # (a preview's: its listener's; read once: its listener's end sets it None on the loop meanwhile)
+        to = job.audio_to or job.publish_audio
         if urgent and job.handed_over_samples >= self.urgent_samples:  # the last
             self.journal.handoff.then_later(to, chunk, LATER_AUDIO_SECONDS)
         elif urgent:

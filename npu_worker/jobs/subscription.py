@@ -226,8 +226,13 @@ class Subscription:
             self.budget.samples -= size
 
     def _detach(self) -> None:
-        if self in self.job.subscribers:
-            self.job.subscribers.remove(self)
+        """Off the job's listeners, and a preview's `audio_to` (this listener's `push_audio`) let go: the
+        job and its listener held each other, and every finished preview lived on until a cyclic collection."""
+        job = self.job
+        if self in job.subscribers:
+            job.subscribers.remove(self)
+        if getattr(job.audio_to, "__self__", None) is self:
+            job.audio_to = None
 
     def finish(self) -> None:
         """End after what is already queued (shutdown: nothing more will come before the restart)."""
