@@ -16,13 +16,14 @@ from tests.signal_scripts import ROOT, tokenless_env
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
-# The pipeline: a batch whose `on_progress` sends the process a Ctrl-C at its MOMENT's event.
+# The pipeline: a batch whose `on_progress` sends the process a Ctrl-C at its MOMENT's event (of STATUS,
+# if given: a polled status's word).
 PIPELINE = """
 import os, signal, sys
 from npu_worker import client
-base, out, moment = sys.argv[1:]
+base, out, moment, *status = sys.argv[1:]
 def progress(idx, event):
-    if event["event"] == moment:
+    if event["event"] == moment and (not status or event.get("status") == status[0]):
         os.kill(os.getpid(), signal.SIGINT)
 sections = [{"idx": i, "text": "가나다.", "output_path": f"{out}/s{i:02d}.wav"} for i in range(2)]
 call = client.synth_batch_polling if moment == "status" else client.synth_batch_streaming
@@ -55,4 +56,38 @@ async def test_a_ctrl_c_in_a_pipeline_names_the_job_it_leaves_running(worker, tm
     assert run.stderr.splitlines()[-1] == (
         f"npu_worker.client: job {job} was left running (it writes its wavs on): cancel_job({job!r}),"
         f" DELETE /jobs/{job}, stops it"
+    ), run.stderr
+
+
+@pytest.mark.allow_blocking
+async def test_a_ctrl_c_once_a_poll_said_the_job_ended_names_its_result_not_a_job_left_running(
+    worker, tmp_path
+):
+    """Stopped after the polled status said `done`, before the result was fetched: the note said the job
+    "was left running (it writes its wavs on)" and that cancel_job stops it, of a job that had ended."""
+    server = await worker(ToneEngine())
+    words = [
+        sys.executable,
+        "-c",
+        PIPELINE,
+        f"http://127.0.0.1:{server.port}",
+        str(tmp_path),
+        "status",
+        "done",
+    ]
+    run = await asyncio.to_thread(
+        subprocess.run,
+        words,
+        capture_output=True,
+        text=True,
+        timeout=seconds(60),
+        cwd=ROOT,
+        env=tokenless_env(),
+    )
+    jobs = (await (await server.get("/jobs")).json())["jobs"]
+    assert run.returncode != 0 and "KeyboardInterrupt" in run.stderr, run.stderr
+    job = jobs[0]["job_id"]
+    assert run.stderr.splitlines()[-1] == (
+        f"npu_worker.client: job {job} had ended (done) before its result was fetched:"
+        f" GET /jobs/{job}/result has it"
     ), run.stderr

@@ -29,6 +29,7 @@ NO_PROGRESS_EVENTS = frozenset({"heartbeat", "stream_lost"})  # they move the jo
 # worker's `waiting` line as a "not now" wait the client never made, and a `status` line as a polled
 # snapshot: a job state the client never read from `/jobs/{id}/status`, counted as progress).
 CLIENT_EVENTS = frozenset({"stream_lost", "waiting", "status"})
+TERMINAL_STATUSES = frozenset({"done", "cancelled"})  # a job's status once it has ended (its result is there)
 
 
 @dataclass
@@ -169,9 +170,15 @@ class BatchCollector:
 
     def left_running(self) -> str | None:
         """What a Ctrl-C in the caller (a pipeline's `KeyboardInterrupt`) is told of the job it leaves:
-        it runs on, writing its wavs, and its id was said nowhere; None where no job runs for it."""
+        it runs on, writing its wavs, and its id was said nowhere; None where no job runs for it. One a
+        poll said had ended, its result not fetched yet, is said so (it was "left running")."""
         if self.job_id is None or self.done is not None:
             return None
+        if (ended := (self.polled or {}).get("status")) in TERMINAL_STATUSES:
+            return (
+                f"npu_worker.client: job {self.job_id} had ended ({ended}) before its result was fetched:"
+                f" GET /jobs/{self.job_id}/result has it"
+            )
         return (
             f"npu_worker.client: job {self.job_id} was left running (it writes its wavs on):"
             f" cancel_job({self.job_id!r}), DELETE /jobs/{self.job_id}, stops it"

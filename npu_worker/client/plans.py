@@ -11,7 +11,13 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from npu_worker.client.collector import BatchCollector, done_event, result_events, status_event
+from npu_worker.client.collector import (
+    TERMINAL_STATUSES,
+    BatchCollector,
+    done_event,
+    result_events,
+    status_event,
+)
 from npu_worker.client.common import check_count, check_seconds, events_path, job_path, seconds_said
 from npu_worker.client.errors import (
     AnswerCut,
@@ -32,7 +38,6 @@ from npu_worker.client.retrying import (
 )
 from npu_worker.client.steps import Call, Deliver, Follow, Plan, Sleep, Step
 
-TERMINAL_STATUSES = frozenset({"done", "cancelled"})
 # A submission sent whose answer never came whole (none began, or it broke off). The words said "the
 # worker answered", untrue of an answer that never began.
 MAY_HAVE_QUEUED = (
