@@ -25,3 +25,28 @@ def test_a_verse_s_particle_is_the_one_jeol_takes(text: str, said: str) -> None:
     """korean60 said a Bible verse's number as 절 and kept the particle the writer chose for the number's sound:
     요한복음 3장 16절와, 10장 3절으로."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # korean60: lambda ό gamma  omicron  sigma, Alpha  Beta  Gamma (a Greek word named letter by letter)
+        ("The word λόγος means word here. 그렇다.", "The word λόγος means word here. 그렇다."),
+        ("The Greek ΑΒΓ is the alphabet here. 그렇다.", "The Greek ΑΒΓ is the alphabet here. 그렇다."),
+        # korean60: 5 mu A, ten mu m, zero point five mu s, The mu A range (a unit's micro named as the letter)
+        ("The current is 5 μA here. 그렇다.", "The current is five microamperes here. 그렇다."),
+        ("It is 10 μm wide here. 그렇다.", "It is ten micrometers wide here. 그렇다."),
+        ("It is 10µm wide here. 그렇다.", "It is ten micrometers wide here. 그렇다."),
+        ("The error is 0.5 μs here. 그렇다.", "The error is zero point five microseconds here. 그렇다."),
+        ("The μA range is used here. 그렇다.", "The 마이크로암페어 range is used here. 그렇다."),
+        # as korean60 read them: a letter of its own, a pair with signs, a difference, a Korean sentence's unit
+        ("The μ is the mean here. 그렇다.", "The mu is the mean here. 그렇다."),
+        ("The α⁺β⁻ state is here. 그렇다.", "The alpha plus beta minus state is here. 그렇다."),
+        ("The Δx is small here. 그렇다.", "The Delta x is small here. 그렇다."),
+        ("전류는 5 μA이다.", "전류는 5 마이크로암페어이다."),
+    ],
+)
+def test_an_english_sentence_s_greek_word_and_micro_unit_are_no_letters_named(text: str, said: str) -> None:
+    """korean60 named every Greek letter of an English sentence in English, a Greek word's letter by letter and a
+    unit's micro as the letter mu: 5 mu A, where the Korean rules had said 마이크로암페어."""
+    assert spoken_form(text, "ko") == said

@@ -47,13 +47,22 @@ def words_said(sentence: str) -> str:
 
 _RELATION_BEFORE = re.compile(r"[<>≤≥=] {0,2}[-−]?\d{0,3}$")
 _RELATION_AFTER = re.compile(r"[²³]? {0,2}[<>≤≥=]")
+# A letter of a Greek word, "λόγος", "ΑΒΓ" (korean60: lambda ό gamma  omicron  sigma, letter by letter), and a unit's
+# micro, "The μA range" (korean60: mu A), left as written, as the Korean rules leave them: a Greek word to espeak, the
+# unit to its Korean name (a number's unit, "5 μA", is said before: five microamperes, `english_numbers.UNIT_NAMES`).
+_GREEK_OR_MARK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
+_MICRO_UNIT = re.compile("(?<=μ)[AFms](?![A-Za-z])")
 
 
 def _greek_name(match: re.Match[str]) -> str:
     """A letter's English name; one a relation bounds, "0 < θ < π", "x ≥ π", left to the bounds' rules (the Korean
-    chain's, as before)."""
+    chain's, as before), and a Greek word's or a unit's (`_GREEK_OR_MARK`, `_MICRO_UNIT`) as written."""
     text, start, end = match.string, match.start(), match.end()
     if _RELATION_BEFORE.search(text, max(0, start - 8), start) or _RELATION_AFTER.match(text, end):
+        return match.group()
+    if _GREEK_OR_MARK.match(text, end) or (start and _GREEK_OR_MARK.match(text, start - 1)):
+        return match.group()
+    if _MICRO_UNIT.match(text, end):
         return match.group()
     before = " " if start and text[start - 1].isalnum() else ""
     after = " " if text[end : end + 1].isalnum() else ""
