@@ -50,3 +50,24 @@ def test_an_english_sentence_s_greek_word_and_micro_unit_are_no_letters_named(te
     """korean60 named every Greek letter of an English sentence in English, a Greek word's letter by letter and a
     unit's micro as the letter mu: 5 mu A, where the Korean rules had said 마이크로암페어."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # korean60: x 5 미만 미만 y이면, x 0 초과 초과 y일 때, a 3 이하 이하 b이다 (two bounds in a row)
+        ("x<5>y이면 참이다.", "x와 y는 5 미만이면 참이다."),
+        ("x > 0 < y일 때", "x와 y는 0 초과일 때"),
+        ("a ≤ 3 ≥ b이다.", "a와 b는 3 이하이다."),
+        ("x<5>y인 경우", "x와 y는 5 미만인 경우"),
+        # as korean60 read them: a spaced ending, a glued particle, a letter between, a longer name
+        ("x<5>y 이면", "x와 y는 5 미만 이면"),
+        ("x<5>y를 본다", "x 5 미만 미만 y를 본다"),
+        ("a<b>c이면", "a<b>c이면"),
+        ("x<5>yz이면", "x<5>yz이면"),
+    ],
+)
+def test_a_peak_with_a_copula_glued_bounds_both_letters(text: str, said: str) -> None:
+    """korean60 read a peak between two letters, "x<5>y", as both bounded only before a space: glued to its
+    copula, as Korean is written, it was two bounds in a row, x 5 미만 미만 y이면."""
+    assert spoken_form(text, "ko") == said
