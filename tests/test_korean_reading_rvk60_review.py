@@ -71,3 +71,20 @@ def test_a_peak_with_a_copula_glued_bounds_both_letters(text: str, said: str) ->
     """korean60 read a peak between two letters, "x<5>y", as both bounded only before a space: glued to its
     copula, as Korean is written, it was two bounds in a row, x 5 미만 미만 y이면."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("아가 3:00에 깼다.", "아가 세 시에 깼다."),  # korean60: 3장 00절에 (a baby's clock time)
+        ("다니엘 10:05에 도착했다.", "다니엘 열 시 5분에 도착했다."),  # korean60: 10장 05절에
+        ("시편 0:1", "시편 0 대 1"),  # korean60: 0장 1절
+        # as korean60 read them: a verse, a long one, a range
+        ("시편 119:105 말씀", "시편 119장 105절 말씀"),
+        ("고린도전서 13:4~7절", "고린도전서 13장 4절에서 7절"),
+    ],
+)
+def test_a_number_that_opens_with_zero_after_a_book_s_name_is_no_verse(text: str, said: str) -> None:
+    """korean60 read any "N:NN" after a book's name as a verse, a clock's "3:00" after 아가 (a baby) or a name,
+    다니엘, too: no chapter or verse is 0 or opens with it."""
+    assert spoken_form(text, "ko") == said
