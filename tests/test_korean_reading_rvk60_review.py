@@ -88,3 +88,27 @@ def test_a_number_that_opens_with_zero_after_a_book_s_name_is_no_verse(text: str
     """korean60 read any "N:NN" after a book's name as a verse, a clock's "3:00" after 아가 (a baby) or a name,
     다니엘, too: no chapter or verse is 0 or opens with it."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # korean60: 쓰리을, 나인를, 식스을, 쓰리과 … 나인가 (the particle the Korean digit takes, 삼을, 구를, 육을)
+        ("x₀.₃을 구한다.", "x 제로 포인트 쓰리를 구한다."),
+        ("x₀.₉를 구한다.", "x 제로 포인트 나인을 구한다."),
+        ("α₀.₆을 본다.", "알파 제로 포인트 식스를 본다."),
+        ("x₀.₃과 y₀.₉가 있다.", "x 제로 포인트 쓰리와 y 제로 포인트 나인이 있다."),
+        ("x₀.₃으로 둔다.", "x 제로 포인트 쓰리로 둔다."),
+        ("NCM₀.₉를 쓴다.", "N-C-M 제로 포인트 나인을 쓴다."),
+        ("T₀.₃을 구한다.", "T 제로 포인트 쓰리를 구한다."),  # rvk21's, as korean60 read it: 쓰리을
+        # as korean60 read them: a particle that fits already, a copula, 의, none
+        ("CO₀.₅를 본다.", "C-O 제로 포인트 파이브를 본다."),
+        ("x₀.₃이다.", "x 제로 포인트 쓰리이다."),
+        ("x₀.₃의 값", "x 제로 포인트 쓰리의 값"),
+        ("x₀.₅ 값", "x 제로 포인트 파이브 값"),
+    ],
+)
+def test_a_decimal_index_s_particle_is_the_one_its_english_word_takes(text: str, said: str) -> None:
+    """korean60 said a small letter's or an acronym's decimal index in English words and kept the particle the
+    writer chose for the Korean digit: x 제로 포인트 쓰리을 (삼을), 나인를 (구를)."""
+    assert spoken_form(text, "ko") == said
