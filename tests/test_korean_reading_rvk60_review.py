@@ -112,3 +112,25 @@ def test_a_decimal_index_s_particle_is_the_one_its_english_word_takes(text: str,
     """korean60 said a small letter's or an acronym's decimal index in English words and kept the particle the
     writer chose for the Korean digit: x 제로 포인트 쓰리을 (삼을), 나인를 (구를)."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # korean60: x에 0이고, A에 B 이면, x에 3이면 (the object's 에 for a later term's particle, y를, C를)
+        ("x ← 0이고 y를 출력한다.", "x는 0이고 y를 출력한다."),
+        ("A ← B 이면 C를 얻는다.", "A는 B 이면 C를 얻는다."),
+        ("x ← 3이면 y를 출력한다.", "x는 3이면 y를 출력한다."),
+        ("max ← a[0]이고 이후 a[i]를 비교한다.", "max는 a[0]이고 이후 a[i]를 비교한다."),
+        # as korean60 read them: a value with its particle, a minus's or an operator's words in it, one Korean word
+        ("x ← -1로 둔다.", "x를 마이너스 1로 둔다."),
+        ("x ← 3을 대입한다.", "x에 3을 대입한다."),
+        ("x ← x + 1로 갱신한다.", "x를 x 더하기 1로 갱신한다."),
+        ("n ← n - 1로 줄인다.", "n을 n 빼기 1로 줄인다."),
+        ("합 ← 평균값으로 설정", "합을 평균값으로 설정"),
+    ],
+)
+def test_a_left_arrow_s_value_ends_before_a_korean_word(text: str, said: str) -> None:
+    """korean60 took the particle of any term up to 30 characters after a left arrow for its value's, across Korean
+    words: "x ← 0이고 y를 출력" read x에 0이고, where the assignment is x는 0."""
+    assert spoken_form(text, "ko") == said
