@@ -39,10 +39,12 @@ def test_a_verse_s_particle_is_the_one_jeol_takes(text: str, said: str) -> None:
         ("It is 10µm wide here. 그렇다.", "It is ten micrometers wide here. 그렇다."),
         ("The error is 0.5 μs here. 그렇다.", "The error is zero point five microseconds here. 그렇다."),
         ("The μA range is used here. 그렇다.", "The 마이크로암페어 range is used here. 그렇다."),
-        # as korean60 read them: a letter of its own, a pair with signs, a difference, a Korean sentence's unit
+        # as korean60 read them (but its double space): a letter of its own, a pair with signs, a difference, two
+        # letters of a formula, a Korean sentence's unit
         ("The μ is the mean here. 그렇다.", "The mu is the mean here. 그렇다."),
         ("The α⁺β⁻ state is here. 그렇다.", "The alpha plus beta minus state is here. 그렇다."),
         ("The Δx is small here. 그렇다.", "The Delta x is small here. 그렇다."),
+        ("The Δθ is small here. 그렇다.", "The Delta theta is small here. 그렇다."),
         ("전류는 5 μA이다.", "전류는 5 마이크로암페어이다."),
     ],
 )
