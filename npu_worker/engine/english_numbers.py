@@ -23,6 +23,8 @@ _GROUPS = ((1_000_000_000, "billion"), (1_000_000, "million"), (1_000, "thousand
 # of their names, singular or plural, is said in words.
 # ... and a Korean report's "%p", "It grew by 3.5%p." (korean21: three point five 퍼센트p, the Korean rules' word and a
 # letter left): three point five percentage points.
+# ... and a micro unit, "5 μA", "10 µm" (korean60: 5 mu A, the Greek letter named; before it 5 마이크로암페어, the Korean
+# rules' word): five microamperes, ten micrometers.
 UNIT_NAMES = {
     "V": "volts", "kV": "kilovolts", "mV": "millivolts", "A": "amperes", "mA": "milliamperes", "W": "watts",
     "kW": "kilowatts", "MW": "megawatts", "Wh": "watt-hours", "kWh": "kilowatt-hours", "mAh": "milliampere-hours",
@@ -33,6 +35,8 @@ UNIT_NAMES = {
     "Ω": "ohms", "kΩ": "kilohms", "Pa": "pascals", "kPa": "kilopascals", "J": "joules", "kJ": "kilojoules",
     "km/h": "kilometers per hour", "m/s": "meters per second", "°C": "degrees Celsius", "℃": "degrees Celsius",
     "%": "percent", "%p": "percentage points",
+    "μA": "microamperes", "µA": "microamperes", "μF": "microfarads", "µF": "microfarads", "μm": "micrometers",
+    "µm": "micrometers", "μs": "microseconds", "µs": "microseconds",
 }  # fmt: skip
 # ... and a currency's name, "It costs 3~5 dollars." (read59k: 3에서 5 dollars, the digits the Korean voice's): three to
 # five dollars.

@@ -162,4 +162,9 @@
 # x gets x plus one, A and B (not x는, A와: Korean particles); "x ← 3을 대입" x에 3을 (not x는 3을); "The Fe atom" beside a
 # spelled "Fe³⁺ 이온" as written (not F-E); "docker run -p 8080:80" 8080 콜론 80 (not 8080 대 80); "x<5>y" x와 y는 5 미만 (not
 # x 5 미만 미만 y); "요한복음 3:16", "마태복음 10:3" 3장 16절, 10장 3절 (not 세 시 16분, 10 대 3).
-AUDIO_REVISION = 28
+# 29: stop 60's review of korean60 (rvk60): a verse's particle as 절 takes it, "미가 10:3으로", "시편 23:5를" 3절로, 5절을 (not
+# 3절으로, 5절를), "아가 3:00에" a clock's 세 시에 (not 3장 00절); an English sentence's "5 μA", "10 µm" five microamperes,
+# ten micrometers (not 5 mu A, 10 마이크로미터), a Greek word's "λόγος" as written (not lambda ό gamma …, letter by letter);
+# "x<5>y이면" x와 y는 5 미만이면 (not x 5 미만 미만 y이면); "x₀.₃을", "T₀.₃을", "NCM₀.₉를" 쓰리를, 나인을 (not 쓰리을, 나인를);
+# "x ← 0이고 y를" x는 0이고 (not x에 0이고, y's particle taken for the value's).
+AUDIO_REVISION = 29

@@ -134,9 +134,11 @@ def arrow(match: re.Match[str]) -> str:
 # An assignment's value with its particle, "x ← 3을 대입한다", "x ← x + 1로 갱신한다" (read59k: x는 3을 대입한다, x는 x 더하기 1로: the
 # topic's particle beside the verb's object): x에 3을 대입한다, x를 x 더하기 1로 갱신한다, as a lecturer says them.
 # The particle glued to a number, a letter or a bracket, or to the one Korean word after the arrow ("평균값으로"), not a
-# clause's ending after it, "A ← B 이므로" (as before: A는 B 이므로).
+# clause's ending after it, "A ← B 이므로" (as before: A는 B 이므로), nor another term's after a Korean word, "x ← 0이고 y를
+# 출력" (rvk60: x에 0이고, the object's 에 for y's particle): the value has no Hangul but that one word or an operator's.
 _VALUE_WITH_PARTICLE = re.compile(
-    r"(?:[^\s.,;:!?][^.,;:!?\n]{0,30}?(?<=[\dA-Za-z)\]])|[가-힣]{1,6}?(?<!므)(?=[을를로]|으로))(을|를|으로|로)(?=[\s.,;:!?)]|$)"
+    r"(?:(?:마이너스 )?[^\s.,;:!?](?:[^.,;:!?\n가-힣]|더하기|빼기|곱하기|나누기|마이너스){0,30}?(?<=[\dA-Za-z)\]])"
+    r"|[가-힣]{1,6}?(?<!므)(?=[을를로]|으로))(을|를|으로|로)(?=[\s.,;:!?)]|$)"
 )
 
 

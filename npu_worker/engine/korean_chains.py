@@ -143,7 +143,12 @@ def subject_before(before: str) -> re.Match[str] | None:
 # A number's peak or trough between two letters, "x<5>y", "a ≤ 3 ≥ b", "x > 0 < y" (read59k: x 5 미만 미만 y, each sign a
 # bound of its own): both letters bounded by the number, x와 y는 5 미만, a와 b는 3 이하, x와 y는 0 초과; a letter's, "a<b>c",
 # as written as before (a generic type's brackets as often).
-PEAK = re.compile(r"(?<![\w.])([a-z]) ?([<≤>≥]) ?([-−]?\d+(?:\.\d+)?) ?([<≤>≥]) ?([a-z])(?![\w(.]|[<≤>≥=])")
+# ... and one with a copula glued to its last letter, as Korean is written, "x<5>y이면", "x > 0 < y일 때" (korean60: x 5 미만
+# 미만 y이면, the peak's reading only before a space): x와 y는 5 미만이면, x와 y는 0 초과일 때.
+PEAK = re.compile(
+    r"(?<![\w.])([a-z]) ?([<≤>≥]) ?([-−]?\d+(?:\.\d+)?) ?([<≤>≥]) ?([a-z])"
+    r"(?:(?![\w(.]|[<≤>≥=])|(?=이[면다고며므지라]|인|일))"
+)
 _PEAK_PAIRS = {("<", ">"): "미만", ("≤", "≥"): "이하", (">", "<"): "초과", ("≥", "≤"): "이상"}
 
 

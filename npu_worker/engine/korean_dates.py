@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+from .korean_formulas import PARTICLE, particle_after
 from .korean_words import DIGITS as _DIGITS
 
 DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
@@ -26,6 +27,9 @@ WEEKDAY = re.compile(r"(?<=\d일)\.? ?\(([월화수목금토일])\)")  # "2024. 
 # A Bible verse's chapter and verse after its book, "요한복음 3:16", "마태복음 10:3", "시편 23:1-6" (read59k: 세 시 16분, 10 대 3,
 # a clock's and a ratio's words): 요한복음 3장 16절, 시편 23장 1절에서 6절, as a Korean reader cites them. Only after a book's full
 # name, the 66 of the Korean Bible, not an abbreviation ("요 3:16", "마 5:3": a word as often).
+# A particle the writer chose for the verse number's sound, "3:16으로", "23:5를" (육: 으로, 오: 를), said after 절 as 절
+# takes it (rvk60: 16절으로, 5절를): 16절로, 5절을. No chapter or verse opens with 0: "아가 3:00에 깼다", "다니엘 10:05에"
+# are a clock's (korean60: 3장 00절, 10장 05절).
 _BOOKS = (
     "창세기 출애굽기 레위기 민수기 신명기 여호수아 사사기 룻기 사무엘상 사무엘하 열왕기상 열왕기하 역대상 역대하 에스라 느헤미야"
     " 에스더 욥기 시편 잠언 전도서 아가 이사야 예레미야애가 예레미야 에스겔 다니엘 호세아 요엘 아모스 오바댜 요나 미가 나훔 하박국"
@@ -34,13 +38,16 @@ _BOOKS = (
     " 베드로후서 요한일서 요한이서 요한삼서 유다서 요한계시록"
 ).split()
 VERSE = re.compile(
-    rf"(?<![가-힣])((?:{'|'.join(_BOOKS)}) ?)(\d{{1,3}}):(\d{{1,3}})(?:절? ?[-–~] ?(\d{{1,3}})(?![\d:]))?절?(?![\d:]|\.\d)"
+    rf"(?<![가-힣])((?:{'|'.join(_BOOKS)}) ?)([1-9]\d{{0,2}}):([1-9]\d{{0,2}})(?:절? ?[-–~] ?([1-9]\d{{0,2}})(?![\d:]))?"
+    r"절?(?![\d:]|\.\d)"
+    rf"(?:{PARTICLE})?"
 )
 
 
 def verse(match: re.Match[str]) -> str:
-    book, chapter, first, last = match.groups()
-    return f"{book}{chapter}장 {first}절" + (f"에서 {last}절" if last else "")
+    book, chapter, first, last, particle = match.groups()
+    said = f"{book}{chapter}장 {first}절" + (f"에서 {last}절" if last else "")
+    return said + (particle_after("절", particle) if particle else "")
 
 
 # Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일; not a

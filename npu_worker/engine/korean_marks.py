@@ -121,13 +121,16 @@ _ELEMENT_FORMULA = re.compile(
 # C-O 제로 포인트 파이브, L-I N-I 제로 포인트 에잇 C-O 제로 포인트 원 M-N 제로 포인트 원 O투.
 _DECIMAL_COUNT_FORMULA = re.compile(
     r"(?<![A-Za-z\d.\-₀-₉])(?=(?:[A-Z][a-z]?[₀-₉]{0,2}){0,7}[A-Z][a-z]?[₀-₉]{1,2}\.[₀-₉])"
-    r"((?:[A-Z][a-z]?(?:[₀-₉]{1,2}(?:\.[₀-₉]{1,3})?)?){1,8})(?![A-Za-z\d₀-₉]|\.[\d₀-₉])"
+    rf"((?:[A-Z][a-z]?(?:[₀-₉]{{1,2}}(?:\.[₀-₉]{{1,3}})?)?){{1,8}})(?![A-Za-z\d₀-₉]|\.[\d₀-₉])(?:{PARTICLE})?"
 )
 _DECIMAL_COUNT_PART = re.compile(r"([A-Z][a-z]?)([₀-₉]{0,2}(?:\.[₀-₉]{1,3})?)")
 # ... and a small letter's decimal index, "x₀.₅", "α₀.₂₅" (read59k: as written; espeak said x, the index unsaid): x 제로
 # 포인트 파이브, as the capital's "T₀.₅" is said.
+# A particle the writer chose for the index's Korean sound, "x₀.₃을", "x₀.₉를" (삼: 을, 구: 를), said as the English word
+# takes it (rvk60: 쓰리을, 나인를): x 제로 포인트 쓰리를, x 제로 포인트 나인을; "T₀.₃을" and "NCM₀.₉를" too.
 _LETTER_DECIMAL_INDEX = re.compile(
     r"(?<![A-Za-z\d_.\-₀-₉\u03b1-\u03c9])([a-z\u03b1-\u03c9])([₀-₉]{1,2}\.[₀-₉]{1,3})(?![A-Za-z\d₀-₉]|\.[\d₀-₉])"
+    rf"(?:{PARTICLE})?"
 )
 # A range of such names, "Q1~Q3", "H1~H2" (espeak: Q원 Q쓰리, the tilde unsaid): Q원에서 Q쓰리; and a quarter
 # written "1Q", "3Q" (일 큐) as Korean reports say it, 1분기.
@@ -220,7 +223,9 @@ def marks_spoken(text: str) -> str:
     text = _QUARTER.sub(template(r"\1분기"), text)
     if "." in text:
         text = _DECIMAL_COUNT_FORMULA.sub(_decimal_count_formula, text)
-        text = _LETTER_DECIMAL_INDEX.sub(lambda m: f"{m.group(1)} {_decimal_count_said(m.group(2))}", text)
+        text = _LETTER_DECIMAL_INDEX.sub(
+            lambda m: _with_particle(f"{m.group(1)} {_decimal_count_said(m.group(2))}", m.group(3)), text
+        )
     text = _ELEMENT_FORMULA.sub(_element_formula, text)
     text = _SUBSCRIPTED_FORMULA.sub(_subscripted_formula, text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
@@ -337,7 +342,7 @@ def _decimal_count_formula(match: re.Match[str]) -> str:
     """ "CO₀.₅" as C-O 제로 포인트 파이브: its elements spelled, a decimal count said digit by digit; a symbol of no element
     as written, but a capitals' subscript alone, a half-life's "T₀.₅" (rvk21: T제로.₅, its ".₅" unsaid), T 제로 포인트 파이브,
     as "V₀.₅" is said, and an acronym's, "NCM₀.₈" (read59k: N-C-M제로.₈), N-C-M 제로 포인트 에잇."""
-    parts = _DECIMAL_COUNT_PART.findall(match.group())
+    parts = _DECIMAL_COUNT_PART.findall(match.group(1))
     one_name = all(len(symbol) == 1 for symbol, _ in parts) and not any(count for _, count in parts[:-1])
     if not one_name and not all(symbol in ELEMENTS for symbol, _ in parts):
         return match.group()
@@ -349,7 +354,13 @@ def _decimal_count_formula(match: re.Match[str]) -> str:
             said.append(spelled + _count_said(whole) + ("" if whole else "-"))
             continue
         said.append(f"{spelled} {_decimal_count_said(count)} ")
-    return "".join(part if part.endswith("-") else part.rstrip() + " " for part in said).rstrip(" -")
+    said_whole = "".join(part if part.endswith("-") else part.rstrip() + " " for part in said).rstrip(" -")
+    return _with_particle(said_whole, match.group(2))
+
+
+def _with_particle(said: str, particle: str | None) -> str:
+    """`said` with the writer's particle in the form its last word takes (쓰리를, not 쓰리을)."""
+    return said + (particle_after(said, particle) if particle else "")
 
 
 def _decimal_count_said(count: str) -> str:
