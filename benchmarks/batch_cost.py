@@ -12,6 +12,11 @@ slows what it watches: compare its counts, not its times, and never with a run w
 
     PYTHONPATH=<checkout> python benchmarks/batch_cost.py --batches 5 [--strace] [--out FILE]
 
+`--child-hold PAIRS` (no server): the sections through one espeak child (`Settings(backend="espeak")`, as
+`serve`'s engine thread drives it) with `early_audio` false, the first frame held with the rest (what a
+batch section asks since stop 59), against true (the first frame written at once), alternated PAIRS
+times: each way's wall, this process's CPU and the child's, and the held way's wall over the other's a pair.
+
 Per section: the worker's CPU beyond the engine alone (worker and child, less the engine alone's), each
 thread's CPU and sleeps, and the wall time over the engine alone's (medians of the batches).
 """
@@ -32,7 +37,7 @@ from typing import Any
 import aiohttp
 from common import compile_checkout, free_port, report_header, write_report
 from engine_alone import espeak_engine, sections_ms
-from proc_cpu import child_pids, sleeps, thread_cpu_ms, thread_names
+from proc_cpu import child_pids, process_cpu_ms_of, sleeps, thread_cpu_ms, thread_names
 from server_overhead import batch_request, code_root, lecture, ready_ms, start_server, stop_server
 
 
@@ -49,6 +54,48 @@ def engine_alone(sections: list[str], repeats: int) -> tuple[float, float]:
     finally:
         engine.close()
     return statistics.median(cpus), statistics.median(walls)
+
+
+def child_hold(sections: list[str], pairs: int) -> dict[str, Any]:
+    """`--child-hold`: the sections through one espeak child, `early_audio` false against true, alternated
+    (which goes first alternates too)."""
+    from engine_alone import allocator_as_served, run_engine
+
+    from npu_worker.config import Settings
+    from npu_worker.engine_options import build_engine
+
+    allocator_as_served()
+    engine = build_engine(Settings(backend="espeak"))
+    engine.load()
+
+    def children_ms() -> float:
+        return sum(process_cpu_ms_of(Path(f"/proc/{child}/stat")) for child in child_pids(os.getpid()))
+
+    def once(early: bool) -> tuple[float, float, float]:
+        child, cpu, wall = children_ms(), time.process_time(), time.perf_counter()
+        for text in sections:
+            run_engine(engine, text, early, lambda chunk: None)
+        return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000, children_ms() - child
+
+    try:
+        once(False), once(True)  # warm
+        runs: dict[bool, list[tuple[float, float, float]]] = {False: [], True: []}
+        for pair in range(pairs):
+            for early in (False, True) if pair % 2 == 0 else (True, False):
+                runs[early].append(once(early))
+    finally:
+        engine.close()
+    ratios = [held[0] / at_once[0] for held, at_once in zip(runs[False], runs[True], strict=True)]
+    report: dict[str, Any] = {"pairs": pairs}
+    for early, name in ((False, "held"), (True, "at_once")):
+        report[name] = {
+            what: round(statistics.median(run[i] for run in runs[early]), 1)
+            for i, what in enumerate(("wall_ms", "parent_cpu_ms", "child_cpu_ms"))
+        }
+    report["held_over_at_once_median"] = round(statistics.median(ratios), 3)
+    report["pairs_held_faster"] = sum(ratio < 1 for ratio in ratios)
+    report["loadavg"] = os.getloadavg()
+    return report
 
 
 def all_sleeps(pid: int) -> dict[int, int]:
@@ -139,12 +186,19 @@ def main() -> None:
     parser.add_argument("--engine-repeats", type=int, default=3)
     parser.add_argument("--strace", action="store_true")
     parser.add_argument("--no-engine", action="store_true", help="skip the engine alone (counts only)")
+    parser.add_argument(
+        "--child-hold", type=int, default=0, metavar="PAIRS", help="the child alone, held or not"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     compile_checkout(code_root())
     sections = lecture()
     report: dict[str, Any] = report_header()
     report["checkout"] = str(code_root())
+    if args.child_hold:
+        report["child_hold"] = child_hold(sections, args.child_hold)
+        write_report(report, args.out)
+        return
     if not args.no_engine:
         cpu, wall = engine_alone(sections, args.engine_repeats)
         report["engine_alone"] = {
