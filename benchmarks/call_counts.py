@@ -17,6 +17,9 @@ the loop's turns (`_run_once`) and `send` calls, and the functions with the most
 `--sentences N` (stop 58): each preview the first N sentences of a lecture section, not its first one
 (a longer preview: several batches of the espeak child's later frames).
 
+`--batches N` (stop 60): N lecture batches (39 sections as one NDJSON `/synth_batch`, one after
+another) instead of previews, every figure a section's: what the batch path costs each thread.
+
 `--turns` (stop 55) also lists the loop's turns a preview by what each ran: the callbacks of one
 `_run_once` in order (a task's step by its coroutine), so which turns `serve` takes that the bare server
 does not can be read; its wrappers add their own calls, so compare the calls of runs without it.
@@ -66,6 +69,21 @@ def longer_previews(sentences: int) -> list[str]:
         if parts:
             texts.append(". ".join(parts) + ".")
     return texts
+
+
+async def batches(port: int, count: int, server: subprocess.Popen[bytes]) -> tuple[int, int]:
+    """`--batches`: one lecture batch to warm, a snapshot, `count` batches one after another, and the
+    sections they made (every figure is then a section's); no frames (0)."""
+    from server_overhead import batch_request
+
+    sections, base = lecture(), f"http://127.0.0.1:{port}"
+    async with aiohttp.ClientSession() as session:
+        await batch_request(session, base, sections)
+        server.send_signal(signal.SIGUSR1)
+        await asyncio.sleep(1.0)
+        for _ in range(count):
+            await batch_request(session, base, sections)
+    return count * len(sections), 0
 
 
 def count_turns() -> Counter[tuple[str, ...]]:
@@ -220,11 +238,14 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         else:
             async with aiohttp.ClientSession() as session:
                 await ready_ms(session, f"http://127.0.0.1:{port}", time.perf_counter())
-        texts = preview_texts() if args.sentences == 1 else longer_previews(args.sentences)
-        await previews(port, WARM_UP, texts)
-        server.send_signal(signal.SIGUSR1)
-        await asyncio.sleep(1.0)
-        frames = await previews(port, args.previews, texts)
+        if args.batches:
+            count, frames = await batches(port, args.batches, server)
+        else:
+            texts = preview_texts() if args.sentences == 1 else longer_previews(args.sentences)
+            await previews(port, WARM_UP, texts)
+            server.send_signal(signal.SIGUSR1)
+            await asyncio.sleep(1.0)
+            count, frames = args.previews, await previews(port, args.previews, texts)
         await asyncio.sleep(0.2)
         server.send_signal(signal.SIGUSR2)
         await asyncio.sleep(1.0)
@@ -234,11 +255,12 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     threads = sorted({path.name.split(".", 2)[2] for path in root.glob("profile.2.*")} - {"turns"})
     report = report_header(server="bare" if args.bare else "serve", previews=args.previews)
     report["sentences"] = args.sentences
+    report["batches"] = args.batches  # (then every figure is a section's, not a preview's)
     report["loadavg_start"] = args.load
-    report["frames_per_preview"] = round(frames / args.previews, 2)
-    report["threads"] = {thread: per_preview(out, thread, args.previews, args.top) for thread in threads}
+    report["frames_per_preview"] = round(frames / count, 2)
+    report["threads"] = {thread: per_preview(out, thread, count, args.top) for thread in threads}
     if args.turns:
-        report["turns"] = turns_per_preview(out, args.previews, args.top)
+        report["turns"] = turns_per_preview(out, count, args.top)
     report["loadavg_end"] = list(os.getloadavg())
     return report
 
@@ -253,6 +275,7 @@ def main() -> None:
     parser.add_argument("--out", help="write the report here too")
     parser.add_argument("--turns", action="store_true", help="the loop's turns by what they ran")
     parser.add_argument("--sentences", type=int, default=1, help="sentences of a lecture section a preview")
+    parser.add_argument("--batches", type=int, default=0, help="lecture batches instead of previews")
     parser.add_argument("--profiled", help=argparse.SUPPRESS)  # (the wrapper the driver starts)
     args, rest = parser.parse_known_args()
     if args.profiled:

@@ -17,11 +17,15 @@ import time
 from aiohttp import web
 
 from ..app_keys import NDJSON_STREAMS_KEY, SETTINGS_KEY
-from ..jobs.model import LogEntry
+from ..jobs.model import AudioChunk, LogEntry
 from ..jobs.subscription import Subscription
 from ..protocol import Done, Heartbeat, SectionError, ShuttingDown
 
 log = logging.getLogger(__name__)
+
+# At most this many lines a write: a re-attach to a long finished job (a 1 000-section batch's 2 000
+# lines) is not joined into one copy of its whole log.
+BURST_LINES = 256
 
 NDJSON_HEADERS = {
     "Content-Type": "application/x-ndjson; charset=utf-8",
@@ -122,24 +126,33 @@ def end_streams(app: web.Application) -> tuple[int, int]:
 async def _pump(
     response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float
 ) -> int | None:
-    """Write the log's entries as they come; the last `seq` written when the stream ended before `done`
-    (the subscription finished by the shutdown), None once `done` was written."""
+    """Write the log's entries as they come, those a wake-up brought in one write (a batch section's `ok`
+    and the next one's `synth` come together: each was a `wait_for` task's turn of the loop and a `send`
+    of its own); the last `seq` written when the stream ended before `done` (the subscription finished
+    by the shutdown), None once `done` was written."""
     started = time.monotonic()
     iterator = subscription.__aiter__()
     last_seq: int | None = subscription.after
     try:
         while True:
             try:
-                item = await asyncio.wait_for(iterator.__anext__(), timeout=heartbeat_interval)
+                item: LogEntry | AudioChunk | None = await asyncio.wait_for(
+                    iterator.__anext__(), timeout=heartbeat_interval
+                )
             except TimeoutError:
                 elapsed = round(time.monotonic() - started, 1)
                 await response.write(ndjson_line(Heartbeat(elapsed).encode()))
                 continue
             except StopAsyncIteration:
                 break
-            if isinstance(item, LogEntry):
-                await response.write(ndjson_line(item.line))
-                last_seq = None if isinstance(item.event, Done) else item.seq
+            lines: list[bytes] = []
+            while item is not None:  # (then what else this wake-up brought, taken without waiting)
+                if isinstance(item, LogEntry):
+                    lines += (item.line, b"\n")
+                    last_seq = None if isinstance(item.event, Done) else item.seq
+                item = subscription.ready() if len(lines) < 2 * BURST_LINES else None
+            if lines:
+                await response.write(b"".join(lines))
     finally:
         subscription.close()
     return last_seq

@@ -272,7 +272,7 @@ class Admission:
             left = self._open.pop(job.id, 1) - 1
             if left:
                 self._open[job.id] = left
-            finished = (job.cancel_requested.requested or not job.pending) and not left
+            finished = (job.cancel_requested.requested or job.all_ended) and not left
             if finished and job in self._active:
                 self._dequeue(job)
             self._wake_if_work(job)  # the job's next section may go to either lane now

@@ -242,6 +242,16 @@ class Job:
         return [s for s in self.sections if not s.finished]
 
     @property
+    def all_ended(self) -> bool:
+        """Every section has its final, looked for from the last, which a batch ends last: at each
+        section's end `not pending` listed every section not ended, a scan of the whole batch each time
+        (quadratic in its sections, under the admission lock; benchmarks/SERVER_OVERHEAD.md, stop 60)."""
+        for section in reversed(self.sections):
+            if section.final is None:
+                return False
+        return True
+
+    @property
     def finished(self) -> bool:
         return self.status in (DONE, CANCELLED)
 

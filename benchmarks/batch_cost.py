@@ -1,0 +1,222 @@
+"""What a 39-section `/synth_batch` costs the worker beyond the engine, in CPU and counts (issue 25, stop 60):
+on a shared VM a batch's wall time moves with the other engineers' load, its CPU and its wake-ups much less.
+
+The driver times the espeak-ng engine alone on the lecture's 39 sections in this process (CPU by
+`time.process_time`, the way `server_overhead.py`'s engine alone runs), then starts a real
+`npu-worker serve --cache-max-bytes 0` (the checkout PYTHONPATH names), sends one batch to warm it and
+`--batches` more, one after another, reading each NDJSON answer to its `done`. Around each batch it
+reads every thread's CPU and voluntary context switches (its sleeps: a wake-up each) from /proc, by
+thread name (py-spy names Python's threads), the espeak child's among them; and, with `--strace`,
+`strace -c -f` attached to the worker and its child for the measured batches (syscalls by name; strace
+slows what it watches: compare its counts, not its times, and never with a run without it).
+
+    PYTHONPATH=<checkout> python benchmarks/batch_cost.py --batches 5 [--strace] [--out FILE]
+
+`--child-hold PAIRS` (no server): the sections through one espeak child (`Settings(backend="espeak")`, as
+`serve`'s engine thread drives it) with `early_audio` false, the first frame held with the rest (what a
+batch section asks since stop 59), against true (the first frame written at once), alternated PAIRS
+times: each way's wall, this process's CPU and the child's, and the held way's wall over the other's a pair.
+
+Per section: the worker's CPU beyond the engine alone (worker and child, less the engine alone's), each
+thread's CPU and sleeps, and the wall time over the engine alone's (medians of the batches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from common import compile_checkout, free_port, report_header, write_report
+from engine_alone import espeak_engine, sections_ms
+from proc_cpu import child_pids, process_cpu_ms_of, sleeps, thread_cpu_ms, thread_names
+from server_overhead import batch_request, code_root, lecture, ready_ms, start_server, stop_server
+
+
+def engine_alone(sections: list[str], repeats: int) -> tuple[float, float]:
+    """The engine alone on the sections in this process: (median CPU ms, median wall ms) of `repeats`."""
+    engine = espeak_engine()
+    cpus, walls = [], []
+    try:
+        sections_ms(engine, sections)  # warm: its first pass compiles the reader's patterns
+        for _ in range(repeats):
+            started = time.process_time()
+            walls.append(sections_ms(engine, sections))
+            cpus.append((time.process_time() - started) * 1000)
+    finally:
+        engine.close()
+    return statistics.median(cpus), statistics.median(walls)
+
+
+def child_hold(sections: list[str], pairs: int) -> dict[str, Any]:
+    """`--child-hold`: the sections through one espeak child, `early_audio` false against true, alternated
+    (which goes first alternates too)."""
+    from engine_alone import allocator_as_served, run_engine
+
+    from npu_worker.config import Settings
+    from npu_worker.engine_options import build_engine
+
+    allocator_as_served()
+    engine = build_engine(Settings(backend="espeak"))
+    engine.load()
+
+    def children_ms() -> float:
+        return sum(process_cpu_ms_of(Path(f"/proc/{child}/stat")) for child in child_pids(os.getpid()))
+
+    def once(early: bool) -> tuple[float, float, float]:
+        child, cpu, wall = children_ms(), time.process_time(), time.perf_counter()
+        for text in sections:
+            run_engine(engine, text, early, lambda chunk: None)
+        return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000, children_ms() - child
+
+    try:
+        once(False), once(True)  # warm
+        runs: dict[bool, list[tuple[float, float, float]]] = {False: [], True: []}
+        for pair in range(pairs):
+            for early in (False, True) if pair % 2 == 0 else (True, False):
+                runs[early].append(once(early))
+    finally:
+        engine.close()
+    ratios = [held[0] / at_once[0] for held, at_once in zip(runs[False], runs[True], strict=True)]
+    report: dict[str, Any] = {"pairs": pairs}
+    for early, name in ((False, "held"), (True, "at_once")):
+        report[name] = {
+            what: round(statistics.median(run[i] for run in runs[early]), 1)
+            for i, what in enumerate(("wall_ms", "parent_cpu_ms", "child_cpu_ms"))
+        }
+    report["held_over_at_once_median"] = round(statistics.median(ratios), 3)
+    report["pairs_held_faster"] = sum(ratio < 1 for ratio in ratios)
+    report["loadavg"] = os.getloadavg()
+    return report
+
+
+def all_sleeps(pid: int) -> dict[int, int]:
+    """Voluntary context switches of every thread of `pid` and of its child processes, by id."""
+    counts = sleeps(pid, [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()])
+    for child in child_pids(pid):
+        for line in Path(f"/proc/{child}/status").read_text().splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                counts[child] = int(line.split()[1])
+    return counts
+
+
+def by_name(
+    before: dict[int, float], after: dict[int, float], names: dict[int, str], per: int
+) -> dict[str, float]:
+    """What each thread (pools summed by name prefix) did between two reads, per section."""
+    out: dict[str, float] = {}
+    for tid, value in after.items():
+        name = names.get(tid, f"tid {tid}")
+        name = name.rsplit("_", 1)[0] if name.startswith(("asyncio_", "npu-worker-admit_")) else name
+        out[name] = out.get(name, 0.0) + (value - before.get(tid, 0.0)) / per
+    return {name: round(v, 3) for name, v in sorted(out.items(), key=lambda kv: -kv[1]) if v > 0}
+
+
+def start_strace(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    targets = [str(pid), *map(str, child_pids(pid))]
+    command = ["strace", "-c", "-f", "-o", str(out)]
+    for target in targets:
+        command += ["-p", target]
+    process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # strace attaches before the batches start (no event to await from outside it)
+    return process
+
+
+def strace_counts(path: Path, per: int) -> dict[str, float]:
+    """`strace -c`'s calls column by syscall, per section."""
+    counts: dict[str, float] = {}
+    for line in path.read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[0][0].isdigit() and fields[-1] != "total":
+            calls = fields[3]
+            counts[fields[-1]] = round(int(calls) / per, 2) if calls.isdigit() else 0.0
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+async def measure(args: argparse.Namespace, sections: list[str]) -> dict[str, Any]:
+    port, root = free_port(), Path(tempfile.mkdtemp(prefix="batch-cost-"))
+    (root / "out").mkdir()
+    args.py_spy = None
+    spawned = time.perf_counter()
+    server = start_server(args, port, root)
+    base, per = f"http://127.0.0.1:{port}", len(sections) * args.batches
+    try:
+        async with aiohttp.ClientSession() as session:
+            await ready_ms(session, base, spawned)
+            await batch_request(session, base, sections)  # warm
+            pid, tracer = server.pid, None
+            names = thread_names(pid)
+            if args.strace:
+                tracer = start_strace(pid, root / "strace.txt")
+            cpu_before, sleeps_before, walls = thread_cpu_ms(pid), all_sleeps(pid), []
+            for _ in range(args.batches):
+                walls.append(await batch_request(session, base, sections))
+            cpu_after, sleeps_after = thread_cpu_ms(pid), all_sleeps(pid)
+            if tracer is not None:
+                tracer.send_signal(signal.SIGINT)
+                tracer.wait(30)
+        for child in child_pids(pid):
+            names.setdefault(child, "espeak child")
+        cpu = by_name(cpu_before, cpu_after, names, per)
+        report: dict[str, Any] = {
+            "wall_ms_per_batch": [round(w, 1) for w in walls],
+            "cpu_ms_per_section": cpu,
+            "cpu_ms_per_section_total": round(sum(cpu.values()), 3),
+            "sleeps_per_section": by_name(sleeps_before, sleeps_after, names, per),  # type: ignore[arg-type]
+            "loadavg": os.getloadavg(),
+        }
+        if tracer is not None:
+            report["syscalls_per_section"] = strace_counts(root / "strace.txt", per)
+        return report
+    finally:
+        stop_server(server, root)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batches", type=int, default=5)
+    parser.add_argument("--engine-repeats", type=int, default=3)
+    parser.add_argument("--strace", action="store_true")
+    parser.add_argument("--no-engine", action="store_true", help="skip the engine alone (counts only)")
+    parser.add_argument(
+        "--child-hold", type=int, default=0, metavar="PAIRS", help="the child alone, held or not"
+    )
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    compile_checkout(code_root())
+    sections = lecture()
+    report: dict[str, Any] = report_header()
+    report["checkout"] = str(code_root())
+    if args.child_hold:
+        report["child_hold"] = child_hold(sections, args.child_hold)
+        write_report(report, args.out)
+        return
+    if not args.no_engine:
+        cpu, wall = engine_alone(sections, args.engine_repeats)
+        report["engine_alone"] = {
+            "cpu_ms_per_section": round(cpu / len(sections), 3),
+            "wall_ms": round(wall, 1),
+        }
+    report["server"] = asyncio.run(measure(args, sections))
+    if not args.no_engine and not args.strace:
+        server = report["server"]
+        engine = report["engine_alone"]
+        server["cpu_beyond_engine_ms_per_section"] = round(
+            server["cpu_ms_per_section_total"] - engine["cpu_ms_per_section"], 3
+        )
+        server["wall_over_engine"] = round(
+            statistics.median(server["wall_ms_per_batch"]) / engine["wall_ms"], 3
+        )
+    write_report(report, args.out)
+
+
+if __name__ == "__main__":
+    main()
