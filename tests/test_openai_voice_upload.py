@@ -82,6 +82,14 @@ async def test_the_sdks_call_without_a_transcript_is_told_how_to_send_one(worker
     assert "transcript" in message and "extra_body" in message, message
 
 
+async def test_a_name_in_hangul_is_told_which_letters_a_name_takes(worker):
+    """`use 1-64 letters` refused `나레이터`, letters to a Korean caller: the rule is ASCII's."""
+    response = await upload(await worker(), "나레이터", tone_wav())
+    error = (await response.json())["error"]
+    assert (response.status, error["param"]) == (400, "name")
+    assert "A-Z" in error["message"], error["message"]
+
+
 async def test_a_name_no_delete_can_free_is_refused_without_saying_delete_it(worker, tmp_path):
     """`default` and a --voices-dir voice cannot be deleted over HTTP (404): an upload under their
     name said "delete it first", which no caller can do."""
