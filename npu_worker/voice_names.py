@@ -34,8 +34,8 @@ def is_voice_name(name: str) -> bool:
 def check_voice_name(name: str) -> str:
     if not is_voice_name(name):
         raise BadRequest(
-            f"voice name {name[:80]!r} is not allowed: use 1-64 letters, digits, '_', '.' or '-' "
-            "(no path characters)"
+            f"voice name {name[:80]!r} is not allowed: use 1-64 ASCII letters (A-Z, a-z), digits, '_', "
+            "'.' or '-', the first a letter or digit (no path characters)"
         )
     return name
 

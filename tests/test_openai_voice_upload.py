@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import openai
 import pytest
 import soundfile
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from tests.disk_full import disk_full_past
-from tests.openai_support import files_under, tone_wav
-from tests.test_openai_voices import upload, upload_form
+from tests.openai_support import async_sdk, files_under, tone_wav
+from tests.test_openai_voices import skip_without_voices_api, upload, upload_form
 from tests.timing import seconds, until
 
 
@@ -64,6 +65,29 @@ async def test_an_upload_without_a_transcript_or_as_json_is_refused(worker):
     assert response.status == 400 and (await response.json())["error"]["param"] == "ref_text"
     async with client.post("/v1/audio/voices", json={"name": "x"}) as response:
         assert response.status == 400
+
+
+async def test_the_sdks_call_without_a_transcript_is_told_how_to_send_one(worker):
+    """`voices.create(audio_sample=..., consent=..., name=...)`, OpenAI's call as its SDK documents
+    it, has no argument for the transcript: the refusal said `ref_text is required`, naming a field
+    the caller could find in no signature of the SDK."""
+    sdk = async_sdk(await worker())
+    skip_without_voices_api(sdk)
+    with pytest.raises(openai.BadRequestError) as caught:
+        await sdk.audio.voices.create(
+            audio_sample=("v.wav", tone_wav(), "audio/wav"), consent="c", name="quiet"
+        )
+    assert caught.value.body["param"] == "ref_text"  # type: ignore[index]
+    message = caught.value.body["message"]  # type: ignore[index]
+    assert "transcript" in message and "extra_body" in message, message
+
+
+async def test_a_name_in_hangul_is_told_which_letters_a_name_takes(worker):
+    """`use 1-64 letters` refused `나레이터`, letters to a Korean caller: the rule is ASCII's."""
+    response = await upload(await worker(), "나레이터", tone_wav())
+    error = (await response.json())["error"]
+    assert (response.status, error["param"]) == (400, "name")
+    assert "A-Z" in error["message"], error["message"]
 
 
 async def test_a_name_no_delete_can_free_is_refused_without_saying_delete_it(worker, tmp_path):

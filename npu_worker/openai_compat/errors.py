@@ -72,6 +72,18 @@ def openai_refusal(error: WorkerError, status: int) -> web.Response:
     return refusal_response(error, OpenAIError(detail), status)
 
 
+def unversioned_refusal(error: WorkerError, status: int) -> web.Response:
+    """A refusal on a path an OpenAI SDK calls when its base_url lacks `/v1` (`routes.SDK_PATHS`), in
+    OpenAI's shape: the SDK drops the v1 body's string `error` (its exception said `Error code: 404`
+    alone); a 404 also says where this surface is."""
+    if status == 404:
+        error = type(error)(
+            f"{error.message}; the OpenAI-compatible routes are under /v1/ "
+            "(an OpenAI SDK's base_url is http://HOST:PORT/v1)"
+        )
+    return openai_refusal(error, status)
+
+
 def openai_error_response(error: BaseException) -> web.Response:
     detail, status = openai_error(error)
     response = refusal_response(error, OpenAIError(detail), status)

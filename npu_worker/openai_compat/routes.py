@@ -8,13 +8,17 @@ from aiohttp import web
 
 from ..app_keys import ERROR_SHAPES_KEY
 from ..http_compat.errors import expect_continue
-from .errors import openai_refusal
+from .errors import openai_refusal, unversioned_refusal
 from .formats import available_formats
 from .models_api import get_model, list_models
 from .speech import create_speech
 from .speech_batch import create_speech_batch
 from .stream_ws import handle_speech_stream
 from .voices_api import delete_voice, expect_upload, list_voices, upload_voice
+
+# What an OpenAI SDK calls for this surface's routes when its base_url lacks `/v1` (no native route
+# starts so): refused in OpenAI's shape, a 404 saying where the routes are.
+SDK_PATHS = ("/audio/", "/models")
 
 
 def setup_openai(app: web.Application) -> None:
@@ -31,6 +35,7 @@ def setup_openai(app: web.Application) -> None:
 
     app.on_startup.append(say_formats)
     app[ERROR_SHAPES_KEY]["/v1/"] = openai_refusal
+    app[ERROR_SHAPES_KEY].update(dict.fromkeys(SDK_PATHS, unversioned_refusal))
     app.router.add_post("/v1/audio/speech", create_speech, expect_handler=expect_continue)
     app.router.add_post("/v1/audio/speech/batch", create_speech_batch, expect_handler=expect_continue)
     app.router.add_get("/v1/audio/speech/stream", handle_speech_stream)

@@ -24,6 +24,12 @@ from .errors import openai_errors, with_param
 from .speech import upload_limits
 
 UPLOAD_FIELDS = ("audio_sample", "name", "ref_text")
+# OpenAI's SDK has no argument for the transcript (`voices.create(audio_sample, consent, name)`): a
+# caller who followed its signature is told how to send one.
+MISSING_FIELD_WORDS = {
+    "ref_text": "ref_text is required: the transcript of audio_sample (the words spoken in it), a form "
+    "field beside it (OpenAI's SDK has no argument for it: extra_body={'ref_text': ...})",
+}
 # What OpenAI's SDK sends beside them (`audio.voices.create`): `consent`, the id of a consent recording
 # (OpenAI's own check, accepted and not kept), and `type`, which must be `audio_sample` if sent.
 SDK_FIELDS = ("consent", "type")
@@ -137,7 +143,7 @@ async def _read_form(request: web.Request, hold: BodyHold) -> dict[str, bytes]:
         raise
     for field in UPLOAD_FIELDS:
         if field not in fields:
-            raise with_param(BadRequest(f"{field} is required"), field)
+            raise with_param(BadRequest(MISSING_FIELD_WORDS.get(field, f"{field} is required")), field)
     return fields
 
 
