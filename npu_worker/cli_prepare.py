@@ -167,6 +167,7 @@ def _prepare(args: argparse.Namespace) -> int:
             raise ModelLoadError("--out must be another directory than --model-dir")
         vocoder.check_file(files.vocoder, files.decoder)  # (copied in as it is: serve would refuse it)
         _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
+        _check_token_table(files.tokens)  # (the same)
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
@@ -303,6 +304,14 @@ def _check_loads(path: Path, what: str) -> None:
         ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise ModelLoadError(f"cannot load {path} as {what}: {exc}") from exc
+
+
+def _check_token_table(path: Path) -> None:
+    """ModelLoadError unless `serve` reads `path` as a token table: a tokens.txt cut short mid-line (or
+    empty) was copied in and compiled for, then every `serve` of the prepared folder refused it."""
+    from .engine.zipvoice.tokenizer import TokenTable
+
+    TokenTable.load(path)
 
 
 def progress(line: str) -> None:

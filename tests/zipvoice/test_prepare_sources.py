@@ -82,3 +82,24 @@ def test_a_model_folder_of_links_naming_nothing_is_said_so(tiny_model_dir, tmp_p
         in said
     )
     assert said.endswith("(`cp -rL`), or serve the folder it was copied from")
+
+
+@pytest.mark.parametrize(
+    ("kept", "wrong"),
+    [(lambda whole: whole[: whole.index(b"\t", 40)], "is not 'token<TAB>id'"), (lambda _: b"", "no pad")],
+    ids=["cut mid-line", "empty"],
+)
+def test_a_token_table_serve_refuses_is_refused_by_prepare_before_it_compiles(
+    tiny_model_dir, tmp_path, capsys, kept, wrong
+):
+    """A tokens.txt cut short (a copy onto the device, a download stopped) was copied in and every bucket
+    compiled for it (minutes on the device, hours on the simulator): then `serve` refused the prepared
+    folder, "tokens.txt line 21 is not 'token<TAB>id'"."""
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    (model / "tokens.txt").write_bytes(kept((tiny_model_dir / "tokens.txt").read_bytes()))
+    code, line = prepare_line(capsys, model, tmp_path / "out")
+    assert code == 2
+    assert line.startswith(f"npu-worker prepare: ModelLoadError: {model / 'tokens.txt'} "), line
+    assert wrong in line
+    assert not (tmp_path / "out").exists()
