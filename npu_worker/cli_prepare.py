@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cli import hear_ctrl_c, stderr_line
+from .cli_flag_values import home_folder
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 from .held_signals import how_stopped, start_stops_heard
@@ -33,8 +34,13 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         "onnxruntime-qnn (pip install '.[qnn]' in the npu-worker checkout); on x86 the HTP simulator backend compiles.",
     )
     parser.add_argument("--model-dir", required=True, help="the ZipVoice model directory to prepare")
+    # `~` expanded as --model-dir's is (a shell leaves `--out=~/m-qnn` as written): it made a folder
+    # named `~` in the current one, and the `serve` line printed named `'~/m-qnn'`, which serve expands.
     parser.add_argument(
-        "--out", required=True, help="the prepared directory to write (serve --model-dir OUT)"
+        "--out",
+        required=True,
+        type=home_folder,
+        help="the prepared directory to write (serve --model-dir OUT)",
     )
     parser.add_argument(
         "--vocoder",
@@ -51,11 +57,14 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
     )
     calibration = parser.add_argument_group("calibration (a16w8, a8w8)")
     calibration.add_argument(
-        "--ref-wav", help="reference voice the engine calibrates with (default: the one model dir holds)"
+        "--ref-wav",
+        type=home_folder,
+        help="reference voice the engine calibrates with (default: the one model dir holds)",
     )
     calibration.add_argument("--ref-text", help="its transcript (default: the .txt beside the wav)")
     calibration.add_argument(
         "--calibration-texts",
+        type=home_folder,
         help="JSON: a lecture ({lang, sections: [{text}]}) or [{text, lang}] (default: the bundled "
         "39-section Korean lecture plus sentences in ko, en, zh, ja)",
     )

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.zipvoice.test_providers import qnn
+
 PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
 
 
@@ -59,3 +61,44 @@ def test_a_quantised_prepare_of_an_int8_only_folder_says_it_needs_the_fp32_files
         " compile the int8 files as they are with --precision int8)"
     ), said
     assert not (tmp_path / "out").exists()
+
+
+@qnn
+def test_an_out_folder_under_a_tilde_no_shell_expanded_is_made_in_the_home(
+    qnn_model_dir, tmp_path, monkeypatch, capsys
+):
+    """`--out=~/m-qnn` (a shell expands no `~` after `=`, nor does a unit file) made a folder named `~`
+    in the current folder, and the `serve` line printed named `'~/m-qnn'`, which serve expands: the
+    command it said to run found no model there. `--model-dir=~/...` was expanded all along."""
+    from npu_worker import cli
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    assert cli.main([*command, "--out=~/m-qnn"]) == 0
+    said = capsys.readouterr().out.strip().splitlines()[-1]
+    assert (home / "m-qnn" / "manifest.json").is_file() and not (here / "~").exists()
+    assert said.startswith(f"prepared {home / 'm-qnn'}: "), said
+    assert f" --model-dir {home / 'm-qnn'} --device qnn " in said, said
+
+
+def test_calibration_texts_under_a_tilde_are_read_from_the_home(tmp_path, monkeypatch, capsys):
+    """`--calibration-texts=~/texts.json` was looked for in a folder named `~` under the current one:
+    "cannot read calibration texts ~/texts.json: No such file or directory"."""
+    from npu_worker import cli
+    from npu_worker.testing.zipvoice_model import build_model_dir
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    (home / "texts.json").write_text("[]", encoding="utf-8")
+    build_model_dir(tmp_path / "model", "tiny", ("fp32",))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    command = ["prepare", "--buckets", "63", "--precision", "a16w8", "--model-dir", str(tmp_path / "model")]
+    assert cli.main([*command, "--out", str(tmp_path / "out"), "--calibration-texts=~/texts.json"]) == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == f"npu-worker prepare: {home / 'texts.json'}: no texts", said
