@@ -33,13 +33,15 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         "target SoC, into OUT: a copy of the model directory plus qnn/ and manifest.json. Needs "
         "onnxruntime-qnn (pip install '.[qnn]' in the npu-worker checkout); on x86 the HTP simulator backend compiles.",
     )
-    parser.add_argument("--model-dir", required=True, help="the ZipVoice model directory to prepare")
+    parser.add_argument(
+        "--model-dir", required=True, type=_folder, help="the ZipVoice model directory to prepare"
+    )
     # `~` expanded as --model-dir's is (a shell leaves `--out=~/m-qnn` as written): it made a folder
     # named `~` in the current one, and the `serve` line printed named `'~/m-qnn'`, which serve expands.
     parser.add_argument(
         "--out",
         required=True,
-        type=home_folder,
+        type=_folder,
         help="the prepared directory to write (serve --model-dir OUT)",
     )
     parser.add_argument(
@@ -97,6 +99,15 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         help=f"CPU threads for specialising, 0 to {MAX_THREADS} (0: cores)",
     )
     parser.set_defaults(handler=run_prepare, hears_stops=True)  # (`start_stops_heard` first thing)
+
+
+def _folder(text: str) -> str:
+    """--model-dir's and --out's argparse type: `~` expanded (`home_folder`), blank refused. `--out
+    "$OUT"` with OUT unset prepared into the current folder ("prepared ."), and a blank --model-dir
+    was said to be "required for --backend zipvoice-onnx", a flag prepare does not have."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is blank: give a folder")
+    return home_folder(text)
 
 
 def _threads(text: str) -> int:

@@ -102,3 +102,22 @@ def test_calibration_texts_under_a_tilde_are_read_from_the_home(tmp_path, monkey
     assert cli.main([*command, "--out", str(tmp_path / "out"), "--calibration-texts=~/texts.json"]) == 2
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said == f"npu-worker prepare: {home / 'texts.json'}: no texts", said
+
+
+@pytest.mark.parametrize("flag", ["--out", "--model-dir"])
+def test_a_blank_folder_flag_is_refused_in_its_words(tiny_model_dir, tmp_path, monkeypatch, capsys, flag):
+    """`--out "$OUT"` with OUT unset prepared into the current folder ("prepared .": an empty one, or an
+    earlier prepare's, passed the output checks); a blank --model-dir was "--model-dir is required for
+    --backend zipvoice-onnx", a flag prepare does not have."""
+    from npu_worker import cli
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    folders = {"--model-dir": str(tiny_model_dir), "--out": str(tmp_path / "out")} | {flag: ""}
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["prepare", "--buckets", "63", *(word for pair in folders.items() for word in pair)])
+    assert stopped.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == f"npu-worker prepare: error: argument {flag}: '' is blank: give a folder", said
+    assert list(here.iterdir()) == [] and not (tmp_path / "out").exists()
