@@ -177,7 +177,7 @@ def _prepare(args: argparse.Namespace) -> int:
     files_precision = prepared.PRECISIONS[args.precision][0]
     try:
         _check_calibration_flags(args, qdq.is_quantised(args.precision))
-        qnn_targets.resolve(args.qnn_soc)
+        _check_target(args.qnn_soc)
         check_buckets(tuple(args.buckets))  # before minutes of calibration
         files = model_files.locate(
             args.model_dir, files_precision, args.vocoder, missing_said(args.precision)
@@ -228,6 +228,20 @@ def _prepare(args: argparse.Namespace) -> int:
         f"serve it with: {serve_command(args.out, files_precision, voice)}"
     )
     return 0
+
+
+def _check_target(value: str) -> None:
+    """ValueError for a --qnn-soc no compile can use here: an unknown one, and on x86 none (or blank,
+    read as none) at all: the HTP simulator finalises no decoder without a target. It was specialised
+    first (minutes at full size), then "QNN could not compile ...: QNN_COMMON_ERROR_MEM_ALLOC: Memory
+    allocation related error", which sent the operator to look for memory."""
+    if qnn_targets.resolve(value) is None and qnn_targets.htp_is_simulated():
+        raise ValueError(
+            f"--qnn-soc {value or repr(value)}: the x86 HTP simulator compiles for a named target only "
+            "(without one QNN fails to finalise the decoder, QNN_COMMON_ERROR_MEM_ALLOC); leave it auto "
+            f"({qnn_targets.SIMULATOR_DEFAULT} here) or name the device's SoC: "
+            f"{', '.join(qnn_targets.TARGETS)}, a part number or a soc_model number"
+        )
 
 
 def missing_said(precision: str) -> str | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.zipvoice.test_providers import qnn
+from tests.zipvoice.test_providers import qnn, x86_only
 
 PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
 
@@ -121,3 +121,21 @@ def test_a_blank_folder_flag_is_refused_in_its_words(tiny_model_dir, tmp_path, m
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said == f"npu-worker prepare: error: argument {flag}: '' is blank: give a folder", said
     assert list(here.iterdir()) == [] and not (tmp_path / "out").exists()
+
+
+@x86_only
+@pytest.mark.parametrize("value", ["none", "", "0"])
+def test_no_target_on_the_x86_simulator_is_refused_before_anything_is_made(tmp_path, value):
+    """`--qnn-soc none` (or blank, read as none) on x86: the decoder was specialised (minutes at full
+    size), then "QNN could not compile fm_decoder.onnx for 63 frames: ... QNN_COMMON_ERROR_MEM_ALLOC:
+    Memory allocation related error", measured on the tiny export at 63 and 383 frames: the simulator
+    finalises no decoder without a target, and the words sent the operator to look for memory."""
+    done = prepare(tmp_path, "--qnn-soc", value)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    said = done.stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith(
+        f"npu-worker prepare: --qnn-soc {value or repr(value)}: the x86 HTP simulator compiles for a named "
+        "target only (without one QNN fails to finalise the decoder, QNN_COMMON_ERROR_MEM_ALLOC); leave it "
+        "auto (8gen3 here) or name the device's SoC: 888, "
+    ), said
+    assert not (tmp_path / "out").exists()
