@@ -225,7 +225,7 @@ def _prepare(args: argparse.Namespace) -> int:
     print(
         f"prepared {args.out}: {counted(count, 'bucket', 'buckets')} in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        f"serve it with: {serve_command(args.out, files_precision, voice)}"
+        f"serve it with: {serve_command(args.out, files_precision, voice, args.qnn_soc)}"
     )
     return 0
 
@@ -292,20 +292,25 @@ def _voice_copied(model_dir: Path, out: str) -> Path:
     return Path(out) / Path(_voice_in(model_dir)).name
 
 
-def serve_command(out: str, precision: str, voice: tuple[str, str | None] | None = None) -> str:
+def serve_command(
+    out: str, precision: str, voice: tuple[str, str | None] | None = None, qnn_soc: str = "auto"
+) -> str:
     """The `serve` that loads the prepared folder: on x86, where QNN's HTP is the simulator, with
     --allow-htp-simulator (without it serve refuses the device, which it runs only when allowed); a
     calibrated folder with the voice it was calibrated with, `--ref-wav` (and `--ref-text` if given;
     without them serve refused every request that named no voice). Each word quoted for the shell, and a name beginning with a
-    dash (`--out=-x`) as `./-x`: serve took it for a flag (`--model-dir: expected one argument`)."""
+    dash (`--out=-x`) as `./-x`: serve took it for a flag (`--model-dir: expected one argument`).
+    A target named by `--qnn-soc` is named to serve too: with its default, auto, serve refused the
+    folder as compiled for another target ("serve with --qnn-soc 8gen2")."""
     simulator = " --allow-htp-simulator" if qnn_targets.htp_is_simulated() else ""
+    target = f" --qnn-soc {shlex.quote(qnn_soc)}" if qnn_soc.strip().lower() != "auto" else ""
     folder = os.path.join(".", out) if out.startswith("-") else out
     wav, text = voice or (None, None)
     ref_wav = f" --ref-wav {shlex.quote(wav)}" if wav is not None else ""
     ref_wav += f" --ref-text {shlex.quote(text)}" if text is not None else ""
     return (
         f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(folder)} --device qnn "
-        f"--precision {precision}{ref_wav}{simulator}"
+        f"--precision {precision}{ref_wav}{target}{simulator}"
     )
 
 

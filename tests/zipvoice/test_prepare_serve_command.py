@@ -61,3 +61,24 @@ def test_the_printed_serve_command_of_a_calibrated_folder_names_its_voice(out: s
     words = shlex.split(cli_prepare.serve_command("prepared", "fp32", (voice, text)))
     args = cli.build_parser(words[1:]).parse_args(words[1:])
     assert (args.model_dir, args.ref_wav, args.ref_text) == ("prepared", voice, text), words
+
+
+@qnn
+def test_the_printed_serve_command_of_a_named_target_names_it(
+    qnn_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """`prepare --qnn-soc 8gen2` printed a serve line without the flag: that serve (auto: 8gen3 on the
+    x86 simulator, the chip itself on a device) refused the folder as compiled for another target,
+    "serve with --qnn-soc 8gen2"."""
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--qnn-soc", "8gen2"]
+    assert cli.main([*command, "--model-dir", str(qnn_model_dir), "--out", str(out)]) == 0
+    words = shlex.split(capsys.readouterr().out.split("serve it with: ", 1)[1])
+    args = cli.build_parser(words[1:]).parse_args([*words[1:], "--state-dir", str(tmp_path / "state")])
+    engine = build_engine(load_settings(args, environ={}))
+    try:
+        engine.load()  # ModelLoadError: ... serve with --qnn-soc 8gen2
+        assert engine.info.placement["fm_decoder@63"]["device"] == "qnn", engine.info.placement
+    finally:
+        engine.close()
+    assert words[words.index("--qnn-soc") + 1] == "8gen2", words
