@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cli import hear_ctrl_c, stderr_line
 from .cli_flag_values import home_folder
+from .cli_prepare_serve import serve_said
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 from .held_signals import how_stopped, start_stops_heard
@@ -225,7 +225,7 @@ def _prepare(args: argparse.Namespace) -> int:
     print(
         f"prepared {args.out}: {counted(count, 'bucket', 'buckets')} in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        f"serve it with: {serve_command(args.out, files_precision, voice, args.qnn_soc)}"
+        + serve_said(args.out, files_precision, voice, args.qnn_soc, sharing and count > 1)
     )
     return 0
 
@@ -290,28 +290,6 @@ def _voice_copied(model_dir: Path, out: str) -> Path:
     """The prepared folder's copy of --model-dir's voice (`prepare` copies the folder's files): serve's
     --ref-wav named the source folder's, which the prepared folder served after it was deleted lacked."""
     return Path(out) / Path(_voice_in(model_dir)).name
-
-
-def serve_command(
-    out: str, precision: str, voice: tuple[str, str | None] | None = None, qnn_soc: str = "auto"
-) -> str:
-    """The `serve` that loads the prepared folder: on x86, where QNN's HTP is the simulator, with
-    --allow-htp-simulator (without it serve refuses the device, which it runs only when allowed); a
-    calibrated folder with the voice it was calibrated with, `--ref-wav` (and `--ref-text` if given;
-    without them serve refused every request that named no voice). Each word quoted for the shell, and a name beginning with a
-    dash (`--out=-x`) as `./-x`: serve took it for a flag (`--model-dir: expected one argument`).
-    A target named by `--qnn-soc` is named to serve too: with its default, auto, serve refused the
-    folder as compiled for another target ("serve with --qnn-soc 8gen2")."""
-    simulator = " --allow-htp-simulator" if qnn_targets.htp_is_simulated() else ""
-    target = f" --qnn-soc {shlex.quote(qnn_soc)}" if qnn_soc.strip().lower() != "auto" else ""
-    folder = os.path.join(".", out) if out.startswith("-") else out
-    wav, text = voice or (None, None)
-    ref_wav = f" --ref-wav {shlex.quote(wav)}" if wav is not None else ""
-    ref_wav += f" --ref-text {shlex.quote(text)}" if text is not None else ""
-    return (
-        f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(folder)} --device qnn "
-        f"--precision {precision}{ref_wav}{target}{simulator}"
-    )
 
 
 def _refuse_unfinished_source(model_dir: Path) -> None:
