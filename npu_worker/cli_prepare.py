@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cli import hear_ctrl_c, stderr_line
+from .cli_flag_values import home_folder
+from .cli_prepare_serve import serve_said
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 from .held_signals import how_stopped, start_stops_heard
@@ -33,9 +34,16 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         "target SoC, into OUT: a copy of the model directory plus qnn/ and manifest.json. Needs "
         "onnxruntime-qnn (pip install '.[qnn]' in the npu-worker checkout); on x86 the HTP simulator backend compiles.",
     )
-    parser.add_argument("--model-dir", required=True, help="the ZipVoice model directory to prepare")
     parser.add_argument(
-        "--out", required=True, help="the prepared directory to write (serve --model-dir OUT)"
+        "--model-dir", required=True, type=_folder, help="the ZipVoice model directory to prepare"
+    )
+    # `~` expanded as --model-dir's is (a shell leaves `--out=~/m-qnn` as written): it made a folder
+    # named `~` in the current one, and the `serve` line printed named `'~/m-qnn'`, which serve expands.
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=_folder,
+        help="the prepared directory to write (serve --model-dir OUT)",
     )
     parser.add_argument(
         "--vocoder",
@@ -52,11 +60,14 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
     )
     calibration = parser.add_argument_group("calibration (a16w8, a8w8)")
     calibration.add_argument(
-        "--ref-wav", help="reference voice the engine calibrates with (default: the one model dir holds)"
+        "--ref-wav",
+        type=home_folder,
+        help="reference voice the engine calibrates with (default: the one model dir holds)",
     )
     calibration.add_argument("--ref-text", help="its transcript (default: the .txt beside the wav)")
     calibration.add_argument(
         "--calibration-texts",
+        type=home_folder,
         help="JSON: a lecture ({lang, sections: [{text}]}) or [{text, lang}] (default: the bundled "
         "39-section Korean lecture plus sentences in ko, en, zh, ja)",
     )
@@ -89,6 +100,15 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         help=f"CPU threads for specialising, 0 to {MAX_THREADS} (0: cores)",
     )
     parser.set_defaults(handler=run_prepare, hears_stops=True)  # (`start_stops_heard` first thing)
+
+
+def _folder(text: str) -> str:
+    """--model-dir's and --out's argparse type: `~` expanded (`home_folder`), blank refused. `--out
+    "$OUT"` with OUT unset prepared into the current folder ("prepared ."), and a blank --model-dir
+    was said to be "required for --backend zipvoice-onnx", a flag prepare does not have."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is blank: give a folder")
+    return home_folder(text)
 
 
 def _threads(text: str) -> int:
@@ -181,7 +201,7 @@ def _prepare(args: argparse.Namespace) -> int:
     print(
         f"prepared {args.out}: {counted(count, 'bucket', 'buckets')} in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        f"serve it with: {serve_command(args.out, files_precision, voice)}"
+        + serve_said(args.out, files_precision, voice, args.qnn_soc, sharing and count > 1)
     )
     return 0
 
@@ -194,7 +214,7 @@ def _checked_sources(args: argparse.Namespace, files_precision: str) -> ModelFil
     from .protocol import ModelLoadError
 
     _check_calibration_flags(args, qdq.is_quantised(args.precision))
-    qnn_targets.resolve(args.qnn_soc)
+    _check_target(args.qnn_soc)
     check_buckets(tuple(args.buckets))  # before minutes of calibration
     files = model_files.locate(args.model_dir, files_precision, args.vocoder, missing_said(args.precision))
     _refuse_unfinished_source(files.directory)
@@ -202,6 +222,7 @@ def _checked_sources(args: argparse.Namespace, files_precision: str) -> ModelFil
         raise ModelLoadError("--out must be another directory than --model-dir")
     vocoder.check_file(files.vocoder, files.decoder)  # (copied in as it is: serve would refuse it)
     _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
+    _check_token_table(files.tokens)  # (the same)
     return files
 
 
@@ -234,6 +255,20 @@ def _calibrated(
     recording, about = record_calibration(args, files.directory, config, progress)
     voice = (os.path.abspath(args.ref_wav or _voice_copied(files.directory, args.out)), args.ref_text)
     return recording, about, voice
+
+
+def _check_target(value: str) -> None:
+    """ValueError for a --qnn-soc no compile can use here: an unknown one, and on x86 none (or blank,
+    read as none) at all: the HTP simulator finalises no decoder without a target. It was specialised
+    first (minutes at full size), then "QNN could not compile ...: QNN_COMMON_ERROR_MEM_ALLOC: Memory
+    allocation related error", which sent the operator to look for memory."""
+    if qnn_targets.resolve(value) is None and qnn_targets.htp_is_simulated():
+        raise ValueError(
+            f"--qnn-soc {value or repr(value)}: the x86 HTP simulator compiles for a named target only "
+            "(without one QNN fails to finalise the decoder, QNN_COMMON_ERROR_MEM_ALLOC); leave it auto "
+            f"({qnn_targets.SIMULATOR_DEFAULT} here) or name the device's SoC: "
+            f"{', '.join(qnn_targets.TARGETS)}, a part number or a soc_model number"
+        )
 
 
 def missing_said(precision: str) -> str | None:
@@ -284,23 +319,6 @@ def _voice_copied(model_dir: Path, out: str) -> Path:
     return Path(out) / Path(_voice_in(model_dir)).name
 
 
-def serve_command(out: str, precision: str, voice: tuple[str, str | None] | None = None) -> str:
-    """The `serve` that loads the prepared folder: on x86, where QNN's HTP is the simulator, with
-    --allow-htp-simulator (without it serve refuses the device, which it runs only when allowed); a
-    calibrated folder with the voice it was calibrated with, `--ref-wav` (and `--ref-text` if given;
-    without them serve refused every request that named no voice). Each word quoted for the shell, and a name beginning with a
-    dash (`--out=-x`) as `./-x`: serve took it for a flag (`--model-dir: expected one argument`)."""
-    simulator = " --allow-htp-simulator" if qnn_targets.htp_is_simulated() else ""
-    folder = os.path.join(".", out) if out.startswith("-") else out
-    wav, text = voice or (None, None)
-    ref_wav = f" --ref-wav {shlex.quote(wav)}" if wav is not None else ""
-    ref_wav += f" --ref-text {shlex.quote(text)}" if text is not None else ""
-    return (
-        f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(folder)} --device qnn "
-        f"--precision {precision}{ref_wav}{simulator}"
-    )
-
-
 def _refuse_unfinished_source(model_dir: Path) -> None:
     """ModelLoadError for a --model-dir that is a prepare's output without its manifest: `serve` refuses
     it as unfinished, but `prepare` took it as a plain model and prepared it, though a re-prepare from
@@ -330,6 +348,14 @@ def _check_loads(path: Path, what: str) -> None:
         ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise ModelLoadError(f"cannot load {path} as {what}: {exc}") from exc
+
+
+def _check_token_table(path: Path) -> None:
+    """ModelLoadError unless `serve` reads `path` as a token table: a tokens.txt cut short mid-line (or
+    empty) was copied in and compiled for, then every `serve` of the prepared folder refused it."""
+    from .engine.zipvoice.tokenizer import TokenTable
+
+    TokenTable.load(path)
 
 
 def progress(line: str) -> None:

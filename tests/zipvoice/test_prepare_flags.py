@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.zipvoice.test_providers import qnn, x86_only
+
 PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
 
 
@@ -57,5 +59,83 @@ def test_a_quantised_prepare_of_an_int8_only_folder_says_it_needs_the_fp32_files
     assert said.endswith(
         f" (--precision {precision} quantises the fp32 files: prepare from a folder that holds them, or"
         " compile the int8 files as they are with --precision int8)"
+    ), said
+    assert not (tmp_path / "out").exists()
+
+
+@qnn
+def test_an_out_folder_under_a_tilde_no_shell_expanded_is_made_in_the_home(
+    qnn_model_dir, tmp_path, monkeypatch, capsys
+):
+    """`--out=~/m-qnn` (a shell expands no `~` after `=`, nor does a unit file) made a folder named `~`
+    in the current folder, and the `serve` line printed named `'~/m-qnn'`, which serve expands: the
+    command it said to run found no model there. `--model-dir=~/...` was expanded all along."""
+    from npu_worker import cli
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    assert cli.main([*command, "--out=~/m-qnn"]) == 0
+    said = capsys.readouterr().out.strip().splitlines()[-1]
+    assert (home / "m-qnn" / "manifest.json").is_file() and not (here / "~").exists()
+    assert said.startswith(f"prepared {home / 'm-qnn'}: "), said
+    assert f" --model-dir {home / 'm-qnn'} --device qnn " in said, said
+
+
+def test_calibration_texts_under_a_tilde_are_read_from_the_home(tmp_path, monkeypatch, capsys):
+    """`--calibration-texts=~/texts.json` was looked for in a folder named `~` under the current one:
+    "cannot read calibration texts ~/texts.json: No such file or directory"."""
+    from npu_worker import cli
+    from npu_worker.testing.zipvoice_model import build_model_dir
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    (home / "texts.json").write_text("[]", encoding="utf-8")
+    build_model_dir(tmp_path / "model", "tiny", ("fp32",))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    command = ["prepare", "--buckets", "63", "--precision", "a16w8", "--model-dir", str(tmp_path / "model")]
+    assert cli.main([*command, "--out", str(tmp_path / "out"), "--calibration-texts=~/texts.json"]) == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == f"npu-worker prepare: {home / 'texts.json'}: no texts", said
+
+
+@pytest.mark.parametrize("flag", ["--out", "--model-dir"])
+def test_a_blank_folder_flag_is_refused_in_its_words(tiny_model_dir, tmp_path, monkeypatch, capsys, flag):
+    """`--out "$OUT"` with OUT unset prepared into the current folder ("prepared .": an empty one, or an
+    earlier prepare's, passed the output checks); a blank --model-dir was "--model-dir is required for
+    --backend zipvoice-onnx", a flag prepare does not have."""
+    from npu_worker import cli
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    folders = {"--model-dir": str(tiny_model_dir), "--out": str(tmp_path / "out")} | {flag: ""}
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["prepare", "--buckets", "63", *(word for pair in folders.items() for word in pair)])
+    assert stopped.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == f"npu-worker prepare: error: argument {flag}: '' is blank: give a folder", said
+    assert list(here.iterdir()) == [] and not (tmp_path / "out").exists()
+
+
+@x86_only
+@pytest.mark.parametrize("value", ["none", "", "0"])
+def test_no_target_on_the_x86_simulator_is_refused_before_anything_is_made(tmp_path, value):
+    """`--qnn-soc none` (or blank, read as none) on x86: the decoder was specialised (minutes at full
+    size), then "QNN could not compile fm_decoder.onnx for 63 frames: ... QNN_COMMON_ERROR_MEM_ALLOC:
+    Memory allocation related error", measured on the tiny export at 63 and 383 frames: the simulator
+    finalises no decoder without a target, and the words sent the operator to look for memory."""
+    done = prepare(tmp_path, "--qnn-soc", value)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    said = done.stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith(
+        f"npu-worker prepare: --qnn-soc {value or repr(value)}: the x86 HTP simulator compiles for a named "
+        "target only (without one QNN fails to finalise the decoder, QNN_COMMON_ERROR_MEM_ALLOC); leave it "
+        "auto (8gen3 here) or name the device's SoC: 888, "
     ), said
     assert not (tmp_path / "out").exists()

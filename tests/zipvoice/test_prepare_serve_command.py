@@ -4,15 +4,19 @@ and the printed command failed as given; a folder name with a space was split in
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
 import pytest
 
-from npu_worker import cli, cli_prepare
+from npu_worker import cli, cli_prepare_serve
 from npu_worker.config_sources import load_settings
+from npu_worker.engine import qnn_targets
+from npu_worker.engine.zipvoice import prepared
 from npu_worker.engine_options import build_engine
-from tests.zipvoice.test_providers import qnn
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.test_providers import qnn, x86_only
 
 
 @qnn
@@ -47,7 +51,7 @@ def test_the_printed_serve_command_names_any_folder_as_given(out: str):
     """`prepare --out=-prepared` (a relative name that begins with a dash) printed a command serve
     refused (`--model-dir: expected one argument`); now `./-prepared`, and every name reaches serve as
     the folder it was given as."""
-    words = shlex.split(cli_prepare.serve_command(out, "fp32"))
+    words = shlex.split(cli_prepare_serve.serve_command(out, "fp32"))
     args = cli.build_parser(words[1:]).parse_args(words[1:])
     assert (args.command, Path(args.model_dir), args.precision) == ("serve", Path(out), "fp32"), words
 
@@ -58,6 +62,60 @@ def test_the_printed_serve_command_of_a_calibrated_folder_names_its_voice(out: s
     """A folder prepared with `--precision a16w8` was calibrated with a voice, which the printed serve
     line left out: that serve refused every request that named no voice (`UnknownVoice`)."""
     voice = f"/voices/{out}.wav"
-    words = shlex.split(cli_prepare.serve_command("prepared", "fp32", (voice, text)))
+    words = shlex.split(cli_prepare_serve.serve_command("prepared", "fp32", (voice, text)))
     args = cli.build_parser(words[1:]).parse_args(words[1:])
     assert (args.model_dir, args.ref_wav, args.ref_text) == ("prepared", voice, text), words
+
+
+@qnn
+def test_the_printed_serve_command_of_a_named_target_names_it(
+    qnn_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """`prepare --qnn-soc 8gen2` printed a serve line without the flag: that serve (auto: 8gen3 on the
+    x86 simulator, the chip itself on a device) refused the folder as compiled for another target,
+    "serve with --qnn-soc 8gen2"."""
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--qnn-soc", "8gen2"]
+    assert cli.main([*command, "--model-dir", str(qnn_model_dir), "--out", str(out)]) == 0
+    words = shlex.split(capsys.readouterr().out.split("serve it with: ", 1)[1])
+    args = cli.build_parser(words[1:]).parse_args([*words[1:], "--state-dir", str(tmp_path / "state")])
+    engine = build_engine(load_settings(args, environ={}))
+    try:
+        engine.load()  # ModelLoadError: ... serve with --qnn-soc 8gen2
+        assert engine.info.placement["fm_decoder@63"]["device"] == "qnn", engine.info.placement
+    finally:
+        engine.close()
+    assert words[words.index("--qnn-soc") + 1] == "8gen2", words
+
+
+@qnn
+@x86_only
+def test_a_weight_shared_folder_made_on_x86_is_said_to_be_served_on_the_device(
+    qnn_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """`--weight-sharing on` with several buckets on x86 printed "serve it with ... --allow-htp-simulator",
+    which serve refuses there (the simulator cannot load a weight-shared binary of several buckets), and
+    without the target: on the device, auto reads the chip, and serve refused the folder compiled for
+    8gen3 ("serve with --qnn-soc 8gen3")."""
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "63", "127", "--optimization", "fast", "--weight-sharing", "on"]
+    assert cli.main([*command, "--model-dir", str(qnn_model_dir), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    said, line = printed.split(" with: ", 1)
+    assert said.endswith(
+        "the x86 HTP simulator cannot load a weight-shared binary of several buckets: serve it on the device"
+    ), printed
+    words = shlex.split(line)
+    assert "--allow-htp-simulator" not in words, words
+    with pytest.raises(ModelLoadError, match="weight"):  # what serve says here
+        build_engine(
+            load_settings(
+                cli.build_parser(words[1:]).parse_args(
+                    [*words[1:], "--allow-htp-simulator", "--state-dir", str(tmp_path / "state")]
+                ),
+                environ={},
+            )
+        ).load()
+    soc = words[words.index("--qnn-soc") + 1]
+    manifest = json.loads(prepared.read_manifest(out, prepared.MANIFEST))
+    assert qnn_targets.provider_options(soc, machine="aarch64") == manifest["target"]["provider_options"]

@@ -82,3 +82,62 @@ def test_a_model_folder_of_links_naming_nothing_is_said_so(tiny_model_dir, tmp_p
         in said
     )
     assert said.endswith("(`cp -rL`), or serve the folder it was copied from")
+
+
+@pytest.mark.parametrize(
+    ("kept", "wrong"),
+    [(lambda whole: whole[: whole.index(b"\t", 40)], "is not 'token<TAB>id'"), (lambda _: b"", "no pad")],
+    ids=["cut mid-line", "empty"],
+)
+def test_a_token_table_serve_refuses_is_refused_by_prepare_before_it_compiles(
+    tiny_model_dir, tmp_path, capsys, kept, wrong
+):
+    """A tokens.txt cut short (a copy onto the device, a download stopped) was copied in and every bucket
+    compiled for it (minutes on the device, hours on the simulator): then `serve` refused the prepared
+    folder, "tokens.txt line 21 is not 'token<TAB>id'"."""
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    (model / "tokens.txt").write_bytes(kept((tiny_model_dir / "tokens.txt").read_bytes()))
+    code, line = prepare_line(capsys, model, tmp_path / "out")
+    assert code == 2
+    assert line.startswith(f"npu-worker prepare: ModelLoadError: {model / 'tokens.txt'} "), line
+    assert wrong in line
+    assert not (tmp_path / "out").exists()
+
+
+@qnn
+def test_a_model_re_exported_while_it_is_prepared_leaves_a_folder_serve_loads(
+    qnn_model_dir, tmp_path, monkeypatch, capsys
+):
+    """The manifest's hashes were taken from the source folder once every bucket was compiled, and each
+    bucket compiled from the source's decoder: a re-export in place between buckets (an exporter run
+    while a prepare of hours on the simulator ran) made the later buckets from the new decoder, the
+    folder kept the old one, the manifest named the new one's hash, and `serve` refused the folder
+    `prepare` had said was prepared ("is not the decoder ... was prepared from")."""
+    import onnx
+
+    from npu_worker import cli_prepare
+    from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+    from tests.zipvoice.conftest import engine_config
+
+    model, out = tmp_path / "model", tmp_path / "out"
+    shutil.copytree(qnn_model_dir, model)
+
+    def re_export_after_the_first_bucket(line: str) -> None:
+        if line.startswith("bucket 63 (1/2)"):
+            other = onnx.load(str(model / "fm_decoder.onnx"))
+            other.metadata_props.add(key="exported_by", value="a later export")
+            onnx.save(other, str(model / "fm_decoder.onnx"))  # in place, as an exporter writes
+
+    monkeypatch.setattr(cli_prepare, "progress", re_export_after_the_first_bucket)
+    command = ["prepare", "--buckets", "63", "127", "--optimization", "fast", "--model-dir", str(model)]
+    assert cli.main([*command, "--out", str(out)]) == 0, capsys.readouterr().err
+    manifest = prepared.read_manifest(out, prepared.MANIFEST)
+    assert '"exported_by"' not in (out / "fm_decoder.onnx").read_bytes().decode("latin-1")
+    assert prepared.file_hash(out / "fm_decoder.onnx") in manifest
+    engine = ZipVoiceEngine(engine_config(out, tmp_path / "state", device="qnn", allow_htp_simulator=True))
+    engine.load()
+    try:
+        assert engine.info.placement["fm_decoder@127"]["device"] == "qnn"
+    finally:
+        engine.close()

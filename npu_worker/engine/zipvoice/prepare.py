@@ -87,6 +87,19 @@ def _name_in(path: Path, vocoder: Path | None) -> str:
     return VOCODER_NAMES[0] if vocoder is not None and path == vocoder else path.name
 
 
+def _staged_hashes(sources: Sequence[Path], staging: Path, vocoder: Path | None) -> dict[str, str]:
+    """The SHA-256 of each source file's copy in the staging (what `serve` checks and loads), by its
+    name there. The source's own, hashed once every bucket was compiled, was another file's where the
+    model was re-exported in place meanwhile: the buckets after it compiled from the new decoder, the
+    folder held the old one, and `serve` refused the folder `prepare` had said was prepared."""
+    hashes = {}
+    for path in sources:
+        name = _name_in(path, vocoder)
+        copy = staging / name
+        hashes[name] = file_hash(copy if copy.is_file() else path)  # (a file from outside the model dir)
+    return hashes
+
+
 def sharing_by_default(machine: str | None = None) -> bool:
     """Weight sharing unless on x86, where the HTP backend is the simulator that cannot load it."""
     return not qnn_targets.htp_is_simulated(machine)
@@ -151,8 +164,9 @@ def prepare(
                 raise ModelLoadError(cannot_write(exc, f"make {contexts_dir}", out, staging)) from exc
             extra = vocoder_copy(decoder.parent, vocoder)
             sizes = _copy_model_files(decoder.parent, staging, extra=extra, shown=out)
+            staged = staging / decoder.name  # compiled, checked and hashed: the copy `serve` will load
             buckets = tuple(shapes)
-            reference = cpu_reference(decoder, config) if calibration is not None and check_calls else None
+            reference = cpu_reference(staged, config) if calibration is not None and check_calls else None
             contexts: dict[str, Any] = {}
             checks: list[Callable[[], None]] = []  # with weight sharing: once the shared binary is written
             started = time.monotonic()
@@ -166,7 +180,7 @@ def prepare(
                     if reference is not None and len(feeds) > check_calls
                     else []
                 )
-                bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
+                bucket = Bucket(staged, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
                 contexts[str(size)] = compile_bucket(
                     bucket,
                     contexts_dir,
@@ -219,7 +233,7 @@ def prepare(
                 "runtime": runtime_versions(),
                 "specialiser": specialize.VERSION,
                 "weight_sharing": weight_sharing,
-                "source": {_name_in(path, vocoder): file_hash(path) for path in sources},
+                "source": _staged_hashes(sources, staging, vocoder),
                 "contexts": contexts,
                 "sizes": {"model_files": sizes, "compiled": compiled},
                 "seconds": round(time.monotonic() - started, 1),
