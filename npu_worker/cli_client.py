@@ -1,4 +1,5 @@
-"""`npu-worker synth` and `npu-worker batch`: the pipeline client from the shell.
+"""`npu-worker synth` and `npu-worker batch`: the pipeline client from the shell (`synth` here, `batch` in
+`cli_batch.py`, the flags both take in `cli_client_flags.py`).
 
 Progress goes to stderr (a live bar on a terminal, one line per finished section otherwise), the
 summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed, came back with no result, or
