@@ -1,6 +1,7 @@
 """How `synth` and `batch` end when stopped: Ctrl-C, SIGTERM (`Terminated`) or SIGHUP, the cancel of
 `batch`'s job that goes with it, and the lines of a job left behind, an answer cut off, or a result
-stdout cannot take. Apart from `cli_client.py`, which runs the commands, so each file keeps one job."""
+stdout cannot take. Apart from `cli_client.py` and `cli_batch.py`, which run the commands, so each file
+keeps one job."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from npu_worker.cli_progress import ProgressBar, say
+from npu_worker.cli_progress import ProgressBar, print_result, say
 from npu_worker.client import ClientError, WorkerHTTPError, cancel_job
 from npu_worker.client.collector import ProgressCallback
 from npu_worker.held_signals import STOPPING, StartTerminated, how_stopped
@@ -236,3 +237,13 @@ def answer_cut(output: str) -> str:
 
 def unwritten(exc: OSError) -> str:
     return f"the result could not be written to stdout ({exc})"
+
+
+def print_finished(command: str, result: str, made: str) -> bool:
+    """A finished job's `result` on stdout; False, said with what was `made`, if it cannot be written."""
+    try:
+        print_result(result)
+    except OSError as exc:
+        say(f"npu-worker {command}: {unwritten(exc)}; {made}")
+        return False
+    return True

@@ -211,7 +211,7 @@ def test_a_stop_just_before_or_after_batch_prints_its_finished_result_keeps_the_
 # (`say`) is: wrappers, not a profile hook, which the first KeyboardInterrupt unsets.
 SIGNALLED_PRINTING_TWICE = console_script(
     "",
-    end="""import npu_worker.cli_client as client
+    end="""import npu_worker.cli_client as client, npu_worker.cli_stops as stops
 printing = []
 def interrupted(function, first):
     def call(*args):
@@ -220,7 +220,7 @@ def interrupted(function, first):
             os.kill(os.getpid(), signal.SIGINT)
         return function(*args)
     return call
-client.print_result, client.say = interrupted(client.print_result, True), interrupted(client.say, False)
+stops.print_result, client.say = interrupted(stops.print_result, True), interrupted(client.say, False)
 sys.exit(main(sys.argv[1:]))""",
 )
 

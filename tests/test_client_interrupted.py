@@ -9,9 +9,11 @@ import asyncio
 import subprocess
 import sys
 import threading
+from collections.abc import AsyncIterator
 
 import pytest
 
+from tests.rogue_worker import RogueWorker, ndjson
 from tests.signal_scripts import ROOT, tokenless_env
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -54,7 +56,7 @@ async def test_a_ctrl_c_in_a_pipeline_names_the_job_it_leaves_running(worker, tm
     assert run.returncode != 0 and "KeyboardInterrupt" in run.stderr, run.stderr
     job = jobs[0]["job_id"]
     assert run.stderr.splitlines()[-1] == (
-        f"npu_worker.client: job {job} was left running (it writes its wavs on): cancel_job({job!r}),"
+        f"npu_worker.client: job {job!r} was left running (it writes its wavs on): cancel_job({job!r}),"
         f" DELETE /jobs/{job}, stops it"
     ), run.stderr
 
@@ -88,6 +90,37 @@ async def test_a_ctrl_c_once_a_poll_said_the_job_ended_names_its_result_not_a_jo
     assert run.returncode != 0 and "KeyboardInterrupt" in run.stderr, run.stderr
     job = jobs[0]["job_id"]
     assert run.stderr.splitlines()[-1] == (
-        f"npu_worker.client: job {job} had ended (done) before its result was fetched:"
+        f"npu_worker.client: job {job!r} had ended (done) before its result was fetched:"
         f" GET /jobs/{job}/result has it"
     ), run.stderr
+
+
+@pytest.mark.allow_blocking
+async def test_a_hostile_workers_job_id_puts_no_control_character_in_the_note(tmp_path):
+    """The note said the worker's job id raw, three times: an id with an escape sequence and a line break
+    cleared the caller's terminal and forged a line of the traceback. Now quoted as `repr` says it, and
+    percent-encoded in the path, as the client sends it."""
+    hostile = "j\x1b[2J\nTraceback (most recent call last):"
+    never = asyncio.Event()
+
+    async def stream(method: str, path: str) -> AsyncIterator[bytes]:
+        yield ndjson({"event": "start", "seq": 1, "job_id": hostile, "total": 2})
+        await never.wait()
+
+    async with RogueWorker(stream) as rogue:
+        words = [sys.executable, "-c", PIPELINE, rogue.base, str(tmp_path), "start"]
+        try:
+            run = await asyncio.to_thread(
+                subprocess.run, words, capture_output=True, text=True, timeout=seconds(60), cwd=ROOT,
+                env=tokenless_env(),
+            )  # fmt: skip
+        finally:
+            never.set()
+    assert "KeyboardInterrupt" in run.stderr, run.stderr
+    note = run.stderr.splitlines()[-1]
+    assert note == (
+        f"npu_worker.client: job {hostile!r} was left running (it writes its wavs on):"
+        f" cancel_job({hostile!r}), DELETE /jobs/j%1B%5B2J%0ATraceback%20%28most%20recent%20call%20last%29%3A,"
+        " stops it"
+    ), run.stderr
+    assert "\x1b" not in run.stderr

@@ -255,7 +255,7 @@ def test_serve_loads_no_other_commands_modules():
         "import sys; from npu_worker.cli import build_parser; "
         "args = build_parser(['serve', '--port', '0']).parse_args(['serve', '--port', '0']); "
         "print(args.command, sorted(m for m in sys.modules if m.startswith("
-        "('npu_worker.bench', 'npu_worker.cli_client', 'npu_worker.cli_stops', 'npu_worker.cli_prepare', 'npu_worker.client'))))"
+        "('npu_worker.bench', 'npu_worker.cli_client', 'npu_worker.cli_batch', 'npu_worker.cli_stops', 'npu_worker.cli_prepare', 'npu_worker.client'))))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True

@@ -105,7 +105,7 @@ def test_client_and_bench_talk_over_the_wire_only():
         "npu_worker.openai_compat",
         "npu_worker.app",
     )
-    for part in ("client", "cli_client.py", "cli_stops.py", "bench"):
+    for part in ("client", "cli_client.py", "cli_client_flags.py", "cli_batch.py", "cli_stops.py", "bench"):
         assert (PACKAGE / part).exists(), part
         assert offenders(part, forbidden) == []
 

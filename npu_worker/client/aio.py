@@ -139,14 +139,20 @@ class _Http:
         self, method: str, path: str, body: Any = None, at_once: bool = False
     ) -> tuple[int, dict[str, Any]]:
         response = await self.open(method, path, body, at_once)
-        stopped = self._reading()
+        try:
+            stopped = self._reading()
+        except BaseException:  # the caller's own error, as itself; its answer let go (it was held)
+            response.close()
+            raise
         try:
             async with response, asyncio.timeout(self.seconds) as deadline:
                 raw = await _body_unless(response, stopped)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             if deadline.expired():
                 raise AnswerCut(f"{method} {self.base}{path}: {answer_too_slow(self.seconds)}") from None
-            raise AnswerCut(f"{method} {self.base}{path}: {exc!r}") from exc
+            # a cut as the read broke: the stop said, as the sync client says it
+            said = STOPPED_READING if stopped is not None and stopped.is_set() else repr(exc)
+            raise AnswerCut(f"{method} {self.base}{path}: {said}") from exc
         if raw is None:
             raise AnswerCut(f"{method} {self.base}{path}: {STOPPED_READING}")
         if len(raw) > BODY_LIMIT:

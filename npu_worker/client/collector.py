@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from npu_worker.client.common import job_path
 from npu_worker.client.errors import InvalidArgument, Stalled, TransportError, WorkerProtocolError
 
 ProgressCallback = Callable[[int, dict[str, Any]], Any]
@@ -171,17 +172,20 @@ class BatchCollector:
     def left_running(self) -> str | None:
         """What a Ctrl-C in the caller (a pipeline's `KeyboardInterrupt`) is told of the job it leaves:
         it runs on, writing its wavs, and its id was said nowhere; None where no job runs for it. One a
-        poll said had ended, its result not fetched yet, is said so (it was "left running")."""
+        poll said had ended, its result not fetched yet, is said so (it was "left running"). The id is
+        the worker's word: quoted (`repr`) and its path percent-encoded, as sent, so a hostile worker's
+        escape sequence or line break never reaches the caller's traceback raw."""
         if self.job_id is None or self.done is not None:
             return None
+        job, path = repr(self.job_id), job_path(self.job_id)
         if (ended := (self.polled or {}).get("status")) in TERMINAL_STATUSES:
             return (
-                f"npu_worker.client: job {self.job_id} had ended ({ended}) before its result was fetched:"
-                f" GET /jobs/{self.job_id}/result has it"
+                f"npu_worker.client: job {job} had ended ({ended}) before its result was fetched:"
+                f" GET {path}/result has it"
             )
         return (
-            f"npu_worker.client: job {self.job_id} was left running (it writes its wavs on):"
-            f" cancel_job({self.job_id!r}), DELETE /jobs/{self.job_id}, stops it"
+            f"npu_worker.client: job {job} was left running (it writes its wavs on):"
+            f" cancel_job({job}), DELETE {path}, stops it"
         )
 
     def partial(self) -> dict[str, Any] | None:

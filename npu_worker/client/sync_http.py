@@ -165,6 +165,15 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(self.connection, req)
 
 
+class _CallersError(Exception):
+    """What a caller's `on_reading` raised, carried through urllib's open (called as the head is
+    parsed, inside it): an `OSError` there was said as the worker's (`AnswerCut "POST …: <its words>"`)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 class Http:
     """One worker address; JSON in, JSON or a streaming response out, errors mapped to our classes.
 
@@ -200,7 +209,11 @@ class Http:
         """`on_reading` the moment a 2xx answer's head is parsed: called from `json`, it came after
         urllib's handling and the checks, and a stop in between was 143 for a synthesis over."""
         if self.on_reading is not None and 200 <= response.status < 300 and isinstance(response, _Answer):
-            self.on_reading(response.stop)
+            try:
+                self.on_reading(response.stop)
+            except Exception as exc:  # (a KeyboardInterrupt goes through urllib as itself)
+                response.close()
+                raise _CallersError(exc) from exc
 
     def open(
         self, method: str, path: str, body: Any = None, at_once: bool = False
@@ -209,6 +222,8 @@ class Http:
         request = urllib.request.Request(self.base + path, data=data, method=method, headers=self.headers)
         try:
             return self.opener.open(request, timeout=self.answer_timeout if at_once else self.timeout)
+        except _CallersError as raised:  # not the worker's failure: the caller's own, as itself
+            raise raised.error from raised.error.__cause__
         except urllib.error.HTTPError as exc:
             try:
                 with Deadline(exc.fp, self.timeout) as deadline:
