@@ -21,12 +21,13 @@ async def test_speech_and_models_without_v1_say_where_the_routes_are(worker):
     """The v1 body's `error` is a string, which the SDK drops: its exception said `Error code: 404`
     and nothing else."""
     sdk = sdk_without_v1(await worker())
-    calls = (
+    calls = [
         lambda: sdk.audio.speech.create(model="tts-1", voice="alloy", input=TEXT),
         sdk.models.list,
         lambda: sdk.models.retrieve("tts-1"),
-        lambda: sdk.audio.voices.delete("narrator"),
-    )
+    ]
+    if hasattr(sdk.audio, "voices"):  # (newer SDKs than pyproject's lower bound, openai 1.60)
+        calls.append(lambda: sdk.audio.voices.delete("narrator"))
     for call in calls:
         with pytest.raises(openai.NotFoundError) as caught:
             await call()
