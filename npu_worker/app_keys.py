@@ -26,8 +26,9 @@ LIMITS_KEY = web.AppKey("limits", Limits)
 BODY_BUDGET_KEY = web.AppKey("body_budget", BodyBudget)
 # Voice uploads and inline `ref_audio` decoded at once (`--voice-decodes`, `--voice-decode-wait`).
 DECODE_SLOTS_KEY = web.AppKey("decode_slots", DecodeSlots)
-# Error bodies of another shape for the routes under a path prefix (an unknown path or a wrong method
-# there, which no handler sees): `/v1/` → OpenAI's, set by `setup_openai`.
+# Error bodies of another shape for the routes under a path prefix, a key ending in `/`, or at a path,
+# any other key (an unknown path or a wrong method there, which no handler sees): `/v1/` → OpenAI's,
+# and the paths an OpenAI SDK calls without `/v1` (`openai_compat.routes.SDK_PATHS`), set by `setup_openai`.
 ERROR_SHAPES_KEY: web.AppKey[dict[str, Callable[[WorkerError, int], web.Response]]] = web.AppKey(
     "error_shapes"
 )

@@ -35,7 +35,7 @@ def check_voice_name(name: str) -> str:
     if not is_voice_name(name):
         raise BadRequest(
             f"voice name {name[:80]!r} is not allowed: use 1-64 ASCII letters (A-Z, a-z), digits, '_', "
-            "'.' or '-', the first a letter or digit (no path characters)"
+            "'.' or '-', the first a letter or digit, no '..' (no path characters)"
         )
     return name
 

@@ -90,6 +90,15 @@ async def test_a_name_in_hangul_is_told_which_letters_a_name_takes(worker):
     assert "A-Z" in error["message"], error["message"]
 
 
+async def test_a_name_with_two_dots_is_told_the_rule_it_breaks(worker):
+    """`v1..2` keeps every rule the 400 stated (ASCII letters, digits, '.', the first a digit): the
+    words left out the one it breaks, `..`."""
+    response = await upload(await worker(), "v1..2", tone_wav())
+    error = (await response.json())["error"]
+    assert (response.status, error["param"]) == (400, "name")
+    assert "'..'" in error["message"], error["message"]
+
+
 async def test_a_name_no_delete_can_free_is_refused_without_saying_delete_it(worker, tmp_path):
     """`default` and a --voices-dir voice cannot be deleted over HTTP (404): an upload under their
     name said "delete it first", which no caller can do."""

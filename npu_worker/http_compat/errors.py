@@ -248,8 +248,10 @@ def _shape_of(request: web.Request) -> Callable[[WorkerError, int], web.Response
 
 
 def _shape_for(app: web.Application, path: str) -> Callable[[WorkerError, int], web.Response]:
-    for prefix, render in app[ERROR_SHAPES_KEY].items():
-        if path.startswith(prefix):
+    """A key ending in `/` is a prefix, any other one path alone (`/models`: not `/models.json`, the
+    player's file namespace)."""
+    for key, render in app[ERROR_SHAPES_KEY].items():
+        if path.startswith(key) if key.endswith("/") else path == key:
             return render
     return error_response
 

@@ -17,8 +17,9 @@ from .stream_ws import handle_speech_stream
 from .voices_api import delete_voice, expect_upload, list_voices, upload_voice
 
 # What an OpenAI SDK calls for this surface's routes when its base_url lacks `/v1` (no native route
-# starts so): refused in OpenAI's shape, a 404 saying where the routes are.
-SDK_PATHS = ("/audio/", "/models")
+# starts so): refused in OpenAI's shape, a 404 saying where the routes are. `/models` is that path
+# alone (ERROR_SHAPES_KEY): `/models.json` is the player's file namespace, `/modelsX` no SDK's path.
+SDK_PATHS = ("/audio/", "/models", "/models/")
 
 
 def setup_openai(app: web.Application) -> None:
