@@ -260,3 +260,29 @@ async def test_a_ws_preview_runs_inside_a_long_synth(worker, tmp_path):
     assert (await (await synth).json())["status"] == "ok"
     with wave.open(str(tmp_path / "a.wav")) as written:
         assert written.getnframes() == engine.render(SynthesisRequest("가" * 50)).size  # nothing lost
+
+
+async def test_a_batch_section_lending_to_nested_previews_counts_their_time_once(worker, tmp_path):
+    """A /ws preview inside a paused batch section lends the engine in turn to a newer one: the batch's
+    `elapsed_sec` took the inner preview's time off twice (its own 1 s of sleeps read as less)."""
+    import time
+
+    class SleepyTone(PausableTone):
+        def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+            for chunk in super().stream(request):
+                time.sleep(1.0 if request.text == "나" * 10 else 0.05)  # the inner preview: 2 s
+                yield chunk
+
+    engine = SleepyTone(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    batch = {"sections": [{"idx": 0, "text": "가" * 100, "output_path": str(tmp_path / "s0.wav")}]}
+    job_id = (await (await client.post("/synth_batch?async=1", json=batch)).json())["job_id"]
+    gate.allow(3)
+    await wait_until(lambda: gate.passed >= 3)
+    gate.allow(2)  # the next batch chunk, then the outer preview's first
+    outer = await first_ws_audio(client, "다" * 50)  # inside the paused batch section, heard
+    await ws_preview_behind(client, gate, engine, "다" * 50)  # the inner one, inside the outer one
+    await receive_until_done(outer)
+    events = client.get(f"/jobs/{job_id}/events")
+    ok = next(json.loads(line) for line in (await (await events).text()).splitlines() if '"ok"' in line)
+    assert ok["elapsed_sec"] >= 0.9  # its own 20 chunks slept 1 s
