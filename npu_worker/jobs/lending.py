@@ -4,8 +4,8 @@ ZipVoice), split out of `admission.py`, which applies it under its lock. Pure.
 A batch section lends the engine to any preview. A preview's section lends it only to a streaming
 preview whose caller still waits for its first audio, and only once its own caller hears audio already
 or listens to none live (`/synth`, `audio: false`): a `/ws` preview waited for the whole of a long
-preview before it (a paused tab's, a `/synth` of a page: 16.8 s and more on the small ZipVoice on the
-CPU), though what that one made meanwhile was only more of what its caller had begun to hear or would
+preview before it (a paused tab's, a `/synth` of a page: 24.7 s and 106 s on the small ZipVoice on the
+CPU, benchmarks/PREVIEW_LATENCY.md), though what that one made meanwhile was only more of what its caller had begun to hear or would
 hear at its end. One preview lends at a time (not one inside another's pause), and the bound on sections
 lent (`admission.PASSED_OVER_LIMIT`) holds for it as for a batch section.
 """
