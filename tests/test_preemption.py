@@ -13,7 +13,7 @@ import numpy as np
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.engine.base import Interrupted, SynthesisRequest
-from tests.test_ws_support import ChunkGate
+from tests.test_ws_support import AiohttpWs, ChunkGate, receive_until_done
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -210,3 +210,79 @@ async def test_a_preview_inside_a_paused_section_is_engine_time_once(worker, tmp
     wall = time.monotonic() - started
     assert engine.made.index("나" * 10) < 20  # the preview ran inside the paused section
     assert registry.get_sample_value("npu_worker_engine_busy_seconds_total") < wall
+
+
+async def first_ws_audio(client, text: str):  # noqa: ANN001, ANN201
+    """A /ws preview of `text`, read until its caller hears its first audio; the socket (an AiohttpWs)."""
+    ws = AiohttpWs(await client.ws_connect("/ws"))
+    await ws.send_json({"type": "synth", "text": text, "audio": True})
+    while not isinstance(await ws.receive(), bytes):
+        pass
+    return ws
+
+
+async def ws_preview_behind(client, gate: ChunkGate, engine: PausableTone, lender: str) -> None:  # noqa: ANN001
+    """A /ws preview of "나" * 10 sent while `lender` (the running preview's text) is under way (its
+    gate shut); all run to their end once the preview is queued."""
+    admission = client.app[SCHEDULER_KEY].admission
+    ws = AiohttpWs(await client.ws_connect("/ws"))
+    await ws.send_json({"type": "synth", "text": "나" * 10, "audio": True})
+    await wait_until(lambda: len(admission.live_jobs()) == 2)  # queued behind the running preview
+    made_before = engine.made.count(lender)
+    gate.open()
+    assert (await receive_until_done(ws)).done["cancelled"] is False
+    await wait_until(lambda: engine.made.count(lender) == 10)
+    last_lender_chunk = len(engine.made) - 1 - engine.made[::-1].index(lender)
+    assert made_before < 10
+    assert engine.made.index("나" * 10) < last_lender_chunk  # inside the running preview's section
+
+
+async def test_a_ws_preview_waiting_for_its_first_audio_runs_inside_a_preview_heard_already(worker):
+    """A paused tab's long preview (its first audio out) kept a new /ws preview waiting for all of it."""
+    engine = PausableTone(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    gate.allow(2)
+    heard = await first_ws_audio(client, "가" * 50)  # 10 chunks; this caller then reads nothing more
+    await ws_preview_behind(client, gate, engine, "가" * 50)
+    assert (await receive_until_done(heard)).done["cancelled"] is False  # it lost nothing: all 10 chunks
+
+
+async def test_a_ws_preview_runs_inside_a_long_synth(worker, tmp_path):
+    """A /synth's caller hears nothing until its end: a /ws preview's first audio need not wait for it."""
+    engine = PausableTone(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    synth = asyncio.create_task(
+        client.post("/synth", json={"text": "가" * 50, "output_path": str(tmp_path / "a.wav")})
+    )
+    gate.allow(2)
+    await wait_until(lambda: gate.passed >= 2)
+    await ws_preview_behind(client, gate, engine, "가" * 50)
+    assert (await (await synth).json())["status"] == "ok"
+    with wave.open(str(tmp_path / "a.wav")) as written:
+        assert written.getnframes() == engine.render(SynthesisRequest("가" * 50)).size  # nothing lost
+
+
+async def test_a_batch_section_lending_to_nested_previews_counts_their_time_once(worker, tmp_path):
+    """A /ws preview inside a paused batch section lends the engine in turn to a newer one: the batch's
+    `elapsed_sec` took the inner preview's time off twice (its own 1 s of sleeps read as less)."""
+    import time
+
+    class SleepyTone(PausableTone):
+        def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+            for chunk in super().stream(request):
+                time.sleep(1.0 if request.text == "나" * 10 else 0.05)  # the inner preview: 2 s
+                yield chunk
+
+    engine = SleepyTone(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    batch = {"sections": [{"idx": 0, "text": "가" * 100, "output_path": str(tmp_path / "s0.wav")}]}
+    job_id = (await (await client.post("/synth_batch?async=1", json=batch)).json())["job_id"]
+    gate.allow(3)
+    await wait_until(lambda: gate.passed >= 3)
+    gate.allow(2)  # the next batch chunk, then the outer preview's first
+    outer = await first_ws_audio(client, "다" * 50)  # inside the paused batch section, heard
+    await ws_preview_behind(client, gate, engine, "다" * 50)  # the inner one, inside the outer one
+    await receive_until_done(outer)
+    events = client.get(f"/jobs/{job_id}/events")
+    ok = next(json.loads(line) for line in (await (await events).text()).splitlines() if '"ok"' in line)
+    assert ok["elapsed_sec"] >= 0.9  # its own 20 chunks slept 1 s

@@ -7,8 +7,9 @@ and the preview lanes wait on two conditions of that lock, each woken only when 
 Order of work: a job that has not produced audio yet goes first (previews start fast, and a new batch
 gets its first section out early); otherwise jobs are served round-robin, one section at a time, so a
 preview never waits for a 39-slide batch to finish. Where the engine can pause a section between its
-steps (ZipVoice), a waiting preview does not even wait for the running batch section: the engine
-thread asks `preempting_section` at each step boundary and runs the preview's section in between.
+steps (ZipVoice), a waiting preview does not even wait for the running batch section (nor for a
+preview heard already, `lending.py`): the engine thread asks `preempting_section` at each step
+boundary and runs the preview's section in between.
 Where the engine can also stop a call in flight (`attach_interrupt`), a cancel of the running section
 stops its call at once, and a preview that starts waiting stops the batch section's call if redoing it
 is cheap; both are decided under the same lock that changes which job runs, so they never hit another job.
@@ -30,6 +31,7 @@ from collections.abc import Callable
 
 from ..errors import SHUTTING_DOWN_REASON, counted
 from ..protocol import QueueFull
+from .lending import borrower, is_preview, lends
 from .model import Job, Section
 
 # Sections handed to other jobs while a job waits (or inside one batch section) before it goes first.
@@ -110,7 +112,7 @@ class Admission:
                     raise
             self._wake_if_work(job)
             running = self._running[-1] if self._running else None
-            if self._interrupt and self._preempts and job.preview and running and self._lends(running):
+            if self._interrupt and self._preempts and running and self._lends(running, to=job):
                 self._interrupt(True)
 
     def cancel(self, job_id: str) -> tuple[Cancelled, Job | None]:
@@ -193,12 +195,12 @@ class Admission:
             return taken
 
     def preempting_section(self, running: Job) -> tuple[Job, Section] | None:
-        """A waiting preview's next section, to run now while `running`'s section (a batch's) is paused;
-        None when `running` is itself a preview or no preview waits."""
+        """A waiting preview's next section, to run now while `running`'s section is paused (`lending.py`:
+        a batch's for any preview; a preview's, heard already, for one whose first audio is still to come)."""
         with self._lock:
             if self._stopping or self._running[-1:] != [running] or not self._lends(running):
                 return None
-            picked = self._waiting_preview(lambda job: job.preview)
+            picked = self._waiting_preview(borrower(running))
             return None if picked is None else self._take(*picked)
 
     def next_preview(self, interrupt: Callable[[bool], object] | None = None) -> tuple[Job, Section] | None:
@@ -233,7 +235,7 @@ class Admission:
         Batches stay on the engine thread."""
         picked = None if self._engine_waiting else self._waiting_preview(_streams)
         if picked is None and self._running:
-            picked = self._waiting_preview(_is_preview)
+            picked = self._waiting_preview(is_preview)
         return picked
 
     def taken_at_once(self) -> bool:
@@ -328,10 +330,12 @@ class Admission:
             not job.cancel_requested.requested and not _among(job, self._beside) and _next_of(job) is not None
         )
 
-    def _lends(self, running: Job) -> bool:
-        """`running`'s section (a batch's) may still pause for a preview: it has lent the engine to
-        fewer than PASSED_OVER_LIMIT preview sections so far; under the lock."""
-        return not running.preview and self._tick - running.last_served < PASSED_OVER_LIMIT
+    def _lends(self, running: Job, to: Job | None = None) -> bool:
+        """`running`'s section may still pause for a preview (for `to`, where given: `lending.py`): it
+        has lent the engine to fewer than PASSED_OVER_LIMIT preview sections so far; under the lock."""
+        if to is not None and not borrower(running)(to):
+            return False
+        return self._tick - running.last_served < PASSED_OVER_LIMIT and lends(running, self._running[:-1])
 
     def _current(self) -> Job | None:
         """The engine thread's innermost section's job, else a preview lane's; under the lock."""
@@ -419,10 +423,6 @@ def _among(job: Job, jobs: list[Job]) -> bool:
         if other is job:
             return True
     return False
-
-
-def _is_preview(job: Job) -> bool:
-    return job.preview
 
 
 def _streams(job: Job) -> bool:

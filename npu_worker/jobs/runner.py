@@ -395,14 +395,15 @@ class Runner(AudioHandover):
                 close()
 
     def _serve_waiting_previews(self, job: Job) -> None:
-        """Run the sections of previews that arrived while `job`'s (batch) section runs, now."""
+        """Run the sections of previews that arrived while `job`'s section runs, now. Lent time is the
+        outer preview's wall time: one it lent to in turn (`lending.py`) is inside it, counted once."""
         admission = self.admission
         while (picked := admission.preempting_section(job)) is not None:
-            started = time.monotonic()
+            started, lent_before = time.monotonic(), self.paused_seconds
             preview, section = picked
             made = self.run_section(preview, section)
             self._section_ended(preview, made)
-            self.paused_seconds += time.monotonic() - started
+            self.paused_seconds = lent_before + time.monotonic() - started
 
 
 def _now(work: Callable[..., object], *args: object) -> None:

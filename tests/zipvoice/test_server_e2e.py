@@ -16,6 +16,7 @@ import wave
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import numpy as np
 import pytest
 import pytest_asyncio
@@ -27,7 +28,7 @@ from npu_worker.audio_decode import read_wav
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from tests.conftest import production_server, wait_until_loaded
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.zipvoice.conftest import engine_config, engine_settings
 
 on_the_module_loop = pytest.mark.asyncio(loop_scope="module")  # where `default_worker` serves
@@ -231,3 +232,25 @@ async def test_a_nodes_heartbeat_carries_its_decoder_calls(worker, tiny_model_di
     assert list(node)[:9] == [
         "role", "claim_timeout", "backend", "device", "precision", "sample_rate", "model", "seed", "decoder_calls",
     ]  # fmt: skip
+
+
+@on_the_module_loop
+async def test_a_ws_preview_is_heard_before_a_long_synth_ahead_of_it_ends(default_worker, tmp_path):
+    """A `/synth`'s caller hears nothing until its end: a `/ws` preview sent while it runs takes the engine
+    at its next decoder step (`jobs/lending.py`); it waited for the whole of it before."""
+    client = default_worker
+    admission = client.app[SCHEDULER_KEY].admission
+    lecture = json.loads(
+        (Path(__file__).parents[2] / "npu_worker/bench/lecture_ko_39.json").read_text("utf-8")
+    )
+    long_text = " ".join(section["text"] for section in lecture["sections"][:12])
+    body = {"text": long_text, "output_path": str(tmp_path / "long.wav")}
+    synth = asyncio.ensure_future(client.post("/synth", json=body))
+    await until(lambda: any(job.sections[0].taken for job in admission.live_jobs()), "the /synth running")
+    async with client.ws_connect("/ws") as ws:
+        await ws.send_json({"type": "synth", "text": "안녕하세요.", "audio": True})
+        while (await ws.receive(timeout=seconds(60))).type != aiohttp.WSMsgType.BINARY:
+            pass
+        heard_while_running = not synth.done()
+    assert (await (await synth).json())["status"] == "ok"
+    assert heard_while_running
