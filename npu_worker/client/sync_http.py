@@ -211,8 +211,10 @@ class Http:
         if self.on_reading is not None and 200 <= response.status < 300 and isinstance(response, _Answer):
             try:
                 self.on_reading(response.stop)
-            except Exception as exc:  # (a KeyboardInterrupt goes through urllib as itself)
+            except BaseException as exc:  # its answer let go: a traceback held keeps it, socket and all
                 response.close()
+                if not isinstance(exc, Exception):
+                    raise  # (a KeyboardInterrupt goes through urllib as itself)
                 raise _CallersError(exc) from exc
 
     def open(
