@@ -114,3 +114,22 @@ async def test_the_answer_is_let_go_when_on_reading_raises_a_base_exception(use_
         assert raised.value is not None
     finally:
         server.close()
+
+
+def raising_while_handling(cut: Any) -> None:
+    try:
+        {}["state"]
+    except KeyError:
+        raise CallersOwn("the caller's own, as it handled a KeyError")  # noqa: B904 (its context kept)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_callers_error_keeps_the_error_it_was_raised_in(use_async):
+    """The sync client raised the caller's error again inside its own `except`, with `from` its cause:
+    the error it came from as the hook handled another (`__context__`, "During handling of the above
+    exception") was lost, replaced by the client's carrier and hidden. Now it is as the hook raised it."""
+    async with RogueWorker(lambda method, path: ANSWER) as rogue:
+        with pytest.raises(CallersOwn) as raised:
+            await synth_with(use_async, rogue.base, on_reading=raising_while_handling)
+    assert isinstance(raised.value.__context__, KeyError)
+    assert (raised.value.__cause__, raised.value.__suppress_context__) == (None, False)
