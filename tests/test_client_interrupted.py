@@ -95,12 +95,21 @@ async def test_a_ctrl_c_once_a_poll_said_the_job_ended_names_its_result_not_a_jo
     ), run.stderr
 
 
+ESCAPES = "j\x1b[2J\nTraceback (most recent call last):"
+ESCAPES_PATH = "/jobs/j%1B%5B2J%0ATraceback%20%28most%20recent%20call%20last%29%3A"
+
+
 @pytest.mark.allow_blocking
-async def test_a_hostile_workers_job_id_puts_no_control_character_in_the_note(tmp_path):
+@pytest.mark.parametrize(
+    ("hostile", "sent"),
+    [(ESCAPES, ESCAPES_PATH), ("j\ud800", "/jobs/j%ED%A0%80")],
+    ids=["escapes", "surrogate"],
+)
+async def test_a_hostile_workers_job_id_puts_no_control_character_in_the_note(tmp_path, hostile, sent):
     """The note said the worker's job id raw, three times: an id with an escape sequence and a line break
     cleared the caller's terminal and forged a line of the traceback. Now quoted as `repr` says it, and
-    percent-encoded in the path, as the client sends it."""
-    hostile = "j\x1b[2J\nTraceback (most recent call last):"
+    percent-encoded in the path, as the client sends it. An id with a lone surrogate (JSON's `\\ud800`)
+    made the note's percent-encoding raise UnicodeEncodeError in place of the caller's KeyboardInterrupt."""
     never = asyncio.Event()
 
     async def stream(method: str, path: str) -> AsyncIterator[bytes]:
@@ -120,7 +129,6 @@ async def test_a_hostile_workers_job_id_puts_no_control_character_in_the_note(tm
     note = run.stderr.splitlines()[-1]
     assert note == (
         f"npu_worker.client: job {hostile!r} was left running (it writes its wavs on):"
-        f" cancel_job({hostile!r}), DELETE /jobs/j%1B%5B2J%0ATraceback%20%28most%20recent%20call%20last%29%3A,"
-        " stops it"
+        f" cancel_job({hostile!r}), DELETE {sent}, stops it"
     ), run.stderr
     assert "\x1b" not in run.stderr

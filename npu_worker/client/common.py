@@ -159,7 +159,10 @@ def batch_body(
 
 
 def job_path(job_id: str) -> str:
-    return f"/jobs/{quote(job_id, safe='')}"
+    """The job's path, percent-encoded. The id is the worker's word: a lone surrogate (JSON's `\\ud800`)
+    has no UTF-8, and quote's strict encoding raised UnicodeEncodeError (from a poll, or from the note
+    of a Ctrl-C'd pipeline in place of its KeyboardInterrupt); `surrogatepass` encodes it as sent."""
+    return f"/jobs/{quote(job_id, safe='', errors='surrogatepass')}"
 
 
 def events_path(job_id: str, after: int) -> str:

@@ -211,8 +211,10 @@ class Http:
         if self.on_reading is not None and 200 <= response.status < 300 and isinstance(response, _Answer):
             try:
                 self.on_reading(response.stop)
-            except Exception as exc:  # (a KeyboardInterrupt goes through urllib as itself)
+            except BaseException as exc:  # its answer let go: a traceback held keeps it, socket and all
                 response.close()
+                if not isinstance(exc, Exception):
+                    raise  # (a KeyboardInterrupt goes through urllib as itself)
                 raise _CallersError(exc) from exc
 
     def open(
@@ -223,7 +225,7 @@ class Http:
         try:
             return self.opener.open(request, timeout=self.answer_timeout if at_once else self.timeout)
         except _CallersError as raised:  # not the worker's failure: the caller's own, as itself
-            raise raised.error from raised.error.__cause__
+            callers = raised.error
         except urllib.error.HTTPError as exc:
             try:
                 with Deadline(exc.fp, self.timeout) as deadline:
@@ -244,6 +246,9 @@ class Http:
             sent = not isinstance(exc, urllib.error.URLError)  # (urllib wraps what failed while sending)
             error = NotConnected if refused else AnswerCut if sent else TransportError
             raise error(f"{method} {self.base}{path}: {_failure_said(exc)}") from exc
+        # Raised out of the `except`: there it took the carrier as its context, the error it came from
+        # as the hook handled another lost (and `from` hid the rest)
+        raise callers
 
     def json(
         self, method: str, path: str, body: Any = None, at_once: bool = False
