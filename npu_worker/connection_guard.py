@@ -90,6 +90,7 @@ class GuardedHandler(RequestHandler):
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
         self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
         self._serving_body: StreamReader | None = None  # the request's being answered (`request_made`)
+        self._answered_body: StreamReader | None = None  # the last answered request's (`answer_written`)
         # the HTTP version the request being answered named, where it is none this server speaks
         # (HTTP/2.0, 3.7, 0.9 in an HTTP/1 request line): it is answered in HTTP/1.1, refused (505)
         self.unspoken_version: HttpVersion | None = None
@@ -186,6 +187,11 @@ class GuardedHandler(RequestHandler):
             self.close()
         self._await_headers()
 
+    def answer_written(self) -> None:
+        """An answer is written whole (the access logger, kept alive or not): the body of its request,
+        if still arriving, is only drained from now on (`connection_lost`)."""
+        self._answered_body = self._serving_body
+
     async def _drain_helper(self) -> None:
         """Wait until the transport takes writes again. aiohttp shares one waiter among every writer of
         the connection and does not shield it: a send given up on (a WebSocket frame past its send
@@ -220,8 +226,14 @@ class GuardedHandler(RequestHandler):
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.guard.forget(self)
-        if not self._refused:
-            super().connection_lost(exc)
+        if self._refused:
+            return
+        super().connection_lost(exc)
+        # An answered request's body still arriving (an early 413 or 401, an Expect refusal): aiohttp
+        # drains it for LINGER_SECONDS and nothing ended that wait once the caller had gone (a reset, a
+        # FIN): each such connection held its task for the whole linger. No more of it can come.
+        if self._answered_body is not None and not self._answered_body.is_eof():
+            self._answered_body.feed_eof()
 
     def handle_error(
         self,

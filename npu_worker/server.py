@@ -112,8 +112,10 @@ class RedactingAccessLogger(AbstractAccessLogger):
                 time,
             )
         protocol = request.protocol
-        if isinstance(protocol, GuardedHandler) and response.keep_alive:
-            protocol.response_finished()  # (a connection the answer closes is not waited on)
+        if isinstance(protocol, GuardedHandler):
+            protocol.answer_written()
+            if response.keep_alive:
+                protocol.response_finished()  # (a connection the answer closes is not waited on)
 
 
 class Listener:

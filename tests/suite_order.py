@@ -22,8 +22,9 @@ from collections.abc import Sequence
 # bytes since: 51 s → 19-25 s of wall at load 5-8; paced by the clock at 1 MB/s since, ≈ 17-18 s of wall
 # at load 10-11, 3.6-4.0 s of CPU), which by count came near the end; the player's
 # played-PCM file likewise (one test, last by count: 53.7 s of wall in the whole suite at load 13 for
-# 11 s of CPU, the page playing its sections in real time; 38.1 s alone at load 9-10, 2026-12-07), so
-# its wall overlaps the other worker's CPU instead of ending the run. A renamed file fails
+# 11 s of CPU, the page playing its sections in real time; 38.1 s alone at load 9-10, 2026-12-07; 28.6-
+# 32.0 s for 6.9-8.8 s of CPU at load 14-18 once its recording came back as base64, 38.2-38.5 s for
+# 9.3-10.4 s before, interleaved), so its wall overlaps the other worker's CPU instead of ending the run. A renamed file fails
 # tests/test_suite_order.py.
 LONGEST_FIRST = (
     "tests/zipvoice/test_qnn_real_structure.py",

@@ -356,3 +356,49 @@ async def test_a_section_wav_nobody_reads_is_given_up_after_its_write_deadline(
         await until(lambda: not listener.guard.open, "the worker to give up on the download")
     finally:
         client.close()
+
+
+TOKEN = "Authorization: Bearer s3cret\r\n"
+
+
+def connection_tasks() -> list[asyncio.Task[Any]]:
+    """The tasks serving connections (aiohttp's `RequestHandler.start`, one a connection)."""
+    return [task for task in asyncio.all_tasks() if task.get_coro().__qualname__ == "RequestHandler.start"]
+
+
+@pytest.mark.parametrize("ending", ["reset", "close"])
+@pytest.mark.parametrize(
+    ("path", "headers", "status"),
+    [
+        ("/synth", f"{TOKEN}Content-Length: 90000000\r\n", 413),  # the app's, before the body is read
+        ("/synth", f"{TOKEN}Expect: 100-continue\r\nContent-Length: 90000000\r\n", 413),  # aiohttp's Expect
+        ("/synth", "Authorization: Bearer wrong\r\nContent-Length: 20\r\n", 401),
+    ],
+)
+async def test_a_connection_refused_before_its_body_ends_when_its_caller_has_gone(
+    served, monkeypatch, path, headers, status, ending
+):
+    """aiohttp drains the body of a request answered before it was read for `lingering_time`, so that
+    the caller gets its answer; a caller that had read it and gone (a reset, a close) left nothing to
+    drain, yet its connection's task waited out the whole linger (1 s; a flood of such connections held
+    a task each). The linger made long here: the task must end with the connection, not with the linger."""
+    import socket
+    import struct
+
+    from npu_worker import server
+
+    monkeypatch.setattr(server, "LINGER_SECONDS", seconds(30))
+    listener = await served(max_body_bytes=1000, token="s3cret")
+    before = set(connection_tasks())
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n".encode())
+    async with asyncio.timeout(seconds(5)):
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(f"HTTP/1.1 {status}".encode())
+    serving = set(connection_tasks()) - before
+    assert len(serving) == 1  # this connection's, lingering for the body never sent
+    if ending == "reset":
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close: RST
+    writer.close()
+    async with asyncio.timeout(seconds(10)):
+        await asyncio.wait(serving)

@@ -8,6 +8,7 @@ make that recording differ from the concatenated wavs `/synth` writes for the sa
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import urllib.request
@@ -34,13 +35,25 @@ AudioNode.prototype.connect = function (target, ...rest) {
   if (target instanceof AudioDestinationNode && this instanceof AudioWorkletNode && !this.tapped) {
     this.tapped = true;
     const recorder = this.context.createScriptProcessor(4096, 1, 1);
-    recorder.onaudioprocess = (e) => window.playedChunks.push(Array.from(e.inputBuffer.getChannelData(0)));
+    recorder.onaudioprocess = (e) => window.playedChunks.push(e.inputBuffer.getChannelData(0).slice());
     connect.call(this, recorder);
     connect.call(recorder, this.context.destination);
   }
   return connect.call(this, target, ...rest);
 };
 """
+# What was recorded, as the base64 of its float32 samples: handed over as a list of numbers (one JSON
+# number a sample, ≈ 250 000 of them) it took 4.1 s of the test's wall (load 16-18, 2026-12-07). The
+# recorder keeps each buffer as a Float32Array copy, not an Array of numbers made on the audio callback.
+PLAYED = """() => {
+  const all = new Float32Array(window.playedChunks.reduce((n, chunk) => n + chunk.length, 0));
+  let at = 0;
+  for (const chunk of window.playedChunks) { all.set(chunk, at); at += chunk.length; }
+  const bytes = new Uint8Array(all.buffer);
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}"""
 
 
 @pytest.fixture
@@ -73,7 +86,8 @@ def test_two_korean_sections_play_exactly_as_synth_writes_them(
 ) -> None:
     # Sections 11 and 13 (a question, then two sentences in one section: 2.8 + 6.5 s of sound), their
     # chunk joins and the join between them. The page plays in real time: with sections 2-3 (149
-    # characters) this test took 51.5 s of wall, with these 38.1 s (load 8-10, 2 cores, 2026-12-07).
+    # characters) this test took 51.5 s of wall, with these 38.1 s (load 8-10, 2 cores, 2026-12-07);
+    # its recording handed back as base64 (PLAYED), 38.2-38.5 → 28.6-32.0 s (load 14-18, same day).
     lecture = json.loads(LECTURE.read_text("utf-8"))["sections"]
     texts = [lecture[11]["text"], lecture[13]["text"]]
     context = browser.new_context()
@@ -90,9 +104,7 @@ def test_two_korean_sections_play_exactly_as_synth_writes_them(
         )
         page.wait_for_timeout(500)  # the recorder's last buffer
         state = page.evaluate(SNAPSHOT)
-        played = np.concatenate(
-            [np.asarray(c, dtype=np.float32) for c in page.evaluate("window.playedChunks")]
-        )
+        played = np.frombuffer(base64.b64decode(page.evaluate(PLAYED)), dtype="<f4")
     finally:
         context.close()
 
