@@ -88,6 +88,23 @@ def test_an_english_sentence_s_ports_amounts_phone_numbers_and_keys(text: str, s
 
 
 @pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("αₙ을 구한다.", "알파 n을 구한다."),  # rvk60: 알파ₙ을 (espeak: 알피으파 엔을, garbled)
+        ("xₙ을 구한다.", "x n을 구한다."),  # rvk60: xₙ을 (espeak: x을, the index unsaid)
+        ("aᵢⱼ를 구한다.", "a i j를 구한다."),  # rvk60: aᵢⱼ를
+        ("The xₙ term. 그렇다.", "The x n term. 그렇다."),  # rvk60: xₙ
+        ("x ≤ 2σᵢ", "x 2시그마 i 이하"),  # rvk60: 2시그마ᵢ (the bounds' rules place it first, as before)
+        ("x₁을 구한다.", "x₁을 구한다."),  # a digit's, which espeak says, as before
+    ],
+)
+def test_a_subscript_letter_index_is_said(text: str, said: str) -> None:
+    """rvk60 left a subscript letter to espeak, which said nothing for it after a Latin letter and garbled a Greek
+    letter's name before it."""
+    assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "요나 " + "1:1" * 3400,
@@ -96,6 +113,7 @@ def test_an_english_sentence_s_ports_amounts_phone_numbers_and_keys(text: str, s
         "Call " + "9" * 10_000,
         "Press " + "←" * 5000,
         "α⁺" * 5000,
+        "x" + "ₙ" * 10_000,
     ],
 )
 def test_the_new_patterns_stay_linear_on_long_hostile_runs(text: str) -> None:
