@@ -78,6 +78,14 @@ def test_a_clock_s_particle_is_the_one_its_last_word_takes(text: str, said: str)
         ("Press ← to go back. 그렇다.", "Press left arrow to go back. 그렇다."),
         ("Then press the ← key. 그렇다.", "Then press the left arrow key. 그렇다."),
         ("Hit → twice. 그렇다.", "Hit right arrow twice. 그렇다."),
+        (
+            "To go back, press ←. 그렇다.",
+            "To go back, press left arrow. 그렇다.",
+        ),  # rvk60: press . (a bullet's)
+        (
+            "Please call 911 now. 그렇다.",
+            "Please call nine one one now. 그렇다.",
+        ),  # rvk60: 911 (the Korean voice's)
         ("Here x ← x + 1 is an update. 그렇다.", "Here x gets x plus one is an update. 그렇다."),  # as before
     ],
 )

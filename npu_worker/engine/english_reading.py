@@ -363,13 +363,14 @@ def _arrow(match: re.Match[str]) -> str:
     """An arrow between two terms in English words; a bullet's, opening or ending the sentence, as a space."""
     text, start, end = match.string, match.start(), match.end()
     # no copy of the sentence before or after it: linear in many arrows (the run always matches, empty at worst)
+    sign = match.group(1)
+    if sign in _KEY_NAMES and _KEY_BEFORE.search(text, max(0, start - 8), start):
+        # ending the sentence too, "To go back, press ←." (rvk60's bullet rule: unsaid)
+        return _KEY_NAMES[sign].rstrip() if _BLANK.fullmatch(text, end) else _KEY_NAMES[sign]
     blank = _BLANK.match(text)
     opens = blank is not None and blank.end() >= start
     if opens or _BLANK.fullmatch(text, end):
         return "" if opens else " "
-    sign = match.group(1)
-    if sign in _KEY_NAMES and _KEY_BEFORE.search(text, max(0, start - 8), start):
-        return _KEY_NAMES[sign]
     if sign in "←⟵":
         return " gets "
     if sign in _BOTH_WAYS:
