@@ -38,16 +38,17 @@ def test_a_statement_gives_each_bounded_letter_its_topic(written: str, said: str
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("x < yᵢ", "x yᵢ 미만"),  # x y 미만ᵢ: the index after the bound's word
-        ("x < yᵢ이면", "x yᵢ 미만이면"),  # x y 미만ᵢ이면
-        ("xᵢ < y", "xᵢ y 미만"),  # xᵢ < y: the sign unsaid
-        ("x ≤ 2σᵢ", "x 2시그마ᵢ 이하"),  # x 2시그마 이하ᵢ
-        ("x ≤ 2σᵢ가 되면", "x 2시그마ᵢ 이하가 되면"),  # x 2시그마 이하ᵢ가 되면
+        # korean61: each index's letter said after a space, y i (espeak read "yᵢ" y letter 이디유키, the index's garbled name)
+        ("x < yᵢ", "x y i 미만"),  # x y 미만ᵢ: the index after the bound's word
+        ("x < yᵢ이면", "x y i 미만이면"),  # x y 미만ᵢ이면
+        ("xᵢ < y", "x i y 미만"),  # xᵢ < y: the sign unsaid
+        ("x ≤ 2σᵢ", "x 2시그마 i 이하"),  # x 2시그마 이하ᵢ
+        ("x ≤ 2σᵢ가 되면", "x 2시그마 i 이하가 되면"),  # x 2시그마 이하ᵢ가 되면
         ("x ≤ M₁", "x M원 이하"),  # x ≤ M원: the sign unsaid (M₁ said in English, as "A4" is)
         ("i < N1", "i N원 미만"),  # i < N원: the sign unsaid
         ("|x| ≤ M₁", "x의 절댓값이 M원 이하"),  # x의 절댓값 ≤ M원
-        ("|x| ≤ Mᵢ", "x의 절댓값이 Mᵢ 이하"),  # x의 절댓값 ≤ Mᵢ: left whole by k9's review
-        ("|x| ≤ Mⱼ입니다", "x의 절댓값이 Mⱼ 이하입니다"),  # x의 절댓값 ≤ Mⱼ입니다
+        ("|x| ≤ Mᵢ", "x의 절댓값이 M i 이하"),  # x의 절댓값 ≤ Mᵢ: left whole by k9's review
+        ("|x| ≤ Mⱼ입니다", "x의 절댓값이 M j 이하입니다"),  # x의 절댓값 ≤ Mⱼ입니다
         ("x < y₁", "x y₁ 미만"),  # as before
         ("x ≤ 2σ입니다", "x는 2시그마 이하입니다"),  # as before
         ("|x| ≤ AB", "x의 절댓값 ≤ AB"),  # names: left, as before
@@ -120,7 +121,7 @@ def test_a_subject_noun_before_not_equal_names_its_term(written: str, said: str)
     ("written", "said"),
     [
         ("x₁ ≥ 0입니다", "x₁은 0 이상입니다"),  # x₁ 0 이상입니다: no particle, as "x ≥ 0입니다" has
-        ("xᵢ ≥ 0입니다", "xᵢ는 0 이상입니다"),  # xᵢ 0 이상입니다
+        ("xᵢ ≥ 0입니다", "x i는 0 이상입니다"),  # xᵢ 0 이상입니다
         ("θ₁ < π입니다", "세타₁은 파이 미만입니다"),
         ("P(A) ≤ 1입니다", "P(A)는 1 이하입니다"),  # a function's value: as before
     ],

@@ -68,7 +68,7 @@ def test_a_number_with_its_unit_before_a_bound_is_no_coefficients_product(writte
     ("written", "said"),
     [
         # "|x| ≤ Mᵢ" is read since stop 53, its index on M: tests/test_korean_reading_k10_leftovers.py
-        ("x + 1 ≤ 2yᵢ", "x 더하기 1이 2yᵢ 이하"),  # k11 (it was left, the sign unsaid)
+        ("x + 1 ≤ 2yᵢ", "x 더하기 1이 2y i 이하"),  # k11 (it was left, the sign unsaid)
         ("|x| ≤ M", "x의 절댓값이 M 이하"),  # as korean9
     ],
 )

@@ -91,6 +91,7 @@ MAY_MATCH_PLAIN = {
     "korean_code._BOUND_WORD": 'searched around a formula\'s "&&" or "||"',
     "korean_absolute._LENGTH_WORD": 'searched around an absolute value, "len(s)는 |s|"',
     "korean_dates._RATIO_WORD_BEFORE": 'searched before a clock\'s digits, "비율은 1:10"',
+    "korean_dates._TIME_AFTER": 'matched after a verse\'s digits, "요나 10:30에"',
     "korean_absolute._LENGTH_BEFORE": 'searched just before an absolute value, "길이 |v|"',
     "korean_code._SENTENCE_END": 'splits a text with "=" into sentences, "Use let x = 3; here."',
     "korean_code._HANGUL": 'searched in a sentence of a text with "=": an English one has none',

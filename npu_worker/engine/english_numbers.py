@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_dates import after_a_ratio_word
+from .korean_formulas import PORT_MAPPING
 
 _DIGIT_NAMES = "zero one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
@@ -99,8 +100,8 @@ BRACKETED = re.compile(rf"(?<=\()([-−]?)(\d+)(?=\) {_UNIT_WORDS})")
 _NO_RANGE_BEFORE, _NO_RANGE_AFTER = r"(?<![\w.,$])(?<![-–~])(?<![-–~] )", r"(?! ?[-–~] ?\$?\d)"
 _SCALE = "(?:thousand|million|billion|trillion)"
 DOLLARS = re.compile(
-    rf"{_NO_RANGE_BEFORE}\$(\d{{1,3}}(?:,\d{{3}}){{1,3}}|\d{{1,12}})(?:\.(\d\d))?(?![\w,/]|\.\d| {_SCALE}\b){_NO_RANGE_AFTER}"
-)
+    rf"{_NO_RANGE_BEFORE}\$(\d{{1,3}}(?:,\d{{3}}){{1,3}}|\d{{1,12}})(?:\.(\d\d))?(?![\w/]|[.,]\d| {_SCALE}\b){_NO_RANGE_AFTER}"
+)  # a comma after it a clause's, "$3.50, not 4" (korean60: 3 점 오영 달러, the Korean rules'); one before a digit a group's
 SCALED_DOLLARS = re.compile(
     rf"{_NO_RANGE_BEFORE}\$(\d{{1,3}})(?:\.(\d{{1,2}}))? ({_SCALE})\b{_NO_RANGE_AFTER}"
 )
@@ -129,6 +130,8 @@ def amounts_said(sentence: str) -> str:
     if "$" in sentence:
         sentence = DOLLARS.sub(_dollars, SCALED_DOLLARS.sub(_scaled_dollars, sentence))
     if ":" in sentence:
+        # "-p 8080:80" before a clock or a ratio reads it
+        sentence = PORT_MAPPING.sub(_port_mapping, sentence)
         sentence = RATIO.sub(_ratio, CLOCK.sub(_clock, sentence))
     if "/" not in sentence:
         return sentence
@@ -166,6 +169,12 @@ def _clock(match: re.Match[str]) -> str:
     return f"{hour} {'oh ' if minutes < 10 else ''}{english_number(str(minutes))}{half_of_day}"
 
 
+def _port_mapping(match: re.Match[str]) -> str:
+    """ "docker run -p 8080:80" as eight thousand eighty colon eighty (korean60: … to eighty, a ratio's word)."""
+    option, space, address, host, container = match.groups()
+    return f"{option}{space}{address}{english_number(host)} colon {english_number(container)}"
+
+
 def _ratio(match: re.Match[str]) -> str:
     return f"{english_number(match.group(1))} to {english_number(match.group(2))}"
 
@@ -187,12 +196,20 @@ _SAID_WORD = (
     "|billion)"
 )
 _PAIR = r"(,? (?:not|or|nor|and|to) )"
-PAIRED_AFTER = re.compile(rf"\b({_SAID_WORD}){_PAIR}(\d{{1,3}})(?![\w:/%°]|[.,]\d)")
+# ... and after an amount said so, "$3.50, not 4" (korean60: three dollars and fifty cents, not 4): not four.
+PAIRED_AFTER = re.compile(rf"\b({_SAID_WORD}|dollars?|cents?){_PAIR}(\d{{1,3}})(?![\w:/%°]|[.,]\d)")
+# A number to call, "Call 911 or one", "dial 112" (korean60: nine hundred eleven, a pair's number): digit by digit, as
+# a phone number is said, nine one one; only a service's three digits (911, 999, 000, 110 to 139), not a count, "Call 3
+# times", "call 100 people", "call 120 customers".
+CALLED = re.compile(
+    r"(?<![A-Za-z])((?:[Cc]all|[Dd]ial|[Tt]ext)(?:ed|ing|s)? )(911|999|000|1[1-3]\d)(?![\w:/%°-]|[.,]\d)(?! [a-z]+s\b)"
+)
 PAIRED_BEFORE = re.compile(rf"(?<![\w./,:$€£¥₩§#\-−])(\d{{1,3}}){_PAIR}(?={_SAID_WORD}\b)")
 
 
 def numbers_said(sentence: str) -> str:
     """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
+    sentence = CALLED.sub(lambda m: m.group(1) + " ".join(_DIGIT_NAMES[int(d)] for d in m.group(2)), sentence)
     sentence = UNIT_RANGE.sub(_range_to, sentence)
     sentence = BRACKETED.sub(
         lambda m: ("minus " if m.group(1) else "") + _number_or_digits(m.group(2)), sentence

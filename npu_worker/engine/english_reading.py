@@ -331,6 +331,9 @@ _ARROW = re.compile(r" {0,4}([→⟶➔➜➡⇒⟹⇔←⟵↔⟷]) {0,4}")
 _BOTH_WAYS = {"↔", "⟷"}
 _PROPOSITIONS = re.compile(r"(?<![A-Za-z])[¬~]?[pqrs] {0,4}[↔⟷] {0,4}[¬~]?[pqrs](?![A-Za-z])")
 _BLANK = re.compile(r"[\s.]*")
+# ... and a key's, "Press ← to go back", "Hit → twice" (korean60: Press gets to go back, Hit to twice): the key's name.
+_KEY_BEFORE = re.compile(r"(?<![A-Za-z])(?:[Pp]ress|[Hh]it|[Tt]ap|[Cc]lick|[Uu]se|the)$")
+_KEY_NAMES = {"←": " left arrow ", "→": " right arrow "}
 # ... and a signed infinity, "x → +∞", and a capital's going to one, "N → ∞" (rvk21: x to +무한대, N to 무한대: a map's "to"
 # and the Korean rules' word): approaches plus infinity, N approaches infinity; a capital's "A → B" a map as before.
 # ... and a function's at a letter, "f(x) → 0" (korean21: f(x) to 0, a map's "to" and the Korean voice's 영): f(x) approaches
@@ -360,11 +363,14 @@ def _arrow(match: re.Match[str]) -> str:
     """An arrow between two terms in English words; a bullet's, opening or ending the sentence, as a space."""
     text, start, end = match.string, match.start(), match.end()
     # no copy of the sentence before or after it: linear in many arrows (the run always matches, empty at worst)
+    sign = match.group(1)
+    if sign in _KEY_NAMES and _KEY_BEFORE.search(text, max(0, start - 8), start):
+        # ending the sentence too, "To go back, press ←." (rvk60's bullet rule: unsaid)
+        return _KEY_NAMES[sign].rstrip() if _BLANK.fullmatch(text, end) else _KEY_NAMES[sign]
     blank = _BLANK.match(text)
     opens = blank is not None and blank.end() >= start
     if opens or _BLANK.fullmatch(text, end):
         return "" if opens else " "
-    sign = match.group(1)
     if sign in "←⟵":
         return " gets "
     if sign in _BOTH_WAYS:

@@ -166,5 +166,10 @@
 # 3절으로, 5절를), "아가 3:00에" a clock's 세 시에 (not 3장 00절); an English sentence's "5 μA", "10 µm" five microamperes,
 # ten micrometers (not 5 mu A, 10 마이크로미터), a Greek word's "λόγος" as written (not lambda ό gamma …, letter by letter);
 # "x<5>y이면" x와 y는 5 미만이면 (not x 5 미만 미만 y이면); "x₀.₃을", "T₀.₃을", "NCM₀.₉를" 쓰리를, 나인을 (not 쓰리을, 나인를);
-# "x ← 0이고 y를" x는 0이고 (not x에 0이고, y's particle taken for the value's).
+# "x ← 0이고 y를" x는 0이고 (not x에 0이고, y's particle taken for the value's). Its follow-ups (korean61, same revision:
+# unreleased): "요나 10:30에 왔다" 열 시 30분에 (not 10장 30절에), "요한복음 3:16~4:2" 3장 16절에서 4장 2절 (not 4 대 2), "3:16와"
+# 16분과 (not 16분와); an English sentence's "-p 8080:80" … colon eighty (not to eighty), "$3.50, not 4" three dollars and fifty
+# cents, not four (not 3 점 오영 달러, not 4), "Call 911" nine one one (not nine hundred eleven), "Press ← to go back" left
+# arrow (not gets), "α⁺β" 알파 플러스 베타 (not 알파⁺베타); a subscript letter index, "αₙ", "xₙ을", "x < yᵢ" 알파 n, x n을, x y i
+# 미만 (not 알파ₙ, xₙ을, yᵢ: espeak garbled the first, said nothing for the second, spelled the third's Unicode name).
 AUDIO_REVISION = 29

@@ -127,10 +127,13 @@ def _is_ion(match: re.Match[str], about_chemistry: bool, said_capitals: frozense
 # A Greek letter alone with a sign, a particle's "Σ⁻", "π⁺" (korean20: 시그마⁻, the sign left to espeak's English hyphen):
 # its sign said, 시그마 마이너스, 파이 플러스; Sigma minus in English. Not a power's nor a word's letter, "σ²", "Σ⁻¹". A pair
 # of them, a state's "α⁺β⁻", a meson pair's "π⁺π⁻", each so (read59k: 알파⁺베타 마이너스, the first sign unsaid).
+# ... and a pair whose second letter has no sign, "α⁺β" (rvk60: 알파⁺베타, the sign unsaid): 알파 플러스 베타; not before a
+# word's or a power's letter, "α⁺βx", "α⁺β²".
 _GREEK = "\u0391-\u03a9\u03b1-\u03c9"
 _GREEK_SIGN = re.compile(
     rf"(?<!\w)([{_GREEK}])([⁺⁻])"
-    rf"(?:(?=[{_GREEK}][⁺⁻])|(?![A-Za-z\d_\u0370-\u03ff⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?)"
+    rf"(?:(?=[{_GREEK}](?:[⁺⁻]|(?![A-Za-z\d_\u0370-\u03ff⁰¹²³⁴⁵⁶⁷⁸⁹^{_SUPERSCRIPT_LETTER}])))"
+    rf"|(?![A-Za-z\d_\u0370-\u03ff⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻^{_SUPERSCRIPT_LETTER}])(?:{PARTICLE})?)"
 )
 
 

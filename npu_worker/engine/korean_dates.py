@@ -37,17 +37,42 @@ _BOOKS = (
     " 빌립보서 골로새서 데살로니가전서 데살로니가후서 디모데전서 디모데후서 디도서 빌레몬서 히브리서 야고보서 베드로전서"
     " 베드로후서 요한일서 요한이서 요한삼서 유다서 요한계시록"
 ).split()
+# A range to another chapter's verse, "요한복음 3:16~4:2" (korean60: 16절에서 4 대 2, a ratio): 16절에서 4장 2절.
 VERSE = re.compile(
-    rf"(?<![가-힣])((?:{'|'.join(_BOOKS)}) ?)([1-9]\d{{0,2}}):([1-9]\d{{0,2}})(?:절? ?[-–~] ?([1-9]\d{{0,2}})(?![\d:]))?"
-    r"절?(?![\d:]|\.\d)"
+    rf"(?<![가-힣])((?:{'|'.join(_BOOKS)}) ?)([1-9]\d{{0,2}}):([1-9]\d{{0,2}})"
+    r"(?:절? ?[-–~] ?(?:([1-9]\d{0,2}):)?([1-9]\d{0,2})(?![\d:]))?"
+    r"(절)?(?![\d:]|\.\d)"
     rf"(?:{PARTICLE})?"
+)
+# A book's name that is a person's or a word as well, "요나 10:30에 왔다", "요엘 9:15부터", "아가 3:20까지" (rvk60: 10장 30절에,
+# 9장 15절부터): a clock's where it can be one, a minute of two digits under 60 and an hour to 24, and a time's particle follows
+# (에, 부터, 까지, 쯤, 경); with 절, a range, a one-digit verse or any other word after it, a verse. The limit: a verse cited with
+# 에 after one of these five names and no word of citing after it, "요나 1:17에 물고기가", is read as a time (한 시 17분에).
+_PERSON_OR_WORD = frozenset("다니엘 요나 요엘 미가 아가".split())
+# A text's words after 에 keep a verse, "다니엘 2:44에 나온다", "요나 1:17에 보면", "미가 5:2에 따르면", "… 기록된": a book's.
+_TIME_AFTER = re.compile(
+    r"(?:에(?! ?(?:나오|나온|나와|기록|적힌|적혀|쓰인|쓰여|보면|따르면|이르|의하면))|부터|까지|쯤|경)(?![가-힣])"
+    r"|(?:부터|까지)(?:는|도|만)(?![가-힣])|에는(?![가-힣])"
 )
 
 
 def verse(match: re.Match[str]) -> str:
-    book, chapter, first, last, particle = match.groups()
-    said = f"{book}{chapter}장 {first}절" + (f"에서 {last}절" if last else "")
+    book, chapter, first, last_chapter, last, jeol, particle = match.groups()
+    if _a_time_of_day(match):
+        return match.group()  # `CLOCK` reads it: 열 시 30분에
+    said = f"{book}{chapter}장 {first}절" + (f"에서 {last_chapter}장" if last_chapter else "")
+    said += f"{'' if last_chapter else '에서'} {last}절" if last else ""
     return said + (particle_after("절", particle) if particle else "")
+
+
+def _a_time_of_day(match: re.Match[str]) -> bool:
+    """Whether a reference after a name that is also a person's or a word is a time of day, as a listener takes it."""
+    book, chapter, first, _, last, jeol, particle = match.groups()
+    if book.strip() not in _PERSON_OR_WORD or last or jeol or particle:
+        return False
+    if not (int(chapter) <= 24 and len(first) == 2 and int(first) < 60):
+        return False
+    return _TIME_AFTER.match(match.string, match.end()) is not None
 
 
 # Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일; not a
@@ -92,6 +117,7 @@ MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
 # A time of day, "10:30" or "10:30:15" (열 시 삼십 분 십오 초), but not before a ratio's word ("1:10 축척").
 CLOCK = re.compile(
     r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?::([0-5]\d))?(?![\d:])(?! ?(?:비율|비(?![가-힣])|축척))"
+    rf"(?:{PARTICLE})?"
 )
 
 
@@ -174,14 +200,17 @@ def after_a_ratio_word(text: str, start: int) -> bool:
 
 
 def clock(match: re.Match[str]) -> str:
-    hour, minute, second = match.groups()
+    """ "10:30:15" as 10시 30분 15초; a particle after it as its last word takes it, "3:16와" 16분과 (korean60: 16분와,
+    the form the writer chose for 육's sound)."""
+    hour, minute, second, particle = match.groups()
     if not second and after_a_ratio_word(match.string, match.start()):
         return match.group()  # read by `korean_formulas.RATIO` next: 1 대 10
-    return (
+    said = (
         f"{int(hour)}시"
         + (f" {int(minute)}분" if int(minute) else "")
         + (f" {int(second)}초" if second and int(second) else "")
     )
+    return said + (particle_after(said, particle) if particle else "")
 
 
 def june_or_october(match: re.Match[str]) -> str:

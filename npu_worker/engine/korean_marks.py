@@ -391,3 +391,16 @@ def _count_said(count: str) -> str:
     if number < 20:
         return ENGLISH_TEENS_HANGUL[number - 10]
     return ENGLISH_TENS_HANGUL[number // 10] + (ENGLISH_DIGITS[number % 10] if number % 10 else "")
+
+
+# A letter's index written as a subscript letter, "αₙ", "xₙ을", "aᵢⱼ" (rvk60: 알파ₙ, which espeak garbled, 알피으파 엔, and
+# x을, the index unsaid): the index's letters after a space, 알파 n, x n을, a i j, as a lecturer names an index. Read last,
+# once the bounds' rules have placed an index by its term ("x ≤ 2σᵢ"); a Greek subscript, "xᵦ", is left.
+SUBSCRIPT_INDEX = re.compile(r"(?<=[A-Za-z가-힣\u0370-\u03ff)])[ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ]{1,8}(?![ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ])")
+
+
+def subscript_index_said(text: str) -> str:
+    """`text` with each subscript letter index as its letters after a space, "xₙ" x n."""
+    if not SUBSCRIPT_INDEX.search(text):
+        return text
+    return SUBSCRIPT_INDEX.sub(lambda m: " " + " ".join(unicodedata.normalize("NFKC", m.group())), text)

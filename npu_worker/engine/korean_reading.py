@@ -47,7 +47,7 @@ from . import korean_sets as sets
 from . import korean_units as units
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .base import language_code
-from .korean_marks import list_marks_spoken, marks_spoken
+from .korean_marks import list_marks_spoken, marks_spoken, subscript_index_said
 from .korean_templates import template
 from .korean_words import MATH_NAMES as _MATH_NAMES
 from .korean_words import SYMBOLS as _SYMBOLS
@@ -114,6 +114,7 @@ def spoken(text: str) -> str:
     # "‹" and "›" as "<" and ">" before an English sentence's bounds are said (korean18: x 2파이 미만)
     text = english_reading.angle_relations(text)
     text = _numbers_spoken(_english_held(text)).replace(_HELD_EQUALS, "=")
+    text = subscript_index_said(text)  # "αₙ" 알파 n, last: the bounds' rules place an index first
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
 
 

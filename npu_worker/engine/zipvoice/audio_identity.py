@@ -85,7 +85,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 30: stop 59's review of rvk21 (rvk22): the readings the espeak engine's revision 26 lists.
 # 31: stop 59's last reading (read59k): the readings the espeak engine's revision 27 lists.
 # 32: stop 60's leftovers (korean60): the readings the espeak engine's revision 28 lists.
-# 33: stop 60's review of korean60 (rvk60): the readings the espeak engine's revision 29 lists.
+# 33: stop 60's review of korean60 (rvk60) and its follow-ups (korean61, unreleased): the readings the espeak engine's
+# revision 29 lists.
 AUDIO_REVISION = 33
 
 
