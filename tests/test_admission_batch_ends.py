@@ -1,6 +1,6 @@
 """A batch section's end does not look at every section of its batch (issue 25, stop 60): `section_done`
 asked `not job.pending`, which listed every section not ended, each through `Section.finished`: a
-400-section batch made ≈ 80 000 calls under the admission lock to end its sections, quadratic in them.
+400-section batch made 163 203 calls under the admission lock to end its sections, quadratic in them.
 Counted with cProfile around a real `Admission`, sections ended in order as the finisher ends them."""
 
 from __future__ import annotations

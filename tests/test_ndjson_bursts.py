@@ -8,6 +8,8 @@ import json
 
 from npu_worker.http_compat import ndjson
 
+BURST_BYTES = 64 * 1024  # ndjson.BURST_BYTES: aiohttp's own bound on what a write leaves unsent
+
 
 async def http_chunks(response) -> list[bytes]:
     """The body as the worker wrote it: one piece an HTTP chunk (aiohttp writes one a `write`)."""
@@ -46,3 +48,29 @@ async def test_a_long_replay_is_written_in_bounded_bursts(worker, monkeypatch):
     chunks = await http_chunks(await client.get(f"/jobs/{job_id}/events?after=1"))
     assert b"".join(chunks).splitlines() == streamed[1:]
     assert [chunk.count(b"\n") for chunk in chunks] == [3, 3, 3]
+
+
+async def test_a_burst_of_long_lines_is_bounded_in_bytes_too(worker, tmp_path):
+    """256 lines of a job whose `wav_path`s are long (a caller picks them: up to a path's 4 096 bytes) were
+    one write of up to ≈ 1 MiB, which a slow reader's connection holds whole (aiohttp waits for the socket
+    to drain only past 64 KiB, after the write): 16 times what a line at a time held, and a caller may open
+    hundreds of such connections."""
+    folder = tmp_path / ("d" * 200) / ("e" * 200)
+    folder.mkdir(parents=True)
+    client = await worker()
+    sections = [
+        {"idx": i, "text": f"문장 {i}.", "output_path": str(folder / f"{i:03d}{'f' * 200}.wav")}
+        for i in range(130)
+    ]
+    response = await client.post("/synth_batch", json={"sections": sections})
+    streamed = [line for line in (await response.read()).splitlines() if b'"heartbeat"' not in line]
+    job_id = json.loads(streamed[0])["job_id"]
+    chunks = await http_chunks(await client.get(f"/jobs/{job_id}/events"))
+    assert b"".join(chunks).splitlines() == streamed
+    assert sum(map(len, streamed[:256])) > BURST_BYTES  # (lines of ≈ 800 bytes: 256 of them ≈ 105 KiB)
+    over = [
+        len(chunk)
+        for chunk in chunks
+        if len(chunk) - len(chunk.rstrip(b"\n").rsplit(b"\n", 1)[-1]) > BURST_BYTES
+    ]
+    assert not over, over  # what precedes a write's last line is within the bound (was 107 KiB: 256 lines)

@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 # At most this many lines a write: a re-attach to a long finished job (a 1 000-section batch's 2 000
 # lines) is not joined into one copy of its whole log.
 BURST_LINES = 256
+# And no more lines once a write holds this many bytes (aiohttp's own bound, past which a write waits for
+# the socket to drain): 256 lines with a caller's long `wav_path`s were up to ≈ 1 MiB a write, held whole
+# by a reader that does not read (a line at a time held at most 64 KiB and a line).
+BURST_BYTES = 64 * 1024
 
 NDJSON_HEADERS = {
     "Content-Type": "application/x-ndjson; charset=utf-8",
@@ -146,11 +150,14 @@ async def _pump(
             except StopAsyncIteration:
                 break
             lines: list[bytes] = []
+            size = 0
             while item is not None:  # (then what else this wake-up brought, taken without waiting)
                 if isinstance(item, LogEntry):
-                    lines += (item.line, b"\n")
+                    line = item.line
+                    lines += (line, b"\n")
+                    size += len(line) + 1
                     last_seq = None if isinstance(item.event, Done) else item.seq
-                item = subscription.ready() if len(lines) < 2 * BURST_LINES else None
+                item = subscription.ready() if len(lines) < 2 * BURST_LINES and size < BURST_BYTES else None
             if lines:
                 await response.write(b"".join(lines))
     finally:
