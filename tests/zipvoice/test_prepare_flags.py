@@ -3,6 +3,7 @@ counts checked before the model is read."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,42 @@ def test_an_out_folder_under_a_tilde_no_shell_expanded_is_made_in_the_home(
     assert (home / "m-qnn" / "manifest.json").is_file() and not (here / "~").exists()
     assert said.startswith(f"prepared {home / 'm-qnn'}: "), said
     assert f" --model-dir {home / 'm-qnn'} --device qnn " in said, said
+
+
+@qnn
+@pytest.mark.parametrize("name", ["./~", "./~old"])
+def test_a_folder_named_with_a_tilde_here_is_the_one_the_serve_line_names(
+    qnn_model_dir, tmp_path, monkeypatch, capsys, name
+):
+    """`--out ./~old` (how a folder named `~old` here is named: `~old` alone is a home) lost its `./`
+    as the flag was read: refused, "no home directory for . on this machine"; and `./~` was the home
+    itself, prepared into (an empty one) and named so by the printed `serve` line."""
+    from npu_worker import cli
+    from npu_worker.engine.zipvoice.model_files import home_expanded
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    assert cli.main([*command, "--out", name]) == 0
+    words = shlex.split(capsys.readouterr().out.split("serve it with: ", 1)[1])
+    args = cli.build_parser(words[1:]).parse_args(words[1:])
+    assert (here / name / "manifest.json").is_file() and list(home.iterdir()) == []
+    assert home_expanded(args.model_dir).resolve() == (here / name).resolve(), words  # as serve reads it
+
+
+@pytest.mark.parametrize("flag", ["--ref-wav", "--calibration-texts"])
+def test_a_blank_calibration_file_is_the_default(flag):
+    """`--calibration-texts "$TEXTS"` with TEXTS unset was read as the folder `.` ("cannot read
+    calibration texts .: [Errno 21] Is a directory: '.'"), a blank --ref-wav as the wav `.`, names the
+    operator never gave: blank is the default, as serve's --ref-wav."""
+    from npu_worker import cli
+
+    words = ["prepare", "--model-dir", "m", "--out", "o", "--precision", "a16w8", flag, ""]
+    args = cli.build_parser(words).parse_args(words)
+    assert getattr(args, flag[2:].replace("-", "_")) is None
 
 
 def test_calibration_texts_under_a_tilde_are_read_from_the_home(tmp_path, monkeypatch, capsys):
