@@ -255,7 +255,7 @@ def _check_target(value: str) -> None:
     allocation related error", which sent the operator to look for memory."""
     if qnn_targets.resolve(value) is None and qnn_targets.htp_is_simulated():
         raise ValueError(
-            f"--qnn-soc {value or repr(value)}: the x86 HTP simulator compiles for a named target only "
+            f"--qnn-soc {value.strip() or repr(value)}: the x86 HTP simulator compiles for a named target only "
             "(without one QNN fails to finalise the decoder, QNN_COMMON_ERROR_MEM_ALLOC); leave it auto "
             f"({qnn_targets.SIMULATOR_DEFAULT} here) or name the device's SoC: "
             f"{', '.join(qnn_targets.TARGETS)}, a part number or a soc_model number"

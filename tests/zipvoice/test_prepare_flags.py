@@ -161,7 +161,7 @@ def test_a_blank_folder_flag_is_refused_in_its_words(tiny_model_dir, tmp_path, m
 
 
 @x86_only
-@pytest.mark.parametrize("value", ["none", "", "0"])
+@pytest.mark.parametrize("value", ["none", "", "0", "  "])  # "  ": it said "--qnn-soc   : the x86 ..."
 def test_no_target_on_the_x86_simulator_is_refused_before_anything_is_made(tmp_path, value):
     """`--qnn-soc none` (or blank, read as none) on x86: the decoder was specialised (minutes at full
     size), then "QNN could not compile fm_decoder.onnx for 63 frames: ... QNN_COMMON_ERROR_MEM_ALLOC:
@@ -171,7 +171,7 @@ def test_no_target_on_the_x86_simulator_is_refused_before_anything_is_made(tmp_p
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     said = done.stderr.strip().splitlines()
     assert len(said) == 1 and said[0].startswith(
-        f"npu-worker prepare: --qnn-soc {value or repr(value)}: the x86 HTP simulator compiles for a named "
+        f"npu-worker prepare: --qnn-soc {value.strip() or repr(value)}: the x86 HTP simulator compiles for a named "
         "target only (without one QNN fails to finalise the decoder, QNN_COMMON_ERROR_MEM_ALLOC); leave it "
         "auto (8gen3 here) or name the device's SoC: 888, "
     ), said
