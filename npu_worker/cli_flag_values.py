@@ -24,16 +24,13 @@ def language(text: str) -> str:
 def home_path(text: str) -> Path:
     """argparse type of `bench`'s paths: `~` and `~user` expanded as `synth` and `batch` do (a shell
     leaves `--wav-dir=~/w` as written: bench made a folder named `~` in the caller's folder); argparse's
-    refusal for a home no account has."""
-    try:
-        return Path(text).expanduser()
-    except RuntimeError:
-        raise argparse.ArgumentTypeError(no_home(text)) from None
+    refusal for a home no account has (`as_written_home`)."""
+    return Path(as_written_home(text))
 
 
 def home_folder(text: str) -> str:
     """`home_path` as the string `--wav-dir` is kept as."""
-    return str(home_path(text))
+    return as_written_home(text)
 
 
 def prepare_folder(text: str) -> str:
@@ -62,11 +59,12 @@ def as_written_home(text: str) -> str:
 
 
 def local_path(text: str, flag: str, command: str = "synth") -> Path | None:
-    """`text` with `~` expanded, made absolute; None (the refusal said) for a `~user` no account has,
-    or a `~` with no home: pathlib's RuntimeError was a traceback."""
+    """`text` with `~` expanded (`as_written_home`: `-o ./~x.wav` was refused, "no home directory for
+    ."), made absolute; None (the refusal said) for a `~user` no account has, or a `~` with no home:
+    pathlib's RuntimeError was a traceback."""
     try:
-        return Path(text).expanduser().absolute()
-    except RuntimeError:
+        return Path(as_written_home(text)).absolute()
+    except argparse.ArgumentTypeError:
         say(f"npu-worker {command}: {flag} {no_home(text)}")
         return None
 
