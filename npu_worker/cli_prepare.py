@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cli import hear_ctrl_c, stderr_line
-from .cli_flag_values import home_folder
+from .cli_flag_values import prepare_file, prepare_folder
 from .cli_prepare_serve import serve_said
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
@@ -35,14 +35,14 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         "onnxruntime-qnn (pip install '.[qnn]' in the npu-worker checkout); on x86 the HTP simulator backend compiles.",
     )
     parser.add_argument(
-        "--model-dir", required=True, type=_folder, help="the ZipVoice model directory to prepare"
+        "--model-dir", required=True, type=prepare_folder, help="the ZipVoice model directory to prepare"
     )
     # `~` expanded as --model-dir's is (a shell leaves `--out=~/m-qnn` as written): it made a folder
     # named `~` in the current one, and the `serve` line printed named `'~/m-qnn'`, which serve expands.
     parser.add_argument(
         "--out",
         required=True,
-        type=_folder,
+        type=prepare_folder,
         help="the prepared directory to write (serve --model-dir OUT)",
     )
     parser.add_argument(
@@ -61,13 +61,13 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
     calibration = parser.add_argument_group("calibration (a16w8, a8w8)")
     calibration.add_argument(
         "--ref-wav",
-        type=home_folder,
+        type=prepare_file,
         help="reference voice the engine calibrates with (default: the one model dir holds)",
     )
     calibration.add_argument("--ref-text", help="its transcript (default: the .txt beside the wav)")
     calibration.add_argument(
         "--calibration-texts",
-        type=home_folder,
+        type=prepare_file,
         help="JSON: a lecture ({lang, sections: [{text}]}) or [{text, lang}] (default: the bundled "
         "39-section Korean lecture plus sentences in ko, en, zh, ja)",
     )
@@ -100,15 +100,6 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         help=f"CPU threads for specialising, 0 to {MAX_THREADS} (0: cores)",
     )
     parser.set_defaults(handler=run_prepare, hears_stops=True)  # (`start_stops_heard` first thing)
-
-
-def _folder(text: str) -> str:
-    """--model-dir's and --out's argparse type: `~` expanded (`home_folder`), blank refused. `--out
-    "$OUT"` with OUT unset prepared into the current folder ("prepared ."), and a blank --model-dir
-    was said to be "required for --backend zipvoice-onnx", a flag prepare does not have."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is blank: give a folder")
-    return home_folder(text)
 
 
 def _threads(text: str) -> int:
@@ -264,7 +255,7 @@ def _check_target(value: str) -> None:
     allocation related error", which sent the operator to look for memory."""
     if qnn_targets.resolve(value) is None and qnn_targets.htp_is_simulated():
         raise ValueError(
-            f"--qnn-soc {value or repr(value)}: the x86 HTP simulator compiles for a named target only "
+            f"--qnn-soc {value.strip() or repr(value)}: the x86 HTP simulator compiles for a named target only "
             "(without one QNN fails to finalise the decoder, QNN_COMMON_ERROR_MEM_ALLOC); leave it auto "
             f"({qnn_targets.SIMULATOR_DEFAULT} here) or name the device's SoC: "
             f"{', '.join(qnn_targets.TARGETS)}, a part number or a soc_model number"

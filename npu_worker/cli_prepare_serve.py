@@ -22,7 +22,8 @@ def serve_command(
     --allow-htp-simulator (without it serve refuses the device, which it runs only when allowed); a
     calibrated folder with the voice it was calibrated with, `--ref-wav` (and `--ref-text` if given;
     without them serve refused every request that named no voice). Each word quoted for the shell, and a name beginning with a
-    dash (`--out=-x`) as `./-x`: serve took it for a flag (`--model-dir: expected one argument`).
+    dash (`--out=-x`) as `./-x`: serve took it for a flag (`--model-dir: expected one argument`); the
+    transcript as `--ref-text=...` for the same reason (a dialogue line "-네")
     A target named by `--qnn-soc` is named to serve too: with its default, auto, serve refused the
     folder as compiled for another target ("serve with --qnn-soc 8gen2"). `on_device`: the line for
     the device, from x86: no --allow-htp-simulator, and the target by name (auto is 8gen3 on x86, the
@@ -34,7 +35,7 @@ def serve_command(
     folder = os.path.join(".", out) if out.startswith("-") else out
     wav, text = voice or (None, None)
     ref_wav = f" --ref-wav {shlex.quote(wav)}" if wav is not None else ""
-    ref_wav += f" --ref-text {shlex.quote(text)}" if text is not None else ""
+    ref_wav += f" --ref-text={shlex.quote(text)}" if text is not None else ""  # (`=`: "-네" is no flag)
     return (
         f"npu-worker serve --backend zipvoice-onnx --model-dir {shlex.quote(folder)} --device qnn "
         f"--precision {precision}{ref_wav}{target}{simulator}"

@@ -3,6 +3,7 @@ counts checked before the model is read."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,42 @@ def test_an_out_folder_under_a_tilde_no_shell_expanded_is_made_in_the_home(
     assert f" --model-dir {home / 'm-qnn'} --device qnn " in said, said
 
 
+@qnn
+@pytest.mark.parametrize("name", ["./~", "./~old"])
+def test_a_folder_named_with_a_tilde_here_is_the_one_the_serve_line_names(
+    qnn_model_dir, tmp_path, monkeypatch, capsys, name
+):
+    """`--out ./~old` (how a folder named `~old` here is named: `~old` alone is a home) lost its `./`
+    as the flag was read: refused, "no home directory for . on this machine"; and `./~` was the home
+    itself, prepared into (an empty one) and named so by the printed `serve` line."""
+    from npu_worker import cli
+    from npu_worker.engine.zipvoice.model_files import home_expanded
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    assert cli.main([*command, "--out", name]) == 0
+    words = shlex.split(capsys.readouterr().out.split("serve it with: ", 1)[1])
+    args = cli.build_parser(words[1:]).parse_args(words[1:])
+    assert (here / name / "manifest.json").is_file() and list(home.iterdir()) == []
+    assert home_expanded(args.model_dir).resolve() == (here / name).resolve(), words  # as serve reads it
+
+
+@pytest.mark.parametrize("flag", ["--ref-wav", "--calibration-texts"])
+def test_a_blank_calibration_file_is_the_default(flag):
+    """`--calibration-texts "$TEXTS"` with TEXTS unset was read as the folder `.` ("cannot read
+    calibration texts .: [Errno 21] Is a directory: '.'"), a blank --ref-wav as the wav `.`, names the
+    operator never gave: blank is the default, as serve's --ref-wav."""
+    from npu_worker import cli
+
+    words = ["prepare", "--model-dir", "m", "--out", "o", "--precision", "a16w8", flag, ""]
+    args = cli.build_parser(words).parse_args(words)
+    assert getattr(args, flag[2:].replace("-", "_")) is None
+
+
 def test_calibration_texts_under_a_tilde_are_read_from_the_home(tmp_path, monkeypatch, capsys):
     """`--calibration-texts=~/texts.json` was looked for in a folder named `~` under the current one:
     "cannot read calibration texts ~/texts.json: No such file or directory"."""
@@ -124,7 +161,7 @@ def test_a_blank_folder_flag_is_refused_in_its_words(tiny_model_dir, tmp_path, m
 
 
 @x86_only
-@pytest.mark.parametrize("value", ["none", "", "0"])
+@pytest.mark.parametrize("value", ["none", "", "0", "  "])  # "  ": it said "--qnn-soc   : the x86 ..."
 def test_no_target_on_the_x86_simulator_is_refused_before_anything_is_made(tmp_path, value):
     """`--qnn-soc none` (or blank, read as none) on x86: the decoder was specialised (minutes at full
     size), then "QNN could not compile fm_decoder.onnx for 63 frames: ... QNN_COMMON_ERROR_MEM_ALLOC:
@@ -134,7 +171,7 @@ def test_no_target_on_the_x86_simulator_is_refused_before_anything_is_made(tmp_p
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     said = done.stderr.strip().splitlines()
     assert len(said) == 1 and said[0].startswith(
-        f"npu-worker prepare: --qnn-soc {value or repr(value)}: the x86 HTP simulator compiles for a named "
+        f"npu-worker prepare: --qnn-soc {value.strip() or repr(value)}: the x86 HTP simulator compiles for a named "
         "target only (without one QNN fails to finalise the decoder, QNN_COMMON_ERROR_MEM_ALLOC); leave it "
         "auto (8gen3 here) or name the device's SoC: 888, "
     ), said

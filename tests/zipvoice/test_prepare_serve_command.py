@@ -57,7 +57,9 @@ def test_the_printed_serve_command_names_any_folder_as_given(out: str):
 
 
 @pytest.mark.parametrize("out", HOSTILE_OUTS[:3])
-@pytest.mark.parametrize("text", [None, "안녕하세요. it's me"])
+# a transcript that begins with a dash (a dialogue line): `--ref-text - 네, ...` was argparse's
+# "expected one argument" in the serve the line said to run (prepare itself took `--ref-text=- 네`)
+@pytest.mark.parametrize("text", [None, "안녕하세요. it's me", "- 네, 안녕하세요.", "-네"])
 def test_the_printed_serve_command_of_a_calibrated_folder_names_its_voice(out: str, text: str | None):
     """A folder prepared with `--precision a16w8` was calibrated with a voice, which the printed serve
     line left out: that serve refused every request that named no voice (`UnknownVoice`)."""
