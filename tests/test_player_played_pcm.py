@@ -102,7 +102,13 @@ def test_two_korean_sections_play_exactly_as_synth_writes_them(
             f"() => {{ const s = {SNAPSHOT}; return s.run && s.run.audioDrained; }}",
             timeout=seconds(90) * 1000,
         )
-        page.wait_for_timeout(500)  # the recorder's last buffer
+        # The recorder (a double-buffered ScriptProcessor of 4096 frames) hands the drain's last sample
+        # to the page at most two buffers after it: three more, awaited, not a 500 ms sleep that a
+        # loaded page's main thread can outlast (the context runs on after the drain: no pause).
+        recorded = page.evaluate("window.playedChunks.length")
+        page.wait_for_function(
+            f"() => window.playedChunks.length >= {recorded + 3}", timeout=seconds(30) * 1000
+        )
         state = page.evaluate(SNAPSHOT)
         played = np.frombuffer(base64.b64decode(page.evaluate(PLAYED)), dtype="<f4")
     finally:
