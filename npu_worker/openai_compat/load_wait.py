@@ -3,8 +3,8 @@
 An OpenAI SDK retries a 503 twice, about 3 s in all, and gives up; an engine takes seconds to minutes to
 load, so every SDK call of a restart's first seconds failed. Waiting here (as the stream socket's
 messages wait) makes such a call take longer instead. Nothing of the body is read meanwhile: a waiting
-request holds its connection and what aiohttp reads ahead of a handler (128 KiB at most), never its
-body in memory. At most a quarter of `--max-connections` wait at once (`LoadWaiters`): a waiting request
+request holds its connection and what aiohttp reads ahead of a handler (bounded by its buffer's
+high-water mark), never its body in memory. At most a quarter of `--max-connections` wait at once (`LoadWaiters`): a waiting request
 is no connection the guard may close for room, so a flood during a load must leave the rest to others
 (`/health` probes, requests once it has loaded); past that, `Loading` at once, as before.
 """
