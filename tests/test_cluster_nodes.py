@@ -97,10 +97,13 @@ async def test_an_empty_node_id_file_gets_a_name_not_the_empty_one(worker, redis
 
 
 async def test_an_api_node_without_engines_says_so_not_that_its_engine_is_loading(
-    worker, redis_server, tmp_path
+    worker, redis_server, tmp_path, monkeypatch
 ):
     """/ready and the OpenAI routes on an api node whose engine nodes are all gone said "the engine is
     still loading": it loads none."""
+    from npu_worker.openai_compat import load_wait
+
+    monkeypatch.setattr(load_wait, "LOAD_WAIT_SECONDS", 0.0)  # what the speech route says past its wait
     client = await worker(queue=redis_server.url, role="api", wait_loaded=False)
     ready = await client.get("/ready")
     assert ready.status == 503

@@ -76,6 +76,11 @@ async def loaded_engine(scheduler: Scheduler, wait_seconds: float, poll_seconds:
     return engine_info(scheduler)
 
 
+def still_loading(scheduler: Scheduler) -> bool:
+    """Nothing runs yet and nothing failed: the engine loads or the kept jobs are read (waiting helps)."""
+    return scheduler.info is None and scheduler.load_error is None
+
+
 def queue_has_room(scheduler: Scheduler, max_queue: int) -> bool:
     """Whether a section would be admitted now, as far as the queue's count says (a cluster's is a view)."""
     return scheduler.queue_size() < max_queue

@@ -6,10 +6,11 @@ import logging
 
 from aiohttp import web
 
-from ..app_keys import ERROR_SHAPES_KEY
+from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
 from ..http_compat.errors import expect_continue
 from .errors import openai_refusal, unversioned_refusal
 from .formats import available_formats
+from .load_wait import LOAD_WAITERS_KEY, load_waiters
 from .models_api import get_model, list_models
 from .speech import create_speech
 from .speech_batch import create_speech_batch
@@ -35,6 +36,7 @@ def setup_openai(app: web.Application) -> None:
         logging.getLogger(__name__).info("speech formats: %s", formats)
 
     app.on_startup.append(say_formats)
+    app[LOAD_WAITERS_KEY] = load_waiters(app[SETTINGS_KEY].max_connections)
     app[ERROR_SHAPES_KEY]["/v1/"] = openai_refusal
     app[ERROR_SHAPES_KEY].update(dict.fromkeys(SDK_PATHS, unversioned_refusal))
     app.router.add_post("/v1/audio/speech", create_speech, expect_handler=expect_continue)

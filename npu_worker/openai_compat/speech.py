@@ -55,6 +55,7 @@ from .formats import (
     available_formats,
     require_format,
 )
+from .load_wait import wait_for_load
 from .messages import SpeechAudioDelta, SpeechAudioDone, SpeechError
 from .models_api import check_model
 from .request import (
@@ -248,6 +249,7 @@ def voice_refused(error: WorkerError, speech: SpeechRequest | None, params: Synt
 @openai_errors
 async def create_speech(request: web.Request) -> web.StreamResponse:
     gone = functools.partial(until_caller_gone, request)  # (an inline ref_audio's wait for a decode slot)
+    await wait_for_load(request)  # (an SDK's call during a restart takes longer, not a 503)
     speech, fmt, run = await prepare_speech(request, await read_body(request), gone)
     sse = speech.stream_format == "sse"
     del speech  # (its inline ref_audio, decoded, out of the body budget: not kept while the audio streams)

@@ -26,6 +26,7 @@ from .bodies import SpeechBatchResult, SpeechItem
 from .core import engine_info
 from .errors import openai_error, openai_errors, with_param
 from .formats import encode_whole
+from .load_wait import wait_for_load
 from .models_api import check_model
 from .request import DecodedAudio, InlineAudio, SpeechBatchBody, SpeechBody, SpeechRequest, parse_ref_audio
 from .speech import (
@@ -168,6 +169,7 @@ def item_limit(app: web.Application) -> tuple[int, str]:
 @openai_errors
 async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
+    await wait_for_load(request)  # as one speech request waits
     body: SpeechBatchBody = wire.decode(await read_body(request), SpeechBatchBody)
     items = body.items
     limits = request.app[LIMITS_KEY]
