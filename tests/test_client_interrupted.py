@@ -159,3 +159,33 @@ async def test_a_ctrl_c_after_an_accepted_body_whose_status_is_no_word_stays_a_k
         "npu_worker.client: job 'j1' was left running (it writes its wavs on): cancel_job('j1'),"
         " DELETE /jobs/j1, stops it",
     ], run.stderr
+
+
+async def test_batch_poll_stopped_after_an_accepted_body_whose_status_is_no_word_cancels_its_job(tmp_path):
+    """`npu-worker batch --poll` so stopped: the client's TypeError was a traceback and exit 1 ("some
+    sections failed"), the job neither cancelled nor named; now it is cancelled, as any, exit 130."""
+    from tests.test_cli_client import write_lecture
+    from tests.test_cli_client_rogue_worker import LOADING, batch_interrupted_once
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return reply(202, json.dumps({"job_id": "j1", "status": ["queued"], "total": 2}).encode())
+        if method == "DELETE":
+            cancelled = {
+                "job_id": "j1",
+                "status": "cancelled",
+                "done": 0,
+                "total": 2,
+                "cancel_requested": True,
+            }
+            return reply(200, json.dumps(cancelled).encode())
+        return LOADING
+
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = [str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--poll"]
+        code, err = await batch_interrupted_once(argv, b"waiting for the worker: Loading: x")
+    assert code == 130 and ("DELETE", "/jobs/j1") in rogue.requests, err
+    assert err.decode().splitlines()[-1] == (
+        "npu-worker batch: interrupted; job j1 cancelled, 0 of 2 sections done (their wavs are kept)"
+    ), err
