@@ -6,6 +6,7 @@ real in-process worker, its engine held so that the job is still running."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
@@ -13,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.rogue_worker import RogueWorker, ndjson
+from tests.rogue_worker import RogueWorker, ndjson, reply
 from tests.signal_scripts import ROOT, tokenless_env
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -132,3 +133,59 @@ async def test_a_hostile_workers_job_id_puts_no_control_character_in_the_note(tm
         f" cancel_job({hostile!r}), DELETE {sent}, stops it"
     ), run.stderr
     assert "\x1b" not in run.stderr
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.parametrize("status", [["queued"], {"queued": 1}], ids=["list", "object"])
+async def test_a_ctrl_c_after_an_accepted_body_whose_status_is_no_word_stays_a_keyboard_interrupt(
+    tmp_path, status
+):
+    """A worker that accepted the batch with a `status` that is no word (a list, an object): the note's
+    check of whether the job had ended raised `TypeError: unhashable type` in place of the caller's
+    KeyboardInterrupt (a script's `except KeyboardInterrupt` missed it; `batch --poll` was a traceback)."""
+
+    def script(method: str, path: str) -> bytes:
+        return reply(202, json.dumps({"job_id": "j1", "status": status, "total": 2}).encode())
+
+    async with RogueWorker(script) as rogue:
+        words = [sys.executable, "-c", PIPELINE, rogue.base, str(tmp_path), "status"]
+        run = await asyncio.to_thread(
+            subprocess.run, words, capture_output=True, text=True, timeout=seconds(60), cwd=ROOT,
+            env=tokenless_env(),
+        )  # fmt: skip
+    assert "TypeError" not in run.stderr, run.stderr
+    assert run.stderr.splitlines()[-2:] == [
+        "KeyboardInterrupt",
+        "npu_worker.client: job 'j1' was left running (it writes its wavs on): cancel_job('j1'),"
+        " DELETE /jobs/j1, stops it",
+    ], run.stderr
+
+
+async def test_batch_poll_stopped_after_an_accepted_body_whose_status_is_no_word_cancels_its_job(tmp_path):
+    """`npu-worker batch --poll` so stopped: the client's TypeError was a traceback and exit 1 ("some
+    sections failed"), the job neither cancelled nor named; now it is cancelled, as any, exit 130."""
+    from tests.test_cli_client import write_lecture
+    from tests.test_cli_client_rogue_worker import LOADING, batch_interrupted_once
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return reply(202, json.dumps({"job_id": "j1", "status": ["queued"], "total": 2}).encode())
+        if method == "DELETE":
+            cancelled = {
+                "job_id": "j1",
+                "status": "cancelled",
+                "done": 0,
+                "total": 2,
+                "cancel_requested": True,
+            }
+            return reply(200, json.dumps(cancelled).encode())
+        return LOADING
+
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = [str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--poll"]
+        code, err = await batch_interrupted_once(argv, b"waiting for the worker: Loading: x")
+    assert code == 130 and ("DELETE", "/jobs/j1") in rogue.requests, err
+    assert err.decode().splitlines()[-1] == (
+        "npu-worker batch: interrupted; job j1 cancelled, 0 of 2 sections done (their wavs are kept)"
+    ), err

@@ -178,7 +178,10 @@ class BatchCollector:
         if self.job_id is None or self.done is not None:
             return None
         job, path = repr(self.job_id), job_path(self.job_id)
-        if (ended := (self.polled or {}).get("status")) in TERMINAL_STATUSES:
+        # (a word only: the accepted body's is unchecked, and a list's `in` raised TypeError in place
+        # of the caller's KeyboardInterrupt)
+        ended = (self.polled or {}).get("status")
+        if isinstance(ended, str) and ended in TERMINAL_STATUSES:
             return (
                 f"npu_worker.client: job {job} had ended ({ended}) before its result was fetched:"
                 f" GET {path}/result has it"
