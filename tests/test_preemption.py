@@ -286,3 +286,41 @@ async def test_a_batch_section_lending_to_nested_previews_counts_their_time_once
     events = client.get(f"/jobs/{job_id}/events")
     ok = next(json.loads(line) for line in (await (await events).text()).splitlines() if '"ok"' in line)
     assert ok["elapsed_sec"] >= 0.9  # its own 20 chunks slept 1 s
+
+
+async def test_a_cancelled_preview_lends_the_engine_no_more_and_ends(worker):
+    """A /ws preview cancelled while a newer one ran inside it went on lending the engine to the
+    previews still waiting (up to 8 sections) before its `done`; it now ends after the one in flight."""
+    hold = threading.Event()  # the last preview's engine call waits for it
+
+    class HoldingTone(PausableTone):
+        def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+            if request.text == "다" * 10:
+                hold.wait(seconds(30))
+            yield from super().stream(request)
+
+    engine = HoldingTone(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    admission = client.app[SCHEDULER_KEY].admission
+    try:
+        gate.allow(2)
+        lender = await first_ws_audio(client, "가" * 50)  # heard; its 3rd chunk waits for the gate
+        await wait_until(lambda: engine.made.count("가" * 50) == 2)  # (lends from then on)
+        waiting = []
+        for text in ("나" * 10, "다" * 10):
+            waiting.append(AiohttpWs(await client.ws_connect("/ws")))
+            await waiting[-1].send_json({"type": "synth", "text": text, "audio": True})
+            await wait_until(lambda: len(admission.live_jobs()) == len(waiting) + 1)
+        gate.allow(1)  # "나" * 10 takes the engine inside the lender, at its 2nd chunk's end or 3rd's
+        await wait_until(lambda: len(admission.running_jobs()) == 2)
+        await lender.send_json({"type": "cancel"})
+        await wait_until(lambda: admission.running_jobs()[0].cancel_requested.requested)
+        gate.open()
+        async with asyncio.timeout(seconds(10)):  # before: "다" * 10 ran inside it first, held here
+            assert (await receive_until_done(lender)).done["cancelled"] is True
+        assert "다" * 10 not in engine.made
+    finally:
+        hold.set()
+        gate.open()
+    for ws in waiting:
+        assert (await receive_until_done(ws)).done["cancelled"] is False

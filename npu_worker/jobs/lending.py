@@ -19,7 +19,10 @@ from .model import Job
 
 def lends(running: Job, below: Sequence[Job]) -> bool:
     """`running`'s section (the engine thread's innermost) may pause for a preview now; `below`: the
-    sections it runs inside (paused for it)."""
+    sections it runs inside (paused for it). A cancelled one lends no more: its caller waits for its
+    `done` (a `/ws` caller to send its next request), which came only after up to 8 more sections."""
+    if running.cancel_requested.requested:
+        return False
     if not running.preview:
         return True
     heard_or_unheard = running.first_audio_at is not None or running.continues or not running.stream_audio

@@ -83,6 +83,7 @@ class Utterance:
         self._first_ready_at: float | None = None
         self._burst = Burst()  # frames made since the pump last waited: written before it waits again
         self.refused = False  # a sentence found no room in the queue: the rest is not spoken
+        self._after = after  # the socket's earlier utterance, played first
         self.task = asyncio.get_running_loop().create_task(self._pump(after), name=f"speech-stream-{index}")
 
     async def submit(self, text: str, params: SynthParams, ready_at: float) -> None:
@@ -109,14 +110,17 @@ class Utterance:
         )
 
     async def _start(self, text: str, params: SynthParams, *, first: bool) -> SpeechRun:
-        """The sentence queued, after waiting up to QUEUE_WAIT_SECONDS for room in a full queue."""
+        """The sentence queued, after waiting up to QUEUE_WAIT_SECONDS for room in a full queue. A first
+        sentence queued while the socket's earlier utterance still plays `continues` it (`Job.continues`):
+        its audio waits behind that one's, which it paused (`jobs/lending.py`): a gap for nothing."""
         scheduler = self.session.scheduler
+        continues = not first or (self._after is not None and not self._after.done())
         loop = asyncio.get_running_loop()
         deadline = loop.time() + QUEUE_WAIT_SECONDS
         while True:
             try:
                 return await start_speech(
-                    scheduler, text, params, trim_leading_silence=first, continues=not first
+                    scheduler, text, params, trim_leading_silence=first, continues=continues
                 )
             except QueueFull as full:
                 if not await self._room(deadline):
