@@ -90,7 +90,8 @@ class GuardedHandler(RequestHandler):
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
         self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
         self._serving_body: StreamReader | None = None  # the request's being answered (`request_made`)
-        self._answered_body: StreamReader | None = None  # the last answered request's (`answer_written`)
+        # the answered request's (`answer_written`), until the next request is made (`request_made`)
+        self._answered_body: StreamReader | None = None
         # the HTTP version the request being answered named, where it is none this server speaks
         # (HTTP/2.0, 3.7, 0.9 in an HTTP/1 request line): it is answered in HTTP/1.1, refused (505)
         self.unspoken_version: HttpVersion | None = None
@@ -261,6 +262,9 @@ class GuardedHandler(RequestHandler):
         """aiohttp makes the request it serves next (`watch_requests_made`): its body is the one being
         served; a refusal's placeholder gets the caller's HTTP version."""
         self._serving_body = body
+        # (the answered one's linger is over: a body that came whole and was never read kept its bytes
+        # here for as long as the next request ran, a WebSocket's hours)
+        self._answered_body = None
         self.unspoken_version = None
         self.unknown_expect = None
         if message is _REFUSED_PLACEHOLDER:
