@@ -4,8 +4,9 @@ server in tests)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from aiohttp import web
 
@@ -55,3 +56,21 @@ def peer_ended(request: web.BaseRequest) -> bool:
     by `listen`."""
     handler = request.protocol
     return isinstance(handler, GuardedHandler) and handler.peer_ended
+
+
+@contextlib.contextmanager
+def body_left_unread(request: web.BaseRequest) -> Iterator[None]:
+    """While a handler waits before reading its body (the OpenAI speech routes' wait for the load): a
+    body past aiohttp's read-ahead is not whole because the worker reads none, so its connection is in
+    use, not a slow body the guard closes for room; the body's clock starts again once the wait ends."""
+    handler = request.protocol
+    if not isinstance(handler, GuardedHandler):
+        yield
+        return
+    handler.guard.unread.add(handler)
+    try:
+        yield
+    finally:
+        handler.guard.unread.discard(handler)
+        if handler.guard.body_of(handler) is request.content:  # (still this request's, still open)
+            handler.guard.request_arrived(handler, request.content)

@@ -51,6 +51,7 @@ class ConnectionGuard:
         self.waiting: OrderedDict[GuardedHandler, asyncio.TimerHandle] = OrderedDict()
         self.idle: OrderedDict[GuardedHandler, Callable[[], object]] = OrderedDict()  # how to close each
         self.requests: OrderedDict[GuardedHandler, tuple[float, StreamReader]] = OrderedDict()  # arrived at
+        self.unread: set[GuardedHandler] = set()  # a handler waits before it reads its body: no slow body
         self.evicted = 0
         self.reclaimed = 0
         self.slow_bodies = 0
@@ -97,7 +98,7 @@ class ConnectionGuard:
         for handler, (arrived, body) in self.requests.items():
             if arrived > since:
                 return None  # (arrival order: every later one came after it)
-            if not body.is_eof():
+            if not body.is_eof() and handler not in self.unread:
                 return handler
         return None
 
@@ -152,6 +153,7 @@ class ConnectionGuard:
         self.headers_done(handler)
         self.idle.pop(handler, None)
         self.requests.pop(handler, None)
+        self.unread.discard(handler)
         self.open.discard(handler)
 
     def _expire(self, handler: GuardedHandler) -> None:

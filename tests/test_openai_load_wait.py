@@ -5,16 +5,21 @@ retries twice (about 3 s) and then raises, while ZipVoice takes seconds to minut
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from typing import Any
 
 import aiohttp
 import pytest
 
+from npu_worker import open_connections
+from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.openai_compat import load_wait
 from npu_worker.protocol import ModelLoadError
+from npu_worker.server import listen
 from tests.openai_support import TEXT, async_sdk, expected_samples
+from tests.raw_http import HEALTH_REQUEST, raw_exchange
 from tests.test_metrics import scrape, value
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
@@ -169,3 +174,32 @@ async def test_past_a_quarter_of_the_connections_a_request_is_refused_at_once(wo
     async with asyncio.timeout(seconds(30)):
         answer = await first
     assert answer.status == 200 and len(await answer.read()) == 2 * expected_samples(TEXT)
+
+
+async def test_a_waiting_request_with_a_large_body_is_not_closed_for_room(settings, parked, monkeypatch):
+    """The worker, not the caller, leaves a waiting request's body unread: past aiohttp's read-ahead it
+    never came whole, and at the cap the guard closed it as a slow body (its caller: a closed connection,
+    no answer). It is in use while it waits; the new connection is the one refused."""
+    monkeypatch.setattr(open_connections, "SLOW_BODY_SECONDS", 0.0)
+    engine = ToneEngine()
+    engine.load_gate = threading.Event()
+    configured = settings.replace(max_connections=1)
+    app = await asyncio.to_thread(build_app, configured, engine)
+    listener = await listen(app, configured, host="127.0.0.1", port=0)
+    body = json.dumps({"input": TEXT, "response_format": "pcm", "instructions": "x" * (4 << 20)}).encode()
+    head = b"POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(head + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+        async with asyncio.timeout(seconds(10)):
+            await parked.wait()
+        await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10))  # over the cap
+        engine.load_gate.set()
+        async with asyncio.timeout(seconds(30)):
+            answer = await reader.read()
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 "), answer[:200]
+        assert listener.guard.slow_bodies == 0
+    finally:
+        engine.load_gate.set()
+        await listener.close()

@@ -16,6 +16,7 @@ import asyncio
 from aiohttp import web
 
 from ..app_keys import SCHEDULER_KEY
+from ..connection_hooks import body_left_unread
 from ..errors import SHUTTING_DOWN_REASON
 from ..http_compat.hang_up import stop_if_caller_gone
 from ..protocol import QueueFull
@@ -55,7 +56,8 @@ async def wait_for_load(request: web.Request) -> None:
         return  # (the handler's checks refuse a request the wait has no room for: Loading)
     waiters.waiting += 1
     try:
-        await _wait(request)
+        with body_left_unread(request):  # (not a slow body the guard may close for room)
+            await _wait(request)
     finally:
         waiters.waiting -= 1
 
