@@ -74,6 +74,16 @@ def test_a_clock_s_particle_is_the_one_its_last_word_takes(text: str, said: str)
         ("Call 911 or one. 그렇다.", "Call nine one one or one. 그렇다."),
         ("Please dial 112 now. 그렇다.", "Please dial one one two now. 그렇다."),
         ("Call 3 times. 그렇다.", "Call 3 times. 그렇다."),  # a count, as before
+        # korean61: one one two or one hundred nineteen (the list's first number only, the pair's rule the second)
+        ("Call 112 or 119 now. 그렇다.", "Call one one two or one one nine now. 그렇다."),
+        (
+            "Dial 112, 119, or 911 now. 그렇다.",
+            "Dial one one two, one one nine, or nine one one now. 그렇다.",
+        ),
+        (
+            "Call 911 or 3 people. 그렇다.",
+            "Call nine one one or three people. 그렇다.",
+        ),  # a count after it, as before
         # rvk60: Press gets to go back, Hit to twice (an assignment's and a map's words for a key)
         ("Press ← to go back. 그렇다.", "Press left arrow to go back. 그렇다."),
         ("Then press the ← key. 그렇다.", "Then press the left arrow key. 그렇다."),
@@ -119,6 +129,7 @@ def test_a_subscript_letter_index_is_said(text: str, said: str) -> None:
         "요한복음 1:1-" * 1000,
         "3:16" + "와" * 10_000,
         "Call " + "9" * 10_000,
+        "Call " + "911 or " * 1400 + "911 times",
         "Press " + "←" * 5000,
         "α⁺" * 5000,
         "x" + "ₙ" * 10_000,
