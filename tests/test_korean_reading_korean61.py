@@ -114,6 +114,11 @@ def test_an_english_sentence_s_ports_amounts_phone_numbers_and_keys(text: str, s
         ("The xₙ term. 그렇다.", "The x n term. 그렇다."),  # rvk60: xₙ
         ("x ≤ 2σᵢ", "x 2시그마 i 이하"),  # rvk60: 2시그마ᵢ (the bounds' rules place it first, as before)
         ("x₁을 구한다.", "x₁을 구한다."),  # a digit's, which espeak says, as before
+        # korean61: x n를, a i을, x i과 y n와 (the particle in the term's letter's form, after the index said)
+        ("xₙ를 구한다.", "x n을 구한다."),
+        ("aᵢ을 구한다.", "a i를 구한다."),
+        ("xᵢ과 yₙ와 같다.", "x i와 y n과 같다."),
+        ("xₙ로 둔다.", "x n으로 둔다."),
     ],
 )
 def test_a_subscript_letter_index_is_said(text: str, said: str) -> None:
