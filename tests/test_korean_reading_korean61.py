@@ -88,6 +88,10 @@ def test_a_clock_s_particle_is_the_one_its_last_word_takes(text: str, said: str)
         ("Press ← to go back. 그렇다.", "Press left arrow to go back. 그렇다."),
         ("Then press the ← key. 그렇다.", "Then press the left arrow key. 그렇다."),
         ("Hit → twice. 그렇다.", "Hit right arrow twice. 그렇다."),
+        # korean61: left arrow and to, Ctrl plus gets (the second key of a pair, a key after a modifier)
+        ("Use ← and → to move. 그렇다.", "Use left arrow and right arrow to move. 그렇다."),
+        ("Press Ctrl+← to jump. 그렇다.", "Press Ctrl plus left arrow to jump. 그렇다."),
+        ("Press Shift + → here. 그렇다.", "Press Shift plus right arrow here. 그렇다."),
         (
             "To go back, press ←. 그렇다.",
             "To go back, press left arrow. 그렇다.",
