@@ -174,5 +174,6 @@
 # "Ctrl+←" left arrow and right arrow, Ctrl plus left arrow (not and to, Ctrl plus gets), "α⁺β" 알파 플러스 베타 (not
 # 알파⁺베타); a subscript letter index, "αₙ", "xₙ을", "x < yᵢ" 알파 n, x n을, x y i 미만 (not 알파ₙ, xₙ을, yᵢ: espeak
 # garbled the first, said nothing for the second, spelled the third's Unicode name), a particle after one in its index's
-# form, "xₙ를", "aᵢ을" x n을, a i를 (not x n를, a i을); "다니엘 2:44에 대한 해석" 2장 44절에 대한 (not 두 시 44분에 대한).
+# form, "xₙ를", "aᵢ을" x n을, a i를 (not x n를, a i을); "다니엘 2:44에 대한 해석" 2장 44절에 대한 (not 두 시 44분에 대한),
+# "요나 10:30에도 왔다" 열 시 30분에도 (not 10장 30절에도).
 AUDIO_REVISION = 29
