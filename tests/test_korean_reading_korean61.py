@@ -19,6 +19,14 @@ from npu_worker.engine.korean_reading import spoken_form
         ("요나 3:10절에 나온다.", "요나 3장 10절에 나온다."),
         ("미가 5:2에 나온다.", "미가 5장 2절에 나온다."),
         ("다니엘 2:44에 나온다.", "다니엘 2장 44절에 나온다."),
+        # korean61: 두 시 44분에 대한, 두 시 28분에 관해, 열두 시 13분에 언급된 (a commentary's words after 에, a time's)
+        ("다니엘 2:44에 대한 해석", "다니엘 2장 44절에 대한 해석"),
+        ("요엘 2:28에 관해 말하자면", "요엘 2장 28절에 관해 말하자면"),
+        ("다니엘 12:13에 언급된 끝", "다니엘 12장 13절에 언급된 끝"),
+        ("아가 2:10에 등장하는 표현", "아가 2장 10절에 등장하는 표현"),
+        ("요나 10:30에도 왔다.", "요나 열 시 30분에도 왔다."),  # korean61: 10장 30절에도 (에는 a time's)
+        ("다니엘 2:44에도 나온다.", "다니엘 2장 44절에도 나온다."),  # as before
+        ("다니엘 2:44에는 나온다.", "다니엘 2장 44절에는 나온다."),  # korean61: 두 시 44분에는
         ("요나 1:17 말씀", "요나 1장 17절 말씀"),
         ("다니엘 9:70에 나온다.", "다니엘 9장 70절에 나온다."),
         ("요한복음 3:16에 나온다.", "요한복음 3장 16절에 나온다."),
@@ -74,10 +82,24 @@ def test_a_clock_s_particle_is_the_one_its_last_word_takes(text: str, said: str)
         ("Call 911 or one. 그렇다.", "Call nine one one or one. 그렇다."),
         ("Please dial 112 now. 그렇다.", "Please dial one one two now. 그렇다."),
         ("Call 3 times. 그렇다.", "Call 3 times. 그렇다."),  # a count, as before
+        # korean61: one one two or one hundred nineteen (the list's first number only, the pair's rule the second)
+        ("Call 112 or 119 now. 그렇다.", "Call one one two or one one nine now. 그렇다."),
+        (
+            "Dial 112, 119, or 911 now. 그렇다.",
+            "Dial one one two, one one nine, or nine one one now. 그렇다.",
+        ),
+        (
+            "Call 911 or 3 people. 그렇다.",
+            "Call nine one one or three people. 그렇다.",
+        ),  # a count after it, as before
         # rvk60: Press gets to go back, Hit to twice (an assignment's and a map's words for a key)
         ("Press ← to go back. 그렇다.", "Press left arrow to go back. 그렇다."),
         ("Then press the ← key. 그렇다.", "Then press the left arrow key. 그렇다."),
         ("Hit → twice. 그렇다.", "Hit right arrow twice. 그렇다."),
+        # korean61: left arrow and to, Ctrl plus gets (the second key of a pair, a key after a modifier)
+        ("Use ← and → to move. 그렇다.", "Use left arrow and right arrow to move. 그렇다."),
+        ("Press Ctrl+← to jump. 그렇다.", "Press Ctrl plus left arrow to jump. 그렇다."),
+        ("Press Shift + → here. 그렇다.", "Press Shift plus right arrow here. 그렇다."),
         (
             "To go back, press ←. 그렇다.",
             "To go back, press left arrow. 그렇다.",
@@ -104,6 +126,11 @@ def test_an_english_sentence_s_ports_amounts_phone_numbers_and_keys(text: str, s
         ("The xₙ term. 그렇다.", "The x n term. 그렇다."),  # rvk60: xₙ
         ("x ≤ 2σᵢ", "x 2시그마 i 이하"),  # rvk60: 2시그마ᵢ (the bounds' rules place it first, as before)
         ("x₁을 구한다.", "x₁을 구한다."),  # a digit's, which espeak says, as before
+        # korean61: x n를, a i을, x i과 y n와 (the particle in the term's letter's form, after the index said)
+        ("xₙ를 구한다.", "x n을 구한다."),
+        ("aᵢ을 구한다.", "a i를 구한다."),
+        ("xᵢ과 yₙ와 같다.", "x i와 y n과 같다."),
+        ("xₙ로 둔다.", "x n으로 둔다."),
     ],
 )
 def test_a_subscript_letter_index_is_said(text: str, said: str) -> None:
@@ -119,6 +146,7 @@ def test_a_subscript_letter_index_is_said(text: str, said: str) -> None:
         "요한복음 1:1-" * 1000,
         "3:16" + "와" * 10_000,
         "Call " + "9" * 10_000,
+        "Call " + "911 or " * 1400 + "911 times",
         "Press " + "←" * 5000,
         "α⁺" * 5000,
         "x" + "ₙ" * 10_000,

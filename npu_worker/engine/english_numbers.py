@@ -200,16 +200,20 @@ _PAIR = r"(,? (?:not|or|nor|and|to) )"
 PAIRED_AFTER = re.compile(rf"\b({_SAID_WORD}|dollars?|cents?){_PAIR}(\d{{1,3}})(?![\w:/%°]|[.,]\d)")
 # A number to call, "Call 911 or one", "dial 112" (korean60: nine hundred eleven, a pair's number): digit by digit, as
 # a phone number is said, nine one one; only a service's three digits (911, 999, 000, 110 to 139), not a count, "Call 3
-# times", "call 100 people", "call 120 customers".
+# times", "call 100 people", "call 120 customers". Each of a list of them, "Call 112 or 119", "dial 112, 119 or 911" (korean61:
+# one one two or one hundred nineteen, the pair's rule reading the second).
+_SERVICE_NUMBER = r"(?:911|999|000|1[1-3]\d)(?![\w:/%°-]|[.,]\d)"
 CALLED = re.compile(
-    r"(?<![A-Za-z])((?:[Cc]all|[Dd]ial|[Tt]ext)(?:ed|ing|s)? )(911|999|000|1[1-3]\d)(?![\w:/%°-]|[.,]\d)(?! [a-z]+s\b)"
+    r"(?<![A-Za-z])((?:[Cc]all|[Dd]ial|[Tt]ext)(?:ed|ing|s)? )"
+    rf"({_SERVICE_NUMBER}(?:(?:,? (?:or|and) |, ){_SERVICE_NUMBER})*)(?! [a-z]+s\b)"
 )
+_DIGITS = re.compile(r"\d+")
 PAIRED_BEFORE = re.compile(rf"(?<![\w./,:$€£¥₩§#\-−])(\d{{1,3}}){_PAIR}(?={_SAID_WORD}\b)")
 
 
 def numbers_said(sentence: str) -> str:
     """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
-    sentence = CALLED.sub(lambda m: m.group(1) + " ".join(_DIGIT_NAMES[int(d)] for d in m.group(2)), sentence)
+    sentence = CALLED.sub(lambda m: m.group(1) + _DIGITS.sub(_digit_by_digit, m.group(2)), sentence)
     sentence = UNIT_RANGE.sub(_range_to, sentence)
     sentence = BRACKETED.sub(
         lambda m: ("minus " if m.group(1) else "") + _number_or_digits(m.group(2)), sentence
@@ -269,6 +273,11 @@ def _decimal(match: re.Match[str]) -> str:
         said = (" " if name and name.group() not in UNIT_NAMES else "/") + said
     letter_after = match.string[match.end() : match.end() + 1].isalpha()
     return f"{said} point {' '.join(_DIGIT_NAMES[int(digit)] for digit in fraction.split())}{' ' if letter_after else ''}"
+
+
+def _digit_by_digit(match: re.Match[str]) -> str:
+    """A number to call as a phone number is said, each digit's name: "911" nine one one."""
+    return " ".join(_DIGIT_NAMES[int(digit)] for digit in match.group())
 
 
 def _number_or_digits(digits: str) -> str:

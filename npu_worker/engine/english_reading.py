@@ -332,7 +332,11 @@ _BOTH_WAYS = {"↔", "⟷"}
 _PROPOSITIONS = re.compile(r"(?<![A-Za-z])[¬~]?[pqrs] {0,4}[↔⟷] {0,4}[¬~]?[pqrs](?![A-Za-z])")
 _BLANK = re.compile(r"[\s.]*")
 # ... and a key's, "Press ← to go back", "Hit → twice" (korean60: Press gets to go back, Hit to twice): the key's name.
-_KEY_BEFORE = re.compile(r"(?<![A-Za-z])(?:[Pp]ress|[Hh]it|[Tt]ap|[Cc]lick|[Uu]se|the)$")
+# The second key of a pair, "Use ← and → to move", and one after a modifier, "Ctrl+←" (korean61: left arrow and to, Ctrl
+# plus gets), so too.
+_KEY_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])(?:[Pp]ress|[Hh]it|[Tt]ap|[Cc]lick|[Uu]se|the|(?:Ctrl|Alt|Shift|Cmd) ?\+)|[←→] (?:and|or))$"
+)
 _KEY_NAMES = {"←": " left arrow ", "→": " right arrow "}
 # ... and a signed infinity, "x → +∞", and a capital's going to one, "N → ∞" (rvk21: x to +무한대, N to 무한대: a map's "to"
 # and the Korean rules' word): approaches plus infinity, N approaches infinity; a capital's "A → B" a map as before.

@@ -169,7 +169,11 @@
 # "x ← 0이고 y를" x는 0이고 (not x에 0이고, y's particle taken for the value's). Its follow-ups (korean61, same revision:
 # unreleased): "요나 10:30에 왔다" 열 시 30분에 (not 10장 30절에), "요한복음 3:16~4:2" 3장 16절에서 4장 2절 (not 4 대 2), "3:16와"
 # 16분과 (not 16분와); an English sentence's "-p 8080:80" … colon eighty (not to eighty), "$3.50, not 4" three dollars and fifty
-# cents, not four (not 3 점 오영 달러, not 4), "Call 911" nine one one (not nine hundred eleven), "Press ← to go back" left
-# arrow (not gets), "α⁺β" 알파 플러스 베타 (not 알파⁺베타); a subscript letter index, "αₙ", "xₙ을", "x < yᵢ" 알파 n, x n을, x y i
-# 미만 (not 알파ₙ, xₙ을, yᵢ: espeak garbled the first, said nothing for the second, spelled the third's Unicode name).
+# cents, not four (not 3 점 오영 달러, not 4), "Call 911" nine one one (not nine hundred eleven), "Call 112 or 119" one one
+# two or one one nine (not one hundred nineteen), "Press ← to go back" left arrow (not gets), "Use ← and → to move",
+# "Ctrl+←" left arrow and right arrow, Ctrl plus left arrow (not and to, Ctrl plus gets), "α⁺β" 알파 플러스 베타 (not
+# 알파⁺베타); a subscript letter index, "αₙ", "xₙ을", "x < yᵢ" 알파 n, x n을, x y i 미만 (not 알파ₙ, xₙ을, yᵢ: espeak
+# garbled the first, said nothing for the second, spelled the third's Unicode name), a particle after one in its index's
+# form, "xₙ를", "aᵢ을" x n을, a i를 (not x n를, a i을); "다니엘 2:44에 대한 해석" 2장 44절에 대한 (not 두 시 44분에 대한),
+# "요나 10:30에도 왔다" 열 시 30분에도 (not 10장 30절에도).
 AUDIO_REVISION = 29

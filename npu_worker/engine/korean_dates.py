@@ -49,10 +49,13 @@ VERSE = re.compile(
 # (에, 부터, 까지, 쯤, 경); with 절, a range, a one-digit verse or any other word after it, a verse. The limit: a verse cited with
 # 에 after one of these five names and no word of citing after it, "요나 1:17에 물고기가", is read as a time (한 시 17분에).
 _PERSON_OR_WORD = frozenset("다니엘 요나 요엘 미가 아가".split())
-# A text's words after 에 keep a verse, "다니엘 2:44에 나온다", "요나 1:17에 보면", "미가 5:2에 따르면", "… 기록된": a book's.
+# A text's words after 에 keep a verse, "다니엘 2:44에 나온다", "요나 1:17에 보면", "미가 5:2에 따르면", "… 기록된": a book's;
+# so do a commentary's, "다니엘 2:44에 대한 해석", "요엘 2:28에 관해", "… 언급된", "… 등장하는" (korean61: 두 시 44분에 대한).
+# 에는 and 에도 as 에, "요나 10:30에도 왔다" (korean61: 10장 30절에도; "다니엘 2:44에도 나온다" a verse).
 _TIME_AFTER = re.compile(
-    r"(?:에(?! ?(?:나오|나온|나와|기록|적힌|적혀|쓰인|쓰여|보면|따르면|이르|의하면))|부터|까지|쯤|경)(?![가-힣])"
-    r"|(?:부터|까지)(?:는|도|만)(?![가-힣])|에는(?![가-힣])"
+    r"(?:에(?:는|도)?(?! ?(?:나오|나온|나와|나타|기록|적힌|적혀|쓰인|쓰여|보면|따르면|이르|의하면|대한|대해|대하여|관한|관해"
+    r"|관하여|언급|등장|묘사|예언))|부터|까지|쯤|경)(?![가-힣])"
+    r"|(?:부터|까지)(?:는|도|만)(?![가-힣])"
 )
 
 

@@ -395,12 +395,21 @@ def _count_said(count: str) -> str:
 
 # A letter's index written as a subscript letter, "αₙ", "xₙ을", "aᵢⱼ" (rvk60: 알파ₙ, which espeak garbled, 알피으파 엔, and
 # x을, the index unsaid): the index's letters after a space, 알파 n, x n을, a i j, as a lecturer names an index. Read last,
-# once the bounds' rules have placed an index by its term ("x ≤ 2σᵢ"); a Greek subscript, "xᵦ", is left.
-SUBSCRIPT_INDEX = re.compile(r"(?<=[A-Za-z가-힣\u0370-\u03ff)])[ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ]{1,8}(?![ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ])")
+# once the bounds' rules have placed an index by its term ("x ≤ 2σᵢ"); a Greek subscript, "xᵦ", is left. A particle after
+# it takes the index's last letter's form, "xₙ를", "aᵢ을" x n을, a i를 (korean61: x n를, a i을, the term's letter's form).
+SUBSCRIPT_INDEX = re.compile(
+    rf"(?<=[A-Za-z가-힣\u0370-\u03ff)])([ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ]{{1,8}})(?![ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ])(?:{PARTICLE})?"
+)
 
 
 def subscript_index_said(text: str) -> str:
     """`text` with each subscript letter index as its letters after a space, "xₙ" x n."""
     if not SUBSCRIPT_INDEX.search(text):
         return text
-    return SUBSCRIPT_INDEX.sub(lambda m: " " + " ".join(unicodedata.normalize("NFKC", m.group())), text)
+    return SUBSCRIPT_INDEX.sub(_index_said, text)
+
+
+def _index_said(match: re.Match[str]) -> str:
+    index, particle = match.groups()
+    said = " " + " ".join(unicodedata.normalize("NFKC", index))
+    return said + (particle_after(said, particle) if particle else "")
