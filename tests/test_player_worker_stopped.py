@@ -102,7 +102,10 @@ def test_a_worker_stopped_mid_preview_is_said_in_words_and_nothing_stays_playing
         let_children_go(worker)  # the held section ends; the drain ends the queued ones with its words
         worker.log_at_exit(seconds(30))
         page.wait_for_function(f"() => {SNAPSHOT}.run.running === false")
-        # The page plays out what it already has in real time: a section or two, a few seconds
+        # Checked before the play-out: a hold that did not hold left the page minutes of audio to play
+        made = page.evaluate(f"{SNAPSHOT}.sections.filter((s) => s.synthSec !== null).length")
+        assert made <= 2, f"{made} sections made before the stop: the hold did not hold ({worker.log()})"
+        # The page plays out what it already has in real time: the first section, perhaps the held one
         buffered_ms = page.evaluate(f"{SNAPSHOT}.figures.bufferedMs")
         page.wait_for_function(f"() => {SNAPSHOT}.run.audioDrained", timeout=seconds(60) * 1000 + buffered_ms)
         state = page.evaluate(SNAPSHOT)
