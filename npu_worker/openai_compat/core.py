@@ -56,6 +56,11 @@ def error_from_event(text: str) -> WorkerError:
     return error_class(message)
 
 
+# How long a request (a speech request, a stream socket's message) waits for the engine's load; past it,
+# Loading. An SDK's two retries make three such waits.
+LOAD_WAIT_SECONDS = 30.0
+
+
 def engine_info(scheduler: Scheduler) -> EngineInfo:
     """What runs now; the load error (500) or Loading (503) while there is nothing to run."""
     if scheduler.load_error is not None:
@@ -69,7 +74,7 @@ async def loaded_engine(scheduler: Scheduler, wait_seconds: float, poll_seconds:
     """What runs, once it has loaded: waits up to `wait_seconds` while it loads (then Loading); a load
     error at once."""
     deadline = asyncio.get_running_loop().time() + wait_seconds
-    while scheduler.load_error is None and scheduler.info is None:
+    while still_loading(scheduler):
         if asyncio.get_running_loop().time() >= deadline:
             break
         await asyncio.sleep(poll_seconds)

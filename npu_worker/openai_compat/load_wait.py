@@ -20,7 +20,7 @@ from ..connection_hooks import body_left_unread
 from ..errors import SHUTTING_DOWN_REASON
 from ..http_compat.hang_up import stop_if_caller_gone
 from ..protocol import QueueFull
-from .core import shutting_down, still_loading
+from .core import LOAD_WAIT_SECONDS, shutting_down, still_loading
 
 
 class LoadWaiters:
@@ -39,9 +39,6 @@ def load_waiters(max_connections: int) -> LoadWaiters:
     return LoadWaiters(max(1, max_connections // 4))
 
 
-# How long a speech request waits for the engine's load (the stream socket's `LOAD_WAIT_SECONDS`);
-# past it, `Loading` as before. An SDK's two retries make three such waits.
-LOAD_WAIT_SECONDS = 30.0
 # How often the wait looks (the scheduler has no event for the load's end, nor a caller for its hang-up).
 LOAD_POLL_SECONDS = 0.05
 

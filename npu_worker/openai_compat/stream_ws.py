@@ -44,7 +44,7 @@ from ..ws_server.opening import (
 )
 from ..ws_server.socket_reading import SocketReading
 from ..ws_server.standing import Standing
-from .core import engine_info, loaded_engine
+from .core import LOAD_WAIT_SECONDS, engine_info, loaded_engine
 from .errors import openai_error, with_param
 from .formats import FORMATS
 from .messages import (
@@ -81,9 +81,9 @@ MAX_UTTERANCES_AHEAD = 4
 # characters of their frames. The socket is read on meanwhile, so a close is seen at once; past this
 # bound reading pauses until they are handled.
 MAX_HELD_CHARS = 64 * 1024
-# A message (configuration, text, `input.done`) that comes while the engine loads waits this long for it:
-# refused with Loading, the first fragments' text was lost and the utterance heard from its middle.
-LOAD_WAIT_SECONDS = 30.0
+# A message (configuration, text, `input.done`) that comes while the engine loads waits for it
+# (`LOAD_WAIT_SECONDS`): refused with Loading, the first fragments' text was lost and the utterance heard
+# from its middle.
 # A frame the socket refuses (binary, unmasked, over --max-body-bytes) closes it once the messages read
 # before it are handled, or this long after it came (a message may wait for an utterance's place).
 ANSWERS_OWED_SECONDS = 5.0
