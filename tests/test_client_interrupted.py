@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import threading
 from collections.abc import AsyncIterator
 
 import pytest
 
 from tests.rogue_worker import RogueWorker, ndjson, reply
-from tests.signal_scripts import ROOT, tokenless_env
-from tests.timing import seconds
+from tests.signal_scripts import run_client
 from tests.tone_engine import ToneEngine
 
 # The pipeline: a batch whose `on_progress` sends the process a Ctrl-C at its MOMENT's event (of STATUS,
@@ -41,16 +38,8 @@ async def test_a_ctrl_c_in_a_pipeline_names_the_job_it_leaves_running(worker, tm
     engine.gate = threading.Event()  # the job runs until the test ends
     server = await worker(engine)
     try:
-        words = [sys.executable, "-c", PIPELINE, f"http://127.0.0.1:{server.port}", str(tmp_path), moment]
-        run = await asyncio.to_thread(
-            subprocess.run,
-            words,
-            capture_output=True,
-            text=True,
-            timeout=seconds(60),
-            cwd=ROOT,
-            env=tokenless_env(),
-        )
+        base = f"http://127.0.0.1:{server.port}"
+        run = await asyncio.to_thread(run_client, PIPELINE, base, str(tmp_path), moment)
         jobs = (await (await server.get("/jobs")).json())["jobs"]
     finally:
         engine.gate.set()
@@ -69,24 +58,8 @@ async def test_a_ctrl_c_once_a_poll_said_the_job_ended_names_its_result_not_a_jo
     """Stopped after the polled status said `done`, before the result was fetched: the note said the job
     "was left running (it writes its wavs on)" and that cancel_job stops it, of a job that had ended."""
     server = await worker(ToneEngine())
-    words = [
-        sys.executable,
-        "-c",
-        PIPELINE,
-        f"http://127.0.0.1:{server.port}",
-        str(tmp_path),
-        "status",
-        "done",
-    ]
-    run = await asyncio.to_thread(
-        subprocess.run,
-        words,
-        capture_output=True,
-        text=True,
-        timeout=seconds(60),
-        cwd=ROOT,
-        env=tokenless_env(),
-    )
+    base = f"http://127.0.0.1:{server.port}"
+    run = await asyncio.to_thread(run_client, PIPELINE, base, str(tmp_path), "status", "done")
     jobs = (await (await server.get("/jobs")).json())["jobs"]
     assert run.returncode != 0 and "KeyboardInterrupt" in run.stderr, run.stderr
     job = jobs[0]["job_id"]
@@ -118,12 +91,8 @@ async def test_a_hostile_workers_job_id_puts_no_control_character_in_the_note(tm
         await never.wait()
 
     async with RogueWorker(stream) as rogue:
-        words = [sys.executable, "-c", PIPELINE, rogue.base, str(tmp_path), "start"]
         try:
-            run = await asyncio.to_thread(
-                subprocess.run, words, capture_output=True, text=True, timeout=seconds(60), cwd=ROOT,
-                env=tokenless_env(),
-            )  # fmt: skip
+            run = await asyncio.to_thread(run_client, PIPELINE, rogue.base, str(tmp_path), "start")
         finally:
             never.set()
     assert "KeyboardInterrupt" in run.stderr, run.stderr
@@ -148,11 +117,7 @@ async def test_a_ctrl_c_after_an_accepted_body_whose_status_is_no_word_stays_a_k
         return reply(202, json.dumps({"job_id": "j1", "status": status, "total": 2}).encode())
 
     async with RogueWorker(script) as rogue:
-        words = [sys.executable, "-c", PIPELINE, rogue.base, str(tmp_path), "status"]
-        run = await asyncio.to_thread(
-            subprocess.run, words, capture_output=True, text=True, timeout=seconds(60), cwd=ROOT,
-            env=tokenless_env(),
-        )  # fmt: skip
+        run = await asyncio.to_thread(run_client, PIPELINE, rogue.base, str(tmp_path), "status")
     assert "TypeError" not in run.stderr, run.stderr
     assert run.stderr.splitlines()[-2:] == [
         "KeyboardInterrupt",

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,9 +19,9 @@ from tests.timing import seconds
 ANSWER = reply(200, b'{"status": "ok", "wav_path": "/w/a.wav", "duration_sec": 0.5}')
 
 
-async def test_on_answer_is_called_once_the_answer_is_in_not_at_the_waits_before_it():
-    said: list[str] = []
-    loading = [2]
+def answer_after_loading(times: int) -> Callable[[str, str], bytes]:
+    """A worker's script: `Loading` to the first `times` requests, then ANSWER."""
+    loading = [times]
 
     def script(method: str, path: str) -> bytes:
         if loading[0]:
@@ -28,10 +29,16 @@ async def test_on_answer_is_called_once_the_answer_is_in_not_at_the_waits_before
             return LOADING
         return ANSWER
 
+    return script
+
+
+async def test_on_answer_is_called_once_the_answer_is_in_not_at_the_waits_before_it():
+    said: list[str] = []
+
     def progress(idx: int, event: dict[str, Any]) -> None:
         said.append(event["event"])
 
-    async with RogueWorker(script) as rogue:
+    async with RogueWorker(answer_after_loading(2)) as rogue:
         body = await asyncio.to_thread(
             client.synth, "가.", "/w/a.wav", base=rogue.base, on_progress=progress,
             on_answer=lambda: said.append("answer"),
@@ -56,15 +63,8 @@ async def test_the_async_client_calls_on_answer_as_the_sync_one_does():
     """`client.aio` has the sync client's calls: its `synth` put `on_answer` into the request as a
     field ("the request holds a value JSON cannot carry") and sent nothing."""
     said: list[str] = []
-    loading = [1]
 
-    def script(method: str, path: str) -> bytes:
-        if loading[0]:
-            loading[0] -= 1
-            return LOADING
-        return ANSWER
-
-    async with RogueWorker(script) as rogue:
+    async with RogueWorker(answer_after_loading(1)) as rogue:
         body = await client.aio.synth(
             "가.", "/w/a.wav", base=rogue.base, on_progress=lambda idx, event: said.append(event["event"]),
             on_answer=lambda: said.append("answer"),
@@ -85,19 +85,12 @@ async def test_on_reading_is_called_once_the_head_is_in_not_at_the_waits_before_
     changes nothing. The async client had no `on_reading`: it went into the request as a field."""
     said: list[str] = []
     cuts: list[Any] = []
-    loading = [1]
-
-    def script(method: str, path: str) -> bytes:
-        if loading[0]:
-            loading[0] -= 1
-            return LOADING
-        return ANSWER
 
     def reading(cut: Any) -> None:
         said.append("reading")
         cuts.append(cut)
 
-    async with RogueWorker(script) as rogue:
+    async with RogueWorker(answer_after_loading(1)) as rogue:
         body = await synth_with(
             use_async, rogue.base, on_progress=lambda idx, event: said.append(event["event"]),
             on_reading=reading, on_answer=lambda: (said.append("answer"), cuts[0]()),

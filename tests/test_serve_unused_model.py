@@ -14,17 +14,23 @@ from tests.timing import seconds
 REPO = Path(__file__).resolve().parents[1]
 
 
+def logged(args: list[str], env: dict[str, str], words: str) -> str:
+    """The last line of `serve ARGS`'s log up to the first that holds `words`, the server then stopped;
+    `env` added to this environment with the repository importable."""
+    worker = ServeProcess(args, {**os.environ, "PYTHONPATH": str(REPO), **env})
+    try:
+        return worker.log_until(words, seconds(30)).splitlines()[-1]
+    finally:
+        worker.terminate_and_log(seconds(30))
+
+
 def test_a_model_dir_given_to_the_espeak_backend_is_warned_about_as_not_loaded(tmp_path):
     """`serve --model-dir M` (the backend flag forgotten) served espeak without a word: the operator heard
     espeak's voice and took it for the model's."""
     model = tmp_path / "model"
     model.mkdir()
     args = ["--state-dir", str(tmp_path / "state"), "--model-dir", str(model)]
-    worker = ServeProcess(args, {**os.environ, "PYTHONPATH": str(REPO)})
-    try:
-        said = worker.log_until("is not loaded", seconds(30)).splitlines()[-1]
-    finally:
-        worker.terminate_and_log(seconds(30))
+    said = logged(args, {}, "is not loaded")
     assert said.endswith(
         f"WARNING npu_worker: --model-dir {model} is not loaded: --backend is espeak "
         "(the model files are for --backend zipvoice-onnx)"
@@ -35,12 +41,8 @@ def test_a_model_dir_from_the_environment_is_named_by_its_variable(tmp_path):
     """From the service's env file it is named as given there, not as a flag no command line held."""
     model = tmp_path / "model"
     model.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NPU_WORKER_MODEL_DIR": str(model)}
-    worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--backend", "espeak"], env)
-    try:
-        said = worker.log_until("is not loaded", seconds(30)).splitlines()[-1]
-    finally:
-        worker.terminate_and_log(seconds(30))
+    args = ["--state-dir", str(tmp_path / "state"), "--backend", "espeak"]
+    said = logged(args, {"NPU_WORKER_MODEL_DIR": str(model)}, "is not loaded")
     assert f"WARNING npu_worker: NPU_WORKER_MODEL_DIR {model} is not loaded: --backend is espeak " in said
 
 
@@ -48,12 +50,7 @@ def test_zipvoice_settings_given_to_the_espeak_backend_are_warned_about_as_not_u
     """`--num-steps 0` (out of range), a SoC no one makes, the trim turned off: espeak ran on without a
     word, as it did for `--model-dir` (each named as given: flag or env var)."""
     args = ["--state-dir", str(tmp_path / "state"), "--num-steps", "0", "--no-trim-edge-silence"]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NPU_WORKER_QNN_SOC": "bogus"}
-    worker = ServeProcess(args, env)
-    try:
-        said = worker.log_until("not used", seconds(30)).splitlines()[-1]
-    finally:
-        worker.terminate_and_log(seconds(30))
+    said = logged(args, {"NPU_WORKER_QNN_SOC": "bogus"}, "not used")
     assert said.endswith(
         "WARNING npu_worker: NPU_WORKER_QNN_SOC bogus, --num-steps 0, --trim-edge-silence off: not used, "
         "--backend is espeak (ZipVoice's settings, for --backend zipvoice-onnx; not checked either)"
@@ -66,12 +63,7 @@ def test_a_reference_voice_given_to_the_espeak_backend_is_warned_about_as_not_us
     voice = tmp_path / "voice.wav"
     voice.write_bytes(b"RIFF")  # never read: espeak takes no reference wav
     args = ["--state-dir", str(tmp_path / "state"), "--ref-wav", str(voice)]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NPU_WORKER_REF_TEXT": "--num-steps 9, a long transcript"}
-    worker = ServeProcess(args, env)
-    try:
-        said = worker.log_until("not used", seconds(30)).splitlines()[-1]
-    finally:
-        worker.terminate_and_log(seconds(30))
+    said = logged(args, {"NPU_WORKER_REF_TEXT": "--num-steps 9, a long transcript"}, "not used")
     assert said.endswith(
         f"WARNING npu_worker: --ref-wav {voice}, NPU_WORKER_REF_TEXT: not used, --backend is espeak (it "
         "speaks its own voices, never a reference wav; --ref-wav is still kept from callers' output_path)"
