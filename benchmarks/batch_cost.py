@@ -37,7 +37,7 @@ from typing import Any
 import aiohttp
 from common import compile_checkout, free_port, report_header, write_report
 from engine_alone import espeak_engine, sections_ms
-from proc_cpu import child_pids, process_cpu_ms_of, sleeps, thread_cpu_ms, thread_names
+from proc_cpu import child_pids, process_cpu_ms_of, sleeps, thread_cpu_ms, thread_names, voluntary_switches
 from server_overhead import batch_request, code_root, lecture, ready_ms, start_server, stop_server
 
 
@@ -102,9 +102,9 @@ def all_sleeps(pid: int) -> dict[int, int]:
     """Voluntary context switches of every thread of `pid` and of its child processes, by id."""
     counts = sleeps(pid, [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()])
     for child in child_pids(pid):
-        for line in Path(f"/proc/{child}/status").read_text().splitlines():
-            if line.startswith("voluntary_ctxt_switches:"):
-                counts[child] = int(line.split()[1])
+        switches = voluntary_switches(Path(f"/proc/{child}/status"))
+        if switches is not None:
+            counts[child] = switches
     return counts
 
 

@@ -51,10 +51,18 @@ def sleeps(pid: int, tids: list[int]) -> dict[int, int]:
     """Each thread's voluntary context switches so far (a wait that slept: a wake-up each)."""
     counts = {}
     for tid in tids:
-        for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
-            if line.startswith("voluntary_ctxt_switches:"):
-                counts[tid] = int(line.split()[1])
+        switches = voluntary_switches(Path(f"/proc/{pid}/task/{tid}/status"))
+        if switches is not None:
+            counts[tid] = switches
     return counts
+
+
+def voluntary_switches(status: Path) -> int | None:
+    """The voluntary context switches a /proc `status` file counts; None where it has no such line."""
+    for line in status.read_text().splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    return None
 
 
 def process_cpu_ms_of(stat: Path) -> float:

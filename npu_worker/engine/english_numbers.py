@@ -191,9 +191,9 @@ def _fraction(match: re.Match[str]) -> str:
 # ... and a whole number paired with one said so, "It is 3.5, not 4.", "4 or 3.5" (read59k: three point five, not 4, the
 # 4 the Korean voice's 사): three point five, not four, four or three point five.
 _SAID_WORD = (
-    "(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"
-    "|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million"
-    "|billion)"
+    "(?:"
+    + "|".join([*_DIGIT_NAMES, *_TEENS, *_TENS[2:], "hundred", *(name for _, name in reversed(_GROUPS))])
+    + ")"
 )
 _PAIR = r"(,? (?:not|or|nor|and|to) )"
 # ... and after an amount said so, "$3.50, not 4" (korean60: three dollars and fifty cents, not 4): not four.

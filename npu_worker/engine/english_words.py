@@ -40,9 +40,7 @@ def words_said(sentence: str) -> str:
     and from another letter, and its report abbreviations in English words."""
     if "oY" in sentence or "oQ" in sentence or "oM" in sentence:
         sentence = OVER_PERIOD.sub(lambda m: _PERIODS[m.group(1)], sentence)
-    if GREEK_LETTER.search(sentence):
-        sentence = GREEK_LETTER.sub(_greek_name, sentence)
-    return sentence
+    return GREEK_LETTER.sub(_greek_name, sentence)
 
 
 _RELATION_BEFORE = re.compile(r"[<>≤≥=] {0,2}[-−]?\d{0,3}$")

@@ -60,7 +60,7 @@ _TIME_AFTER = re.compile(
 
 
 def verse(match: re.Match[str]) -> str:
-    book, chapter, first, last_chapter, last, jeol, particle = match.groups()
+    book, chapter, first, last_chapter, last, _, particle = match.groups()
     if _a_time_of_day(match):
         return match.group()  # `CLOCK` reads it: 열 시 30분에
     said = f"{book}{chapter}장 {first}절" + (f"에서 {last_chapter}장" if last_chapter else "")

@@ -404,12 +404,9 @@ SUBSCRIPT_INDEX = re.compile(
 
 def subscript_index_said(text: str) -> str:
     """`text` with each subscript letter index as its letters after a space, "xₙ" x n."""
-    if not SUBSCRIPT_INDEX.search(text):
-        return text
     return SUBSCRIPT_INDEX.sub(_index_said, text)
 
 
 def _index_said(match: re.Match[str]) -> str:
     index, particle = match.groups()
-    said = " " + " ".join(unicodedata.normalize("NFKC", index))
-    return said + (particle_after(said, particle) if particle else "")
+    return _with_particle(" " + " ".join(unicodedata.normalize("NFKC", index)), particle)
