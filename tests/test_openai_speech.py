@@ -28,7 +28,10 @@ async def test_each_response_format_decodes_to_the_synthesised_length_and_rate(w
     response = await sdk.audio.speech.create(model="tts-1", input=TEXT, voice="default", response_format=fmt)
     samples, rate = decode(response.content, fmt)
     assert rate == RATE
-    assert samples.size == expected_samples(TEXT)
+    if fmt == "mp3":  # streamed: it keeps the encoder's delay and padding (test_openai_mp3_stream.py)
+        assert expected_samples(TEXT) <= samples.size <= expected_samples(TEXT) + 6 * 576
+    else:
+        assert samples.size == expected_samples(TEXT)
     assert float(np.max(np.abs(samples))) > 0.1  # sound, not silence
 
 
@@ -123,9 +126,9 @@ class FailsMidway(ToneEngine):
             yield chunk
 
 
-@pytest.mark.parametrize("fmt", ["flac", "mp3"])
+@pytest.mark.parametrize("fmt", ["flac"])
 async def test_a_whole_file_format_answers_whole_or_as_an_error(worker, fmt):
-    """flac and mp3 have no byte to send before the end, yet the headers went out with the first
+    """flac has no byte to send before the end (mp3 streams: test_openai_mp3_stream.py), yet the headers went out with the first
     chunk: a failure after it was a cut connection, not an error, and no answer had a Content-Length."""
     if fmt not in available_formats():
         pytest.skip(f"this libsndfile cannot encode {fmt}")

@@ -6,8 +6,12 @@ only 8/12/16/24/48 kHz, mp3 up to 48 kHz), so `available_formats(rate)` encodes 
 rate in each and keeps those that come back decodable. Pure code, no aiohttp.
 
 Streaming: wav (with the unknown-length header streams use) and pcm are written as the audio comes;
-opus pages are written once and never revisited, so its bytes also go out as they are made. libsndfile
-rewrites the header of flac and mp3 when the file closes, so those are sent whole at the end.
+opus pages are written once and never revisited, so its bytes also go out as they are made. A streamed
+mp3 is constant-bitrate: libsndfile fills its first frame (the Info frame of the length and the encoder's
+delay) only when the file closes, which a VBR stream needs to be read whole (libsndfile read 1 s of 5)
+and a CBR stream does not (libsndfile and ffmpeg read every frame; the encoder's ~70 ms of leading
+silence is kept). A whole mp3 (a batch item, a stream socket's sentence) stays VBR, read to the sample.
+flac's header is rewritten at the close, so a flac is sent whole at the end.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ class AudioFormat:
     container: str | None = None  # libsndfile major format; None for our own wav/pcm writers
     subtype: str | None = None
     streams: bool = True  # bytes can go out as they are made
+    # libsndfile's `bitrate_mode` and `compression_level` (0 best .. 1 smallest) of a streamed file
+    stream_bitrate_mode: str | None = None
+    stream_compression_level: float | None = None
 
 
 FORMATS: dict[str, AudioFormat] = {
@@ -44,7 +51,14 @@ FORMATS: dict[str, AudioFormat] = {
         AudioFormat("wav", "audio/wav"),
         AudioFormat("pcm", "audio/pcm"),
         AudioFormat("flac", "audio/flac", "FLAC", "PCM_16", streams=False),
-        AudioFormat("mp3", "audio/mpeg", "MP3", "MPEG_LAYER_III", streams=False),
+        AudioFormat(
+            "mp3",
+            "audio/mpeg",
+            "MP3",
+            "MPEG_LAYER_III",
+            stream_bitrate_mode="CONSTANT",
+            stream_compression_level=0.5,
+        ),
         AudioFormat("opus", "audio/ogg", "OGG", "OPUS"),
     )
 }
@@ -169,7 +183,14 @@ class StreamEncoder:
         self._sink = _AppendOnly()
         if fmt.container is not None and fmt.streams:
             self._file = soundfile.SoundFile(
-                self._sink, "w", sample_rate, 1, fmt.subtype, format=fmt.container
+                self._sink,
+                "w",
+                sample_rate,
+                1,
+                fmt.subtype,
+                format=fmt.container,
+                compression_level=fmt.stream_compression_level,
+                bitrate_mode=fmt.stream_bitrate_mode,
             )
 
     @property

@@ -327,9 +327,9 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
             stop_if_caller_gone(request)  # a whole-file format writes nothing until the end
             await writes.feed(encoder, samples)
         stop_if_caller_gone(request)
-        await writes.flush()  # the end is encoded on a thread (a whole flac or mp3 file: the most time)
+        await writes.flush()  # the end is encoded on a thread (a whole flac file: the most time)
         tail = await encoder.finish_async()
-        if not response.prepared:  # flac and mp3 have none before the end: they answer whole
+        if not response.prepared:  # flac has none before the end: it answers whole
             response.content_length = len(tail)
             await response.prepare(request)
         await end_within(request, response, tail)
@@ -375,7 +375,7 @@ class SseEvents(JoinedWrites):
     """`JoinedWrites` of an SSE answer: what is added is a delta's audio, written as its event."""
 
     async def add(self, data: bytes) -> None:
-        if data:  # flac and mp3 have none before the end: a failure until then is an error response
+        if data:  # flac has none before the end: a failure until then is an error response
             await super().add(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode()))
 
 
@@ -392,7 +392,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
             stop_if_caller_gone(request)  # a whole-file format sends no delta until the end
             await events.feed(encoder, samples)
         stop_if_caller_gone(request)
-        await events.flush()  # the end is encoded on a thread too (a whole flac or mp3 file: the most time)
+        await events.flush()  # the end is encoded on a thread too (a whole flac file: the most time)
         await events.add(await encoder.finish_async())
         await events.flush()
     except WorkerError as error:
