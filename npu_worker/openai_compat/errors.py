@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -45,6 +46,26 @@ ERROR_TYPES = {
 # Refusals a retry within seconds cannot change. OpenAI's SDKs retry every 409 and 5xx (twice, by
 # default, resending the whole body: an upload's audio) unless the answer says `x-should-retry: false`.
 FINAL_REFUSALS = (VoiceExists, TooManyVoices, ModelLoadError, Unsupported)
+
+
+# The id of a request's answer (OpenAI's `x-request-id`, an SDK's `_request_id` and its errors'
+# `request_id`): its job's id once it has one (the id the worker's log names), else one of its own.
+REQUEST_ID_HEADER = "x-request-id"
+_REQUEST_ID = web.RequestKey("openai_request_id", str)
+
+
+def request_id(request: web.Request) -> str:
+    """This request's id: the one given to it (`name_request`), else a new `req_` + 16 hex digits."""
+    found = request.get(_REQUEST_ID)
+    if found is None:
+        found = request[_REQUEST_ID] = "req_" + secrets.token_hex(8)
+    return found
+
+
+def name_request(request: web.Request, job_id: str) -> str:
+    """Its job's id becomes the request's id (said before any answer starts), and is returned."""
+    request[_REQUEST_ID] = job_id
+    return job_id
 
 
 def with_param(error: WorkerError, param: str) -> WorkerError:
@@ -106,6 +127,12 @@ def openai_errors(handler: Handler) -> Handler:
 
     @functools.wraps(handler)
     async def wrapped(request: web.Request) -> web.StreamResponse:
+        response = await _answer(request)
+        if not response.prepared:  # (a started answer said it in its head: `request_id`)
+            response.headers.setdefault(REQUEST_ID_HEADER, request_id(request))
+        return response
+
+    async def _answer(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
         except WorkerError as exc:

@@ -46,7 +46,7 @@ from .core import (
     start_speech,
     voice_library,
 )
-from .errors import openai_error, openai_errors, with_param
+from .errors import REQUEST_ID_HEADER, name_request, openai_error, openai_errors, request_id, with_param
 from .formats import (
     DEFAULT_FORMAT_FALLBACK,
     PROBE_RATE,
@@ -251,6 +251,7 @@ async def create_speech(request: web.Request) -> web.StreamResponse:
     gone = functools.partial(until_caller_gone, request)  # (an inline ref_audio's wait for a decode slot)
     await wait_for_load(request)  # (an SDK's call during a restart takes longer, not a 503)
     speech, fmt, run = await prepare_speech(request, await read_body(request), gone)
+    name_request(request, run.job.id)  # (its x-request-id: the job's id, as the log names it)
     sse = speech.stream_format == "sse"
     del speech  # (its inline ref_audio, decoded, out of the body budget: not kept while the audio streams)
     watch = asyncio.create_task(cancel_when_gone(request, run))
@@ -264,8 +265,7 @@ async def create_speech(request: web.Request) -> web.StreamResponse:
 
 
 async def cancel_when_gone(request: web.Request, run: SpeechRun) -> None:
-    """Cancel `run` once its caller has gone: a request queued behind others sends nothing until its
-    first audio, so no failed write would tell."""
+    """Cancel `run` once its caller has gone (a request queued sends nothing: no failed write tells)."""
     await until_caller_gone(request)
     log.info("the caller of job %s hung up; its synthesis stops", run.job.id)
     run.cancel()
@@ -320,7 +320,8 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     write, so a failure before it is still a proper error response; after it the connection is cut
     (no half file)."""
     encoder = encoder_for(fmt, engine_info(request.app[SCHEDULER_KEY]).sample_rate)
-    response = web.StreamResponse(headers={"Content-Type": fmt.content_type})
+    headers = {"Content-Type": fmt.content_type, REQUEST_ID_HEADER: request_id(request)}
+    response = web.StreamResponse(headers=headers)
     writes = JoinedWrites(request, response)
     try:
         async for samples in run.audio(before_waiting=writes.flush):
@@ -384,7 +385,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     a failure after the first event is an `error` event (OpenAI's error object), then the end."""
     sample_rate = engine_info(request.app[SCHEDULER_KEY]).sample_rate
     encoder = encoder_for(fmt, sample_rate)
-    response = web.StreamResponse(headers=SSE_HEADERS)
+    response = web.StreamResponse(headers={**SSE_HEADERS, REQUEST_ID_HEADER: request_id(request)})
     started = time.monotonic()
     events = SseEvents(request, response)
     try:

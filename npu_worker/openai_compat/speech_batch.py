@@ -24,7 +24,7 @@ from ..protocol import BadRequest, InvalidAudio, TextTooLong, TooManySections, W
 from ..voice_upload import INLINE_REF_AUDIO, upload_wav
 from .bodies import SpeechBatchResult, SpeechItem
 from .core import engine_info
-from .errors import openai_error, openai_errors, with_param
+from .errors import REQUEST_ID_HEADER, openai_error, openai_errors, request_id, with_param
 from .formats import encode_whole
 from .load_wait import wait_for_load
 from .models_api import check_model
@@ -205,7 +205,8 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     # so a caller that never reads it does not keep it in memory for as long as its socket is open.
     encoded = wire.encode(answer)
     del results, answer
-    response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+    headers = {"Content-Type": "application/json; charset=utf-8", REQUEST_ID_HEADER: request_id(request)}
+    response = web.StreamResponse(headers=headers)
     response.content_length = len(encoded)
     await response.prepare(request)
     try:
