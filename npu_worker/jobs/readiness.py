@@ -7,12 +7,14 @@ apart because it only reads the parts' state and decides which refusal a caller 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ..engine.base import DecoderCalls, EngineInfo
 from ..errors import SHUTTING_DOWN_REASON
 from ..protocol import JobNotFound, Loading, QueueFull, WorkerError
 from .admission import Admission
+from .loop_handoff import call_soon_unless_closed
 from .model import Job, KeptJob
 from .recovery import Recovery
 from .registry import JobRegistry
@@ -20,9 +22,39 @@ from .runner import Runner
 from .stats import Stats
 
 
+class LoadSignal:
+    """Where the load stands may have changed (the engine loaded or failed, the kept jobs were read, the
+    shutdown began): what waits for the load (`next_change`) wakes and reads `info` again, where it
+    looked every 50 ms. `changed` may be called from any thread; the waking runs on the loop."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._next: asyncio.Event | None = None
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def changed(self) -> None:
+        if self._loop is not None:
+            call_soon_unless_closed(self._loop, self._wake)
+
+    def _wake(self) -> None:
+        if self._next is not None:
+            self._next.set()
+            self._next = None
+
+    def next_change(self) -> asyncio.Event:
+        """Set at the next change: taken on the loop after reading the state, so no change is missed."""
+        self._loop = self._loop or asyncio.get_running_loop()
+        if self._next is None:
+            self._next = asyncio.Event()
+        return self._next
+
+
 class Readiness:
     """The parts it reads, set by `Scheduler.__init__` and `start`."""
 
+    load_signal: LoadSignal
     admission: Admission
     registry: JobRegistry
     recovery: Recovery

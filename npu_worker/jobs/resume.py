@@ -51,6 +51,7 @@ async def resume_kept_jobs(scheduler: Scheduler) -> None:
         log.exception("the kept jobs could not be read")
         recovery.error = StateUnavailable(f"the kept jobs could not be read: {exc}")
     recovery.running = False
+    scheduler.load_signal.changed()
     took = time.monotonic() - started
     log.info(
         "read %d job folders in %.2f s; %d jobs kept", recovery.total or 0, took, len(scheduler.registry)

@@ -88,6 +88,7 @@ class Runner(AudioHandover):
         self.load_error: WorkerError | None = None
         self.load_stopped = False  # the shutdown gave the load up (`stop_loading`): nothing failed
         self.on_load_failed: Callable[[], object] | None = None  # called on this thread, once it is set
+        self.on_load_ended: Callable[[], object] | None = None  # on this thread, once loaded or failed
         self.load_seconds: float | None = None
         self.urgent_samples = 0.0  # URGENT_AUDIO_SECONDS at the loaded engine's rate (read every chunk)
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
@@ -141,7 +142,10 @@ class Runner(AudioHandover):
 
     def _work(self) -> None:
         try:
-            if self._load():
+            loaded = self._load()
+            if self.on_load_ended is not None:
+                self.on_load_ended()
+            if loaded:
                 self._serve(self.admission.next_section, self.engine)
         finally:
             self.finisher.close()

@@ -44,6 +44,7 @@ from .listening import JobListening
 from .loop_handoff import LoopHandoff, call_soon_unless_closed
 from .model import Job, new_job_id
 from .observer import SchedulerObserver
+from .readiness import LoadSignal
 from .recovery import Recovery
 from .registry import JobRegistry
 from .removals import Removals
@@ -93,6 +94,7 @@ class Scheduler(JobListening):
         self.checks = RequestChecks(self.voices, self.paths)  # languages, voices, output files
         self.audio_budget = AudioBudget(UNREAD_AUDIO_BUDGET_SAMPLES)  # shared by every listener
         self.recovery = Recovery()  # the kept jobs are read after the socket serves
+        self.load_signal = LoadSignal()  # what waits for the load wakes when it ends (readiness.py)
         self._recovery_task: asyncio.Task[None] | None = None
         # Quiet admissions' threads (`submit`): the loop's executor's future woke the loop at each's end.
         self._admitter = ThreadPoolExecutor(ADMITTERS, thread_name_prefix="npu-worker-admit")
@@ -108,6 +110,7 @@ class Scheduler(JobListening):
         """Start the engine's load and the reading of the kept jobs (every unfinished one resumes, oldest
         first): both go on after this returns and the socket serves (recovery.py)."""
         loop = asyncio.get_running_loop()
+        self.load_signal.bind(loop)
         if self.engine is None:
             from ..engine_options import build_engine
 
@@ -140,6 +143,7 @@ class Scheduler(JobListening):
         )
         self.runner.load_checks = self.load_checks
         self.runner.on_load_failed = lambda: call_soon_unless_closed(loop, self._end_unrunnable_streams)
+        self.runner.on_load_ended = self.load_signal.changed
         # A state dir that cannot be used still fails the start; reading the jobs in it does not block it.
         await loop.run_in_executor(None, self._prepare_state_dir)
         self.recovery.running = True
@@ -153,6 +157,7 @@ class Scheduler(JobListening):
     async def drain(self, grace: float) -> None:
         """Start no new section; let the running one finish within `grace` seconds, else cancel it
         (`shutdown.py`). Queued sections of batch jobs stay in their logs and resume after a restart."""
+        self.load_signal.changed()  # (on the loop after `drain` has stopped the admission)
         await shutdown.drain(self, grace)
 
     async def stop(self, grace: float = 30.0) -> None:

@@ -70,15 +70,42 @@ def engine_info(scheduler: Scheduler) -> EngineInfo:
     return scheduler.info
 
 
-async def loaded_engine(scheduler: Scheduler, wait_seconds: float, poll_seconds: float = 0.05) -> EngineInfo:
-    """What runs, once it has loaded: waits up to `wait_seconds` while it loads (then Loading); a load
-    error at once."""
-    deadline = asyncio.get_running_loop().time() + wait_seconds
+# How long a wait for the load goes without a wake-up before it looks again: a cluster's view of its
+# engine nodes (their heartbeats, one a second) changes with no signal here; a local load wakes it.
+LOAD_RECHECK_SECONDS = 1.0
+
+
+async def wait_while_loading(
+    scheduler: Scheduler, wait_seconds: float, gone: asyncio.Future[Any] | None = None
+) -> None:
+    """Return once the engine has loaded or failed to load (woken by the scheduler's `load_signal`),
+    or `wait_seconds` have passed; QueueFull (shutting down) once the shutdown began;
+    ConnectionResetError once `gone` is done (the caller hung up)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_seconds
     while still_loading(scheduler):
-        if asyncio.get_running_loop().time() >= deadline:
-            break
-        await asyncio.sleep(poll_seconds)
-    return engine_info(scheduler)
+        if shutting_down(scheduler):
+            raise QueueFull(SHUTTING_DOWN_REASON)
+        if gone is not None and gone.done():
+            raise ConnectionResetError("the caller hung up")
+        left = deadline - loop.time()
+        if left <= 0:
+            return
+        change = asyncio.ensure_future(scheduler.load_signal.next_change().wait())
+        try:
+            waits = {change} if gone is None else {change, gone}
+            await asyncio.wait(
+                waits, timeout=min(left, LOAD_RECHECK_SECONDS), return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            change.cancel()
+
+
+def refuse_while_loading(scheduler: Scheduler) -> None:
+    """Loading while nothing runs yet and nothing failed (an upload's name is checked against the
+    engine's voices, which a loading engine cannot list); a failed load is no refusal here."""
+    if still_loading(scheduler):
+        raise scheduler.loading()
 
 
 def still_loading(scheduler: Scheduler) -> bool:

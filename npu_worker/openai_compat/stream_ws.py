@@ -44,9 +44,10 @@ from ..ws_server.opening import (
 )
 from ..ws_server.socket_reading import SocketReading
 from ..ws_server.standing import Standing
-from .core import LOAD_WAIT_SECONDS, engine_info, loaded_engine
+from .core import engine_info
 from .errors import openai_error, with_param
 from .formats import FORMATS
+from .load_wait import loaded_engine
 from .messages import (
     CLIENT_TYPES,
     ClientMessage,
@@ -270,7 +271,7 @@ class SpeechStreamSession:
 
     async def _configure(self, speech: SpeechRequest, stream_audio: bool) -> None:
         """Fields as in POST /v1/audio/speech; they apply to sentences queued after this message."""
-        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
+        await loaded_engine(self.app)
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm", engine_info(self.scheduler).sample_rate)
         params = await synth_params(self.app, speech)
@@ -290,7 +291,7 @@ class SpeechStreamSession:
         if len(text) > self.limits.max_text_chars:
             limit = counted(self.limits.max_text_chars, "character", "characters")
             raise with_param(BadRequest(f"a fragment may have at most {limit}"), "text")
-        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
+        await loaded_engine(self.app)
         params = await self._current_params()
         utterance = await self._open_utterance(received_at)
         for piece in self._assembler.feed(text):
@@ -322,7 +323,7 @@ class SpeechStreamSession:
         message arrived, which completed the last sentence (it may have waited for its turn since)."""
         if self._utterance is None and not even_empty:
             return
-        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
+        await loaded_engine(self.app)
         params = await self._current_params()
         utterance = await self._open_utterance(received_at)
         for piece in self._assembler.flush():

@@ -19,8 +19,15 @@ from ..printable import printable
 from ..protocol import BadRequest, BodyTooLarge, InvalidAudio, VoiceExists, WorkerError
 from ..voice_names import DEFAULT_VOICE, check_voice_name
 from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
-from .core import engine_voice, engine_voice_catalog, speaks_default_voice, voice_library
+from .core import (
+    engine_voice,
+    engine_voice_catalog,
+    refuse_while_loading,
+    speaks_default_voice,
+    voice_library,
+)
 from .errors import openai_errors, with_param
+from .load_wait import wait_for_load
 from .speech import upload_limits
 
 UPLOAD_FIELDS = ("audio_sample", "name", "ref_text")
@@ -157,6 +164,8 @@ def _text(fields: dict[str, bytes], field: str) -> str:
 @openai_errors
 async def upload_voice(request: web.Request) -> web.Response:
     refuse_declared_over_cap(request)
+    await wait_for_load(request)  # (as a speech request: bounded, a hang-up or the shutdown ends it)
+    refuse_while_loading(request.app[SCHEDULER_KEY])  # (its name is checked against the engine's voices)
     async with body_deadline(request), held_body(request) as hold:
         fields = await read_upload(request, hold)
     name = _text(fields, "name")
@@ -191,6 +200,7 @@ async def delete_voice(request: web.Request) -> web.Response:
     """The name read as the upload and the speech routes read it (blanks around it dropped), so the
     name an upload took is the name that deletes it."""
     name = request.match_info["name"].strip()
+    await wait_for_load(request)  # (as a speech request; past the wait the delete goes on)
     scheduler = request.app[SCHEDULER_KEY]
     await asyncio.to_thread(voice_library(scheduler).delete, name, scheduler.voice_user)
     return json_response(VoiceDeleted(id=name, name=name))
