@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.cluster.keys import CANCEL_CHANNEL, NODES
-from npu_worker.jobs.cluster.writer import OutputWriter
+from npu_worker.jobs.cluster.store import RedisJobs
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
@@ -126,20 +126,22 @@ async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, re
 async def test_a_writer_that_started_again_writes_the_sections_it_had_read(
     worker, redis_server, tmp_path, monkeypatch
 ):
-    """An api node's writer ends on a bug as it writes a section another node made: started again, it
-    read only new entries, so the ones it had read and not written (that one, and up to 63 read with it)
-    stayed pending in Redis: /health said 200 again, and their job never ended. It now reads its own
-    pending entries first, as at the node's start."""
-    write = OutputWriter._write
+    """An api node's writer ends on a bug once it has read a section another node made (a bug between
+    the read and the writes: an entry's own failure fails that entry alone, `test_cluster_writer_poison`):
+    started again, it read only new entries, so the ones it had read and not written (that one, and up to
+    63 read with it) stayed pending in Redis: /health said 200 again, and their job never ended. It now
+    reads its own pending entries first, as at the node's start."""
+    ready = RedisJobs.ready
     bugs: list[str] = []
 
-    def write_after_a_bug(self: OutputWriter, job_id: str, path: str, wav: bytes) -> None:
-        if not bugs:  # the first write only: a bug the next start does not meet
-            bugs.append(path)
+    async def ready_then_a_bug(self: RedisJobs, *args: Any, **kwargs: Any) -> Any:
+        rows = await ready(self, *args, **kwargs)
+        if rows and not bugs:  # the first entries read only: a bug the next start does not meet
+            bugs.append(rows[0][1]["job"])
             raise RuntimeError("a bug in the writer")
-        write(self, job_id, path, wav)
+        return rows
 
-    monkeypatch.setattr(OutputWriter, "_write", write_after_a_bug)
+    monkeypatch.setattr(RedisJobs, "ready", ready_then_a_bug)
     cluster = {"queue": redis_server.url}
     await worker(role="engine", state_dir=str(tmp_path / "engine"), **cluster)
     api = await worker(role="api", state_dir=str(tmp_path / "api"), **cluster)
@@ -151,7 +153,7 @@ async def test_a_writer_that_started_again_writes_the_sections_it_had_read(
     job_id = (await answer.json())["job_id"]
     async with asyncio.timeout(seconds(30)):
         events = [json.loads(line) async for line in (await api.get(f"/jobs/{job_id}/events")).content]
-    assert len(bugs) == 1
+    assert bugs == [job_id]
     assert [e["event"] for e in events if e["event"] != "heartbeat"][-2:] == ["progress", "done"], events
     ok = [e for e in events if e["event"] == "progress" and e["status"] == "ok"]
-    assert [e["wav_path"] for e in ok] == bugs and os.path.getsize(bugs[0]) > 44, events
+    assert len(ok) == 1 and os.path.getsize(ok[0]["wav_path"]) > 44, events
