@@ -50,8 +50,9 @@ class InterruptFails(ToneEngine):
 
 
 async def test_a_node_loop_that_ended_on_a_bug_fails_its_health_and_its_beat(worker, redis_server, tmp_path):
-    """The cancel listener ends (its engine's `interrupt` raised): /health 500 `fail`, /ready 503, a
-    submission refused in the same words, and its beat carries the failure as a failed engine's, without
+    """The cancel listener ends (its engine's `interrupt` raised): /health 503 `fail`, /ready 503, a
+    submission refused in the same words (`NodeRestarting`, with `Retry-After`: they were 500
+    `InternalError` while the loop waited to start again), and its beat carries the failure as a failed engine's, without
     a backend, so an api node counts it out (`engines_failed`, `info`); the beat itself goes on."""
     engine = InterruptFails()
     engine.gate = threading.Event()  # the section runs until the test lets it go
@@ -70,13 +71,16 @@ async def test_a_node_loop_that_ended_on_a_bug_fails_its_health_and_its_beat(wor
                 await asyncio.sleep(0.1)
     finally:
         engine.gate.set()
-    wanted = f"InternalError: this node's cancel listener loop ended on RuntimeError; it starts again in {pause:g} s"
-    assert (status, said["status"]) == (500, "fail") and said["error"].startswith(wanted), said
+    wanted = f"NodeRestarting: this node's cancel listener loop ended on RuntimeError; it starts again in {pause:g} s"
+    assert (status, said["status"]) == (503, "fail") and said["error"].startswith(wanted), said
     assert "backend" not in beat and beat["load_error"].startswith(wanted), beat
     ready = await node.get("/ready")
     assert ready.status == 503 and (await ready.json())["reason"].startswith("the worker cannot serve: ")
     refused = await node.post("/synth_batch", json={"sections": [{"idx": 0, "text": "after"}]})
-    assert refused.status == 500 and (await refused.json())["error"].startswith(wanted)
+    assert refused.status == 503 and (await refused.json())["error"].startswith(wanted)
+    # The pause is a refusal's "not now" (it was a 500, as for a failure waiting cannot mend).
+    assert [answer.headers.get("Retry-After") for answer in (ready, refused)] == ["1", "1"]
+    assert (await node.get("/health")).headers.get("Retry-After") == "1"
 
 
 async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, redis_server, tmp_path):
@@ -99,7 +103,7 @@ async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, re
         told(failure)
 
     scheduler.loops._failed = recorded
-    said = "InternalError: this node's cancel listener loop ended on RuntimeError; it starts again in"
+    said = "NodeRestarting: this node's cancel listener loop ended on RuntimeError; it starts again in"
     try:
         job_id = await a_running_section(node, scheduler)
         assert (await node.delete(f"/jobs/{job_id}")).status == 200
