@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import redis.asyncio as aioredis
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.cluster.keys import WRITERS, job_key, log_key, ready_key, wav_key
+from npu_worker.jobs.cluster.store import RedisJobs
 from tests.timing import seconds
 
 COUNTS = {"total": 1, "seq": 1, "next": 1, "ok": 0, "fail": 0, "began": 0, "done": 0}  # as a record's
@@ -78,3 +80,43 @@ async def test_a_poison_writer_entry_fails_its_section_alone(
     assert "'poison'" in said[0].getMessage() and "its section is failed" in said[0].getMessage()
     health = await node.get("/health")
     assert health.status == 200, await health.text()
+
+
+async def test_a_writer_entry_redis_refuses_to_write_for_now_waits_and_is_not_failed(
+    worker: Any, redis_server: Any, tmp_path: Any, caplog: Any, monkeypatch: Any
+) -> None:
+    """Redis refusing every write for a while (here a replica: READONLY; MISCONF, BUSY alike) is no entry's
+    fault: the entry stays pending and is written once Redis takes writes again, never failed for it."""
+    read = RedisJobs.ready
+    turned: list[bool] = []
+
+    async def read_then_a_replica(self: RedisJobs, *args: Any, **kwargs: Any) -> Any:
+        rows = await read(self, *args, **kwargs)
+        if rows and not turned:  # read: now Redis refuses the entry's writes (a replica of no one alive)
+            turned.append(True)
+            await self.redis.execute_command("REPLICAOF", "127.0.0.1", str(free_port()))
+        return rows
+
+    monkeypatch.setattr(RedisJobs, "ready", read_then_a_replica)
+    node = await worker(role="both", state_dir=str(tmp_path / "node"), queue=redis_server.url)
+    stream = ready_key(node.app[SCHEDULER_KEY].node)
+    caplog.set_level(logging.WARNING, logger="npu_worker.jobs.cluster")
+    async with aioredis.Redis.from_url(redis_server.url) as planter:
+        await planter.hset(job_key("sound"), mapping={**COUNTS, "spec": spec("sound")})
+        await planter.set(wav_key("sound", 0), b"RIFF")
+        await planter.xadd(stream, {"job": "sound", "idx": 0, "duration": 1, "elapsed": 1})
+        async with asyncio.timeout(seconds(20)):  # the writer met the refusal (its log says so: polled)
+            while "read only replica" not in caplog.text:
+                await asyncio.sleep(0.05)
+        await planter.execute_command("REPLICAOF", "NO", "ONE")
+        async with asyncio.timeout(seconds(20)):  # written once Redis takes writes (polled)
+            while len(events := await logged_events(planter, "sound")) < 2:
+                await asyncio.sleep(0.05)
+    assert [e["event"] for e in events] == ["progress", "done"] and events[0]["status"] == "ok", events
+    assert "dropped entry" not in caplog.text
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -19,7 +19,7 @@ from ..job_bytes import JobBytes
 from ..model import Job
 from ..observer import SchedulerObserver
 from .consumer import QueueConsumer
-from .outage import REDIS_WAIT
+from .outage import refuses_every_write
 from .spec import BadSpec, job_from_spec
 from .store import RedisJobs
 
@@ -61,9 +61,10 @@ class OutputWriter(QueueConsumer):
         for entry_id, fields in rows:
             try:
                 await self._deliver(fields)
-            except REDIS_WAIT:
-                raise  # Redis away or full: the entry stays pending, read again after
             except Exception as exc:  # one entry's failure, never the loop's
+                if refuses_every_write(exc):  # Redis away, full or refusing writes for now: the entry
+                    self._own = True  # stays pending, read again first once Redis takes writes
+                    raise
                 await self._entry_failed(entry_id, fields, exc)
             await self.jobs.ready_done(self.node, entry_id)
         return True
@@ -83,9 +84,10 @@ class OutputWriter(QueueConsumer):
             try:
                 await self._final(job, failed, ok=False)
                 told = "its section is failed"
-            except REDIS_WAIT:
-                raise
             except Exception as also:  # the job's own keys are not ours either
+                if refuses_every_write(also):
+                    self._own = True  # (as above: the entry waits, pending)
+                    raise
                 told = f"its section could not be failed either ({type(also).__name__}: {also})"
         log.error(
             "writer of node %s dropped entry %s (job %r, section %r) on %s; %s",
