@@ -105,6 +105,9 @@ StateUnavailable = _error(
     "The job or voice could not be recorded in the state directory (disk full?); retry later.",
 )
 QueueUnavailable = _error("QueueUnavailable", 503, "The shared job queue (Redis) cannot be reached.")
+NodeRestarting = _error(
+    "NodeRestarting", 503, "A loop of this Redis node ended on a bug and starts again shortly; retry then."
+)
 Unsupported = _error("Unsupported", 501, "This node does not offer the request (its role or queue mode).")
 UnknownVoice = _error("UnknownVoice", 400, "No voice of this name (stored, default or engine voice).")
 VoiceNotFound = _error("VoiceNotFound", 404, "No stored voice of this name to delete.")

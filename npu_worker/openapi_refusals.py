@@ -121,13 +121,15 @@ def with_status_waits(paths: dict[str, Any]) -> dict[str, Any]:
     report, as long as a request refused then is told to wait. In their own words: the refusals' wording
     ("5 on a 429 QueueFull") read as if `/ready` answered a 429, which it never does."""
     from .http_compat.bodies import RETRY_AFTER
-    from .protocol import Loading, QueueFull, QueueUnavailable
+    from .protocol import Loading, NodeRestarting, QueueFull, QueueUnavailable
 
     loading = (Loading, "the engine loads, the kept jobs are read, or (an api node) no engine node is alive")
+    restarting = (NodeRestarting, "a loop of a Redis node that ended on a bug waits to start again")
     states = {
-        "/health": (loading, (QueueUnavailable, "the shared queue (Redis) is unreachable")),
+        "/health": (loading, (QueueUnavailable, "the shared queue (Redis) is unreachable"), restarting),
         "/ready": (
             loading,
+            restarting,
             (QueueUnavailable, "the shared queue (Redis) is unreachable or full"),
             (QueueFull, "the queue is full or the worker shuts down"),
         ),

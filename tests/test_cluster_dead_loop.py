@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.cluster.keys import CANCEL_CHANNEL, NODES
-from npu_worker.jobs.cluster.writer import OutputWriter
+from npu_worker.jobs.cluster.store import RedisJobs
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
@@ -50,8 +50,9 @@ class InterruptFails(ToneEngine):
 
 
 async def test_a_node_loop_that_ended_on_a_bug_fails_its_health_and_its_beat(worker, redis_server, tmp_path):
-    """The cancel listener ends (its engine's `interrupt` raised): /health 500 `fail`, /ready 503, a
-    submission refused in the same words, and its beat carries the failure as a failed engine's, without
+    """The cancel listener ends (its engine's `interrupt` raised): /health 503 `fail`, /ready 503, a
+    submission refused in the same words (`NodeRestarting`, with `Retry-After`: they were 500
+    `InternalError` while the loop waited to start again), and its beat carries the failure as a failed engine's, without
     a backend, so an api node counts it out (`engines_failed`, `info`); the beat itself goes on."""
     engine = InterruptFails()
     engine.gate = threading.Event()  # the section runs until the test lets it go
@@ -70,13 +71,16 @@ async def test_a_node_loop_that_ended_on_a_bug_fails_its_health_and_its_beat(wor
                 await asyncio.sleep(0.1)
     finally:
         engine.gate.set()
-    wanted = f"InternalError: this node's cancel listener loop ended on RuntimeError; it starts again in {pause:g} s"
-    assert (status, said["status"]) == (500, "fail") and said["error"].startswith(wanted), said
+    wanted = f"NodeRestarting: this node's cancel listener loop ended on RuntimeError; it starts again in {pause:g} s"
+    assert (status, said["status"]) == (503, "fail") and said["error"].startswith(wanted), said
     assert "backend" not in beat and beat["load_error"].startswith(wanted), beat
     ready = await node.get("/ready")
     assert ready.status == 503 and (await ready.json())["reason"].startswith("the worker cannot serve: ")
     refused = await node.post("/synth_batch", json={"sections": [{"idx": 0, "text": "after"}]})
-    assert refused.status == 500 and (await refused.json())["error"].startswith(wanted)
+    assert refused.status == 503 and (await refused.json())["error"].startswith(wanted)
+    # The pause is a refusal's "not now" (it was a 500, as for a failure waiting cannot mend).
+    assert [answer.headers.get("Retry-After") for answer in (ready, refused)] == ["1", "1"]
+    assert (await node.get("/health")).headers.get("Retry-After") == "1"
 
 
 async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, redis_server, tmp_path):
@@ -99,7 +103,7 @@ async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, re
         told(failure)
 
     scheduler.loops._failed = recorded
-    said = "InternalError: this node's cancel listener loop ended on RuntimeError; it starts again in"
+    said = "NodeRestarting: this node's cancel listener loop ended on RuntimeError; it starts again in"
     try:
         job_id = await a_running_section(node, scheduler)
         assert (await node.delete(f"/jobs/{job_id}")).status == 200
@@ -126,20 +130,22 @@ async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, re
 async def test_a_writer_that_started_again_writes_the_sections_it_had_read(
     worker, redis_server, tmp_path, monkeypatch
 ):
-    """An api node's writer ends on a bug as it writes a section another node made: started again, it
-    read only new entries, so the ones it had read and not written (that one, and up to 63 read with it)
-    stayed pending in Redis: /health said 200 again, and their job never ended. It now reads its own
-    pending entries first, as at the node's start."""
-    write = OutputWriter._write
+    """An api node's writer ends on a bug once it has read a section another node made (a bug between
+    the read and the writes: an entry's own failure fails that entry alone, `test_cluster_writer_poison`):
+    started again, it read only new entries, so the ones it had read and not written (that one, and up to
+    63 read with it) stayed pending in Redis: /health said 200 again, and their job never ended. It now
+    reads its own pending entries first, as at the node's start."""
+    ready = RedisJobs.ready
     bugs: list[str] = []
 
-    def write_after_a_bug(self: OutputWriter, job_id: str, path: str, wav: bytes) -> None:
-        if not bugs:  # the first write only: a bug the next start does not meet
-            bugs.append(path)
+    async def ready_then_a_bug(self: RedisJobs, *args: Any, **kwargs: Any) -> Any:
+        rows = await ready(self, *args, **kwargs)
+        if rows and not bugs:  # the first entries read only: a bug the next start does not meet
+            bugs.append(rows[0][1]["job"])
             raise RuntimeError("a bug in the writer")
-        write(self, job_id, path, wav)
+        return rows
 
-    monkeypatch.setattr(OutputWriter, "_write", write_after_a_bug)
+    monkeypatch.setattr(RedisJobs, "ready", ready_then_a_bug)
     cluster = {"queue": redis_server.url}
     await worker(role="engine", state_dir=str(tmp_path / "engine"), **cluster)
     api = await worker(role="api", state_dir=str(tmp_path / "api"), **cluster)
@@ -151,7 +157,7 @@ async def test_a_writer_that_started_again_writes_the_sections_it_had_read(
     job_id = (await answer.json())["job_id"]
     async with asyncio.timeout(seconds(30)):
         events = [json.loads(line) async for line in (await api.get(f"/jobs/{job_id}/events")).content]
-    assert len(bugs) == 1
+    assert bugs == [job_id]
     assert [e["event"] for e in events if e["event"] != "heartbeat"][-2:] == ["progress", "done"], events
     ok = [e for e in events if e["event"] == "progress" and e["status"] == "ok"]
-    assert [e["wav_path"] for e in ok] == bugs and os.path.getsize(bugs[0]) > 44, events
+    assert len(ok) == 1 and os.path.getsize(ok[0]["wav_path"]) > 44, events

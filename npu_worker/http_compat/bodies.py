@@ -20,6 +20,7 @@ from ..protocol import (
     BodyBudgetFull,
     DecodersBusy,
     Loading,
+    NodeRestarting,
     Progress,
     QueueFull,
     QueueUnavailable,
@@ -48,6 +49,7 @@ RETRY_AFTER: dict[type[WorkerError], int] = {
     QueueUnavailable: 1,
     BodyBudgetFull: RETRY_AFTER_SECONDS,
     DecodersBusy: 1,  # a decode ends within seconds
+    NodeRestarting: 1,  # its loop starts again within 1 to 60 s: asked again each second
 }
 BEARER_CHALLENGE = 'Bearer realm="npu-worker"'  # a 401's WWW-Authenticate (RFC 9110 requires one)
 

@@ -11,7 +11,7 @@ from .. import PROTOCOL_VERSION, __version__
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY, START_ID_KEY
 from ..engine.factory import reported_backend
 from ..errors import InternalError, StateUnavailable, WorkerError, counted
-from ..protocol import Loading, QueueFull, QueueUnavailable
+from ..protocol import Loading, NodeRestarting, QueueFull, QueueUnavailable
 from .bodies import RETRY_AFTER, DecoderCallCounts, Health, Ready, TtfaFigures, json_response
 
 
@@ -59,6 +59,9 @@ async def health(request: web.Request) -> web.Response:
     if body.redis == "unreachable":  # the shared queue is down: this node cannot take requests
         body.failed(body.error if isinstance(body.error, str) else "QueueUnavailable: Redis is unreachable")
         return _not_now(json_response(body, status=503), QueueUnavailable)
+    if isinstance(scheduler.load_error, NodeRestarting):  # a Redis node's loop starts again soon
+        body.failed(str(scheduler.load_error))
+        return _not_now(json_response(body, status=503), NodeRestarting)
     if scheduler.load_error is not None:
         body.failed(str(scheduler.load_error), scheduler.load_error.fallback)
         return json_response(body, status=500)
@@ -86,7 +89,9 @@ async def ready(request: web.Request) -> web.Response:
         reason, kind = "the shared queue (Redis) is unreachable", QueueUnavailable
     elif queue.get("redis") == "full":  # every submit would be a 503 QueueUnavailable
         reason, kind = "Redis is full (its maxmemory is reached)", QueueUnavailable
-    # Not the engine's: a loop of a Redis node ended on a bug, a local worker's kept jobs were not read.
+    elif isinstance(scheduler.load_error, NodeRestarting):  # a loop of a Redis node ended on a bug
+        reason, kind = f"the worker cannot serve: {scheduler.load_error}", NodeRestarting
+    # Not the engine's: a local worker's kept jobs were not read.
     elif isinstance(scheduler.load_error, (InternalError, StateUnavailable)):
         reason = f"the worker cannot serve: {scheduler.load_error}"
     elif scheduler.load_error is not None:

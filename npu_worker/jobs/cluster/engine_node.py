@@ -229,10 +229,15 @@ class EngineNode(QueueConsumer):
 
     async def run(self) -> None:
         """Load the engine, then take and run work until draining (or cancelled); Redis outages are
-        waited out."""
+        waited out. A start after the loop ended on a bug (`node_loops.py`) is a restarted node's: the
+        engine stays loaded, the item it held (pending under its name) runs first again, the cached
+        jobs are read again."""
         sender = self.pcm.start()
+        self._own, self._next_reclaim = True, 0.0
+        self._known.clear()
+        self._left.clear()
         try:
-            if await self.load():
+            if self.runner.info is not None or await self.load():
                 await self._work()
         finally:
             self._left.set()

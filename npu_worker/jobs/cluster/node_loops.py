@@ -1,12 +1,15 @@
 """A Redis node's own loops (engine, writer, retention, cancel listener, heartbeat), kept running.
 
 A loop that ends on an exception it did not expect (a bug: its log has the traceback) is the node's
-failure while it is down: /health 500 `fail`, submissions refused with it, and its beat carries it, so
-its peers count the node out. It stayed so until the node was restarted by hand: `/health`'s 500 is no
-exit, so systemd's `Restart=on-failure` never restarted it. Now every loop but the engine's starts again
-by itself, after a pause that doubles while it keeps ending (1 s, 2 s, ... 60 s; back to 1 s once it ran
-a minute), and the failure is lifted as it starts. The engine loop is not: a section it held is in a state
-no one knows, so that node is restarted (its sections go back to the queue when their claim times out).
+failure while it is down: its beat carries it, so its peers count the node out. It stayed so until the
+node was restarted by hand: `/health`'s 500 is no exit, so systemd's `Restart=on-failure` never
+restarted it. Now every loop starts again by itself, after a pause that doubles while it keeps ending
+(1 s, 2 s, ... 60 s; back to 1 s once it ran a minute), and the failure is lifted as it starts; during
+the pause /health, /ready and submissions answer 503 `NodeRestarting` with `Retry-After` (they answered
+500 `InternalError`, as for a failure waiting cannot mend). The engine loop too: it was left down until
+the node was restarted by hand, as if what it held were unknown; it is what a restarted node finds (the
+item it claimed, pending under its name, which it runs first again: the MADE and FINAL scripts drop a
+second `ok`), and its engine stays loaded (`EngineNode.run`).
 """
 
 from __future__ import annotations
@@ -15,11 +18,10 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from ...protocol import InternalError, WorkerError
+from ...protocol import NodeRestarting, WorkerError
 
 FIRST_PAUSE_S = 1.0  # before a loop that ended starts again; doubled each time it ends soon after
 MOST_PAUSE_S = 60.0  # the longest pause; a loop that ran this long starts again after FIRST_PAUSE_S
-NOT_RESTARTED = frozenset({"engine"})  # what it held is unknown: the node is restarted instead
 
 Loop = Callable[[], Coroutine[Any, Any, None]]  # makes the loop's coroutine, each start its own
 
@@ -49,12 +51,9 @@ class NodeLoops:
         if task.cancelled() or (exc := task.exception()) is None or self.stopping:
             return
         ended_on = f"this node's {name} loop ended on {type(exc).__name__}"
-        if name in NOT_RESTARTED:
-            self._set_down(name, InternalError(f"{ended_on}; restart the node (its log has why)"))
-            return
         ran = asyncio.get_running_loop().time() - started
         pause = self._next_pause(name, ran)
-        self._set_down(name, InternalError(f"{ended_on}; it starts again in {pause:g} s (its log has why)"))
+        self._set_down(name, NodeRestarting(f"{ended_on}; it starts again in {pause:g} s (its log has why)"))
         self._spawn(self._start_again(name, loop, pause))
 
     def _next_pause(self, name: str, ran: float) -> float:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import OutOfMemoryError, ResponseError
+from redis.exceptions import OutOfMemoryError, ReadOnlyError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...protocol import QueueUnavailable, WorkerError
@@ -76,6 +76,20 @@ async def retried(make: Callable[[], Awaitable[T]], what: str = "") -> T:
                 log.debug("%s: Redis unreachable (%s); retrying", what, exc)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
+
+
+# What Redis answers to every write, whatever the key, while it cannot take one (a failed snapshot with
+# stop-writes-on-bgsave-error, a replica, a script running past its time, a master gone): a wait, never
+# one entry's failure (`refuses_every_write`).
+EVERY_WRITE_REFUSED = ("MISCONF", "READONLY", "BUSY", "MASTERDOWN", "NOREPLICAS", "TRYAGAIN", "CLUSTERDOWN")
+
+
+def refuses_every_write(exc: BaseException) -> bool:
+    """Redis away or full, or refusing every write for now: the work waits (the writer's entry stays
+    pending), where an answer about one key (WRONGTYPE, a planted value) fails only what used that key."""
+    if isinstance(exc, (*REDIS_WAIT, ReadOnlyError)):
+        return True
+    return isinstance(exc, ResponseError) and str(exc).split(" ", 1)[0] in EVERY_WRITE_REFUSED
 
 
 def lost_groups(exc: ResponseError) -> bool:

@@ -25,7 +25,7 @@ import asyncio
 import functools
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -62,6 +62,7 @@ class Lookups:
     def __init__(self, threads: int) -> None:
         self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="redis-lookup")
         self._running: dict[tuple[str, int], Future[list[Any]]] = {}
+        self.resolve: Callable[..., list[Any]] = socket.getaddrinfo  # (a test's resolver in its place)
         self._lock = threading.Lock()
 
     async def addresses(self, host: str, port: int) -> list[Any]:
@@ -72,7 +73,7 @@ class Lookups:
             running = self._running.get(key)
             started = running is None
             if running is None:
-                running = self._threads.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+                running = self._threads.submit(self.resolve, host, port, type=socket.SOCK_STREAM)
                 self._running[key] = running
         if started:  # (outside the lock: it runs at once if the lookup is done already)
             running.add_done_callback(functools.partial(self._forget, key))
@@ -90,32 +91,63 @@ LOOKUPS = Lookups(threads=4)
 
 class LookedUpConnection(Connection):
     """redis-py's TCP connection, its host's name looked up on `LOOKUPS`, then each address it names
-    tried in turn (as asyncio does), each with the connect timeout: asyncio would look it up in the
-    loop's default executor, behind threads that may be waiting for this very connection."""
+    tried in turn (as asyncio does): asyncio would look it up in the loop's default executor, behind
+    threads that may be waiting for this very connection. Each address is connected as `getaddrinfo`
+    gave it, its IPv6 zone (scope id) kept: passed on as a host string, a link-local address lost its zone
+    (`Invalid argument`) or, written `fe80::1%eth0`, was looked up again in that executor. The connect
+    timeout bounds the lookup and every address's try together (each had it in full: a slow lookup, then a
+    silent address, 4 s), and a connection that fails says each address's failure, not the last's."""
 
-    _tried_address: str | None = None  # the address being tried, while `_connect` runs
+    _tried_socket: socket.socket | None = None  # the address's connected socket, while `_connect` runs
 
     async def _connect(self) -> None:
-        async with asyncio.timeout(self.socket_connect_timeout):
-            found = await LOOKUPS.addresses(self.host, self.port)
-        for tried, (*_, address) in enumerate(found, 1):
-            self._tried_address = str(address[0])
-            try:
-                return await super()._connect()
-            except OSError as exc:  # refused, unreachable: the next address; out of time: the end
-                if tried == len(found) or isinstance(exc, TimeoutError):
-                    raise
-            finally:
-                self._tried_address = None
-        raise OSError(f"{self.host} names no address")  # (getaddrinfo raises first)
+        failures: list[str] = []
+        try:
+            async with asyncio.timeout(self.socket_connect_timeout):  # the lookup and every try
+                found = await LOOKUPS.addresses(self.host, self.port)
+                for family, kind, proto, _, address in found:
+                    try:
+                        self._tried_socket = await _connected(family, kind, proto, address)
+                        return await super()._connect()
+                    except OSError as exc:  # refused, unreachable: the next address
+                        failures.append(f"{_shown(address)}: {exc.strerror or exc or type(exc).__name__}")
+                    finally:
+                        self._tried_socket = None
+        except TimeoutError:
+            if not failures:
+                raise  # (redis-py says `Timeout connecting to server`)
+            failures.append(f"out of time after {self.socket_connect_timeout:g} s")
+        raise OSError(f"{self.host} names no address" if not failures else "; ".join(failures))
 
     def _connection_arguments(self) -> Mapping[str, Any]:
         arguments = dict(super()._connection_arguments())
-        if self._tried_address is not None:
+        if self._tried_socket is not None:
+            del arguments["host"], arguments["port"]
+            arguments["sock"] = self._tried_socket
             if "ssl" in arguments:  # the certificate is checked against the name, not the address
                 arguments["server_hostname"] = self.host
-            arguments["host"] = self._tried_address
         return arguments
+
+
+async def _connected(family: int, kind: int, proto: int, address: tuple[Any, ...]) -> socket.socket:
+    """A socket connected to one of `getaddrinfo`'s answers, as given (an IPv6 zone is its scope id)."""
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setblocking(False)
+        host, *rest = address  # `fe80::1%eth0` where Python keeps the zone in the text: the number only
+        await asyncio.get_running_loop().sock_connect(sock, (str(host).partition("%")[0], *rest))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _shown(address: tuple[Any, ...]) -> str:
+    """An address as a log or an error says it: `10.0.0.5:6379`, `[fe80::1%4]:6379` (zone as scope id)."""
+    host, port = str(address[0]).partition("%")[0], address[1]
+    if len(address) < 4:
+        return f"{host}:{port}"
+    return f"[{host}%{address[3]}]:{port}" if address[3] else f"[{host}]:{port}"
 
 
 class LookedUpSSLConnection(LookedUpConnection, SSLConnection):

@@ -14,11 +14,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from ...paths import PathPolicy
-from ...protocol import Progress, SectionError, WorkerError, WriteFailed
+from ...protocol import InternalError, Progress, SectionError, SynthParams, WorkerError, WriteFailed
 from ..job_bytes import JobBytes
 from ..model import Job
 from ..observer import SchedulerObserver
 from .consumer import QueueConsumer
+from .outage import refuses_every_write
 from .spec import BadSpec, job_from_spec
 from .store import RedisJobs
 
@@ -58,9 +59,45 @@ class OutputWriter(QueueConsumer):
         if self._own and not rows:
             self._own = False
         for entry_id, fields in rows:
-            await self._deliver(fields)
+            try:
+                await self._deliver(fields)
+            except Exception as exc:  # one entry's failure, never the loop's
+                if refuses_every_write(exc):  # Redis away, full or refusing writes for now: the entry
+                    self._own = True  # stays pending, read again first once Redis takes writes
+                    raise
+                await self._entry_failed(entry_id, fields, exc)
             await self.jobs.ready_done(self.node, entry_id)
         return True
+
+    async def _entry_failed(self, entry_id: str, fields: dict[str, str], exc: Exception) -> None:
+        """An entry the writer could not handle (a job record or key not of the worker's making: Redis
+        answered WRONGTYPE, a spec whose sections do not index) fails its section, not the loop: the loop
+        ended, started again, met the same pending entry and ended again (pauses up to 60 s, a traceback
+        each time), or retried Redis's answer for ever, and the entries behind it waited. One log line."""
+        job_id, idx = fields.get("job", ""), fields.get("idx", "")
+        job = self._known.pop(job_id, None) or Job(id=job_id, params=SynthParams(), sections=[])
+        what = f"{type(exc).__name__}: {exc}"
+        told = "no section to fail"
+        if job_id and idx.lstrip("-").isdigit() and len(idx) < 20:
+            said = f"the writer could not handle this section's entry {entry_id}; the node's log has why"
+            failed = SectionError(int(idx), str(InternalError(said)))  # (never the exception's words)
+            try:
+                await self._final(job, failed, ok=False)
+                told = "its section is failed"
+            except Exception as also:  # the job's own keys are not ours either
+                if refuses_every_write(also):
+                    self._own = True  # (as above: the entry waits, pending)
+                    raise
+                told = f"its section could not be failed either ({type(also).__name__}: {also})"
+        log.error(
+            "writer of node %s dropped entry %s (job %r, section %r) on %s; %s",
+            self.node,
+            entry_id,
+            job_id[:200],
+            idx[:20],
+            what,
+            told,
+        )
 
     async def _deliver(self, fields: dict[str, str]) -> None:
         try:  # any local process can write to Redis: an entry not of our making is dropped, not fatal
