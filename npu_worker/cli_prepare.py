@@ -171,7 +171,7 @@ def _prepare(args: argparse.Namespace) -> int:
             recording, about, voice = _calibrated(args, files, config, sharing)
         manifest = prepare.prepare(
             files.decoder,
-            [files.decoder, files.encoder, files.vocoder],
+            [files.decoder, files.encoder, files.vocoder, files.tokens],
             Path(args.out),
             config,
             args.buckets,
