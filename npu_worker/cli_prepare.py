@@ -132,7 +132,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         if now is not None and [now] != earlier:
             stderr_line(
                 f"npu-worker prepare: {word} once {args.out} was prepared: it is complete "
-                f"(serve it with --model-dir {args.out})"
+                f"(serve it with --model-dir {os.path.abspath(args.out)})"
             )
         else:
             stderr_line(f"npu-worker prepare: {word}; run it again to prepare {args.out}")
@@ -192,7 +192,8 @@ def _prepare(args: argparse.Namespace) -> int:
     print(
         f"prepared {args.out}: {counted(count, 'bucket', 'buckets')} in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        + serve_said(args.out, files_precision, voice, args.qnn_soc, sharing and count > 1)
+        # absolute: a relative --out's line named a folder only from where prepare ran
+        + serve_said(os.path.abspath(args.out), files_precision, voice, args.qnn_soc, sharing and count > 1)
     )
     return 0
 
