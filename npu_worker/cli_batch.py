@@ -25,7 +25,7 @@ from npu_worker.cli_client_flags import (
     token_hint,
 )
 from npu_worker.cli_flag_values import local_path
-from npu_worker.cli_progress import ProgressBar, number, one_line, printable, printable_json, say
+from npu_worker.cli_progress import ProgressBar, number, printable_json, say
 from npu_worker.cli_stops import (
     AnswerStops,
     cancel_on_interrupt,
@@ -38,6 +38,7 @@ from npu_worker.cli_stops import (
 )
 from npu_worker.client import ClientError, synth_batch_polling, synth_batch_streaming
 from npu_worker.lecture_file import LECTURE_SHAPE, load_lecture
+from npu_worker.worker_words import one_line, printable
 
 
 def add_batch_command(subparsers: Any) -> None:

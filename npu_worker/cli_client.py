@@ -35,10 +35,11 @@ from npu_worker.cli_client_flags import (
     token_hint,
 )
 from npu_worker.cli_flag_values import local_path
-from npu_worker.cli_progress import ProgressBar, number, one_line, say
+from npu_worker.cli_progress import ProgressBar, number, say
 from npu_worker.cli_stops import AnswerStops, answer_cut, print_finished, stopped_as, stopped_printing
 from npu_worker.client import ClientError, synth
 from npu_worker.client.errors import AnswerCut
+from npu_worker.worker_words import one_line
 
 
 def add_client_commands(subparsers: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from .engine.providers import RuntimeConfig
     from .engine.zipvoice.calibration import Recording
     from .engine.zipvoice.model_files import ModelFiles
+    from .engine.zipvoice.prepare import OutClaim
 
 OPTIMIZATION = {"default": None, "fast": "1", "best": "3"}  # QNN's htp_graph_finalization_optimization_mode
 
@@ -132,7 +134,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         if now is not None and [now] != earlier:
             stderr_line(
                 f"npu-worker prepare: {word} once {args.out} was prepared: it is complete "
-                f"(serve it with --model-dir {args.out})"
+                f"(serve it with --model-dir {os.path.abspath(args.out)})"
             )
         else:
             stderr_line(f"npu-worker prepare: {word}; run it again to prepare {args.out}")
@@ -166,25 +168,13 @@ def _prepare(args: argparse.Namespace) -> int:
         files = _checked_sources(args, files_precision)
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = _prepare_runtime(args)
-        recording, about, voice = None, None, None  # voice: what serve needs --ref-wav (calibrated)
-        if qdq.is_quantised(args.precision):
-            recording, about, voice = _calibrated(args, files, config, sharing)
-        manifest = prepare.prepare(
-            files.decoder,
-            [files.decoder, files.encoder, files.vocoder],
-            Path(args.out),
-            config,
-            args.buckets,
-            args.precision,
-            sharing,
-            progress=progress,
-            calibration=recording,
-            calibration_info=about,
-            check_calls=args.check_calls if recording is not None else 0,
-            vocoder=files.vocoder,
-            # which of the layouts and precisions a folder may hold it took, and the vocoder
-            files_said=None if recording is not None else files.said(),
-        )
+        with contextlib.ExitStack() as held:  # --out's lock, from before calibration to the end
+            recording, about, voice, claim = None, None, None, None  # voice: serve's --ref-wav
+            if qdq.is_quantised(args.precision):
+                prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
+                claim = held.enter_context(prepare.claim_out(Path(args.out), config))
+                recording, about, voice = _calibrated(args, files, config)
+            manifest = _compiled(args, files, config, sharing, recording, about, claim)
     except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say
         print(f"npu-worker prepare: {exc}", file=sys.stderr)
         return 2
@@ -192,9 +182,41 @@ def _prepare(args: argparse.Namespace) -> int:
     print(
         f"prepared {args.out}: {counted(count, 'bucket', 'buckets')} in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
-        + serve_said(args.out, files_precision, voice, args.qnn_soc, sharing and count > 1)
+        # absolute: a relative --out's line named a folder only from where prepare ran
+        + serve_said(os.path.abspath(args.out), files_precision, voice, args.qnn_soc, sharing and count > 1)
     )
     return 0
+
+
+def _compiled(
+    args: argparse.Namespace,
+    files: ModelFiles,
+    config: RuntimeConfig,
+    sharing: bool,
+    recording: Recording | None,
+    about: dict[str, Any] | None,
+    claim: OutClaim | None,
+) -> dict[str, Any]:
+    """`prepare.prepare` with the flags (`claim`: --out's, held since before the calibration)."""
+    from .engine.zipvoice import prepare
+
+    return prepare.prepare(
+        files.decoder,
+        [files.decoder, files.encoder, files.vocoder, files.tokens],
+        Path(args.out),
+        config,
+        args.buckets,
+        args.precision,
+        sharing,
+        progress=progress,
+        calibration=recording,
+        calibration_info=about,
+        check_calls=args.check_calls if recording is not None else 0,
+        vocoder=files.vocoder,
+        # which of the layouts and precisions a folder may hold it took, and the vocoder
+        files_said=None if recording is not None else files.said(),
+        claimed=claim,
+    )
 
 
 def _checked_sources(args: argparse.Namespace, files_precision: str) -> ModelFiles:
@@ -231,17 +253,10 @@ def _prepare_runtime(args: argparse.Namespace) -> RuntimeConfig:
 
 
 def _calibrated(
-    args: argparse.Namespace, files: ModelFiles, config: RuntimeConfig, sharing: bool
+    args: argparse.Namespace, files: ModelFiles, config: RuntimeConfig
 ) -> tuple[Recording, dict[str, Any], tuple[str, str | None]]:
     """A quantised prepare's calibration (recording, about) and the voice serve needs as --ref-wav,
-    after the plan and an --out being written by another prepare are refused (before minutes of it)."""
-    from .engine.zipvoice import prepare
-
-    prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
-    if Path(args.out).is_dir():  # a prepare writing it: refused before minutes of calibration
-        prepare.check_out_dir(Path(args.out))
-        with prepare.out_dir_lock(Path(args.out)):  # prepare() holds it while it writes
-            pass
+    run with --out's lock held (`_prepare`): a second prepare into it is refused before minutes of it."""
     progress(files.said())  # (once nothing refuses it in one line: calibrating takes minutes)
     recording, about = record_calibration(args, files.directory, config, progress)
     voice = (os.path.abspath(args.ref_wav or _voice_copied(files.directory, args.out)), args.ref_text)

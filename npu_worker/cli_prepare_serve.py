@@ -8,7 +8,7 @@ import shlex
 
 from .engine import qnn_targets
 
-__all__ = ["serve_command", "serve_said"]
+__all__ = ["device_paths_said", "serve_command", "serve_said"]
 
 
 def serve_command(
@@ -50,7 +50,18 @@ def serve_said(
     it with ... --allow-htp-simulator", which serve then refused."""
     if shared and qnn_targets.htp_is_simulated():
         return (
-            "the x86 HTP simulator cannot load a weight-shared binary of several buckets: serve it on "
-            f"the device with: {serve_command(out, precision, voice, qnn_soc, on_device=True)}"
+            "the x86 HTP simulator cannot load a weight-shared binary of several buckets: "
+            f"{device_paths_said(out, voice)}; serve it on the device with: "
+            f"{serve_command(out, precision, voice, qnn_soc, on_device=True)}"
         )
     return f"serve it with: {serve_command(out, precision, voice, qnn_soc)}"
+
+
+def device_paths_said(out: str, voice: tuple[str, str | None] | None) -> str:
+    """What the operator changes in the device's `serve` line: its paths are this host's (the folder
+    prepared here, the voice calibrated with), which the line named as if the device had them."""
+    wav = voice[0] if voice is not None else None
+    inside = wav is None or os.path.dirname(wav) == out
+    copied = shlex.quote(out) if inside else f"{shlex.quote(out)} and {shlex.quote(str(wav))}"
+    flags = "--model-dir" if wav is None else "--model-dir and --ref-wav"
+    return f"copy {copied} onto the device, and give {flags} there as the device's paths (below: this host's)"

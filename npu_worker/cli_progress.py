@@ -1,5 +1,6 @@
 """What the shell client writes to the terminal: a progress bar with an ETA, `waiting` lines, and the
-worker's words made printable first (a hostile worker's escape sequences never reach the terminal)."""
+worker's words made printable first (`worker_words`: a hostile worker's escape sequences never reach the
+terminal)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import math
 import sys
 import time
 from typing import Any, TextIO
+
+from npu_worker.worker_words import one_line
 
 WAIT_LINE_EVERY = 10.0  # seconds between `waiting` lines while the worker keeps saying the same
 
@@ -20,26 +23,9 @@ def _clock(seconds: float | None) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def printable(text: object) -> str:
-    """`text` (words from the worker among it) as it may reach a terminal: control and format
-    characters written as escapes (`\\x1b`), so a hostile or broken worker cannot move the cursor,
-    retitle the window, or hide text behind a bidi override in an error it sends. Newlines stay."""
-    return "".join(
-        char if char.isprintable() or char == "\n" else char.encode("unicode_escape").decode("ascii")
-        for char in str(text)
-    )
-
-
-def one_line(text: object) -> str:
-    """`printable`, and a line break written as `\\n` too: words from the worker inside a line of our
-    own (its error, a path) broke it in two, and the worker's second line read as the command's (a
-    forged `s01 ok`, or a summary's `2/2 sections ok`)."""
-    return printable(text).replace("\n", "\\n")
-
-
 def printable_json(value: Any) -> str:
     """`value` as indented JSON that may reach a terminal: readable (Korean as it is), but a character
-    `printable` would escape written as its `\\u` escape (json escapes only those below U+0020: a bidi
+    `worker_words.printable` would escape written as its `\\u` escape (json escapes only those below U+0020: a bidi
     override or a C1 control such as U+009B, a CSI, in a worker's error went out raw with `--json`)."""
     text = json.dumps(value, ensure_ascii=False, indent=1)
     return "".join(char if char.isprintable() or char == "\n" else json.dumps(char)[1:-1] for char in text)

@@ -298,11 +298,19 @@ async def _drain(
 
 async def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
     """Perform the core's steps over aiohttp until the plan returns its result; a batch given up on
-    once queued raises with what had come so far (`ClientError.partial_result`)."""
+    once queued raises with what had come so far (`ClientError.partial_result`). A Ctrl-C gets the sync
+    client's note naming the job it leaves (`BatchCollector.left_running`): under `asyncio.run` it
+    cancels the task, and the `KeyboardInterrupt` raised after carries this `CancelledError` as its
+    `__context__`, printed in its traceback (it named no job: the caller could not stop it); a cancel
+    of the caller's own (a timeout) leaves the job running too, and says so the same way."""
     try:
         return await _steps(plan, http_, collector)
     except ClientError as exc:
         exc.partial_result = collector.partial()
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt) as stop:
+        if (left := collector.left_running()) is not None:
+            stop.add_note(left)
         raise
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from npu_worker.client.common import job_path
 from npu_worker.client.errors import InvalidArgument, Stalled, TransportError, WorkerProtocolError
+from npu_worker.worker_words import one_line
 
 ProgressCallback = Callable[[int, dict[str, Any]], Any]
 
@@ -77,7 +78,7 @@ class BatchCollector:
         if self.stall_limit is None or self.clock() - self.progressed_at < self.stall_limit:
             return None
         return Stalled(
-            f"job {self.job_id}: no progress for {self.stall_limit:g} s (stall_limit) after event"
+            f"job {one_line(self.job_id)}: no progress for {self.stall_limit:g} s (stall_limit) after event"
             f" {self.last_seq}, while the worker kept it running"
         )
 
@@ -101,7 +102,7 @@ class BatchCollector:
         if kind == "error" and seq is None and event.get("idx") is None:
             # the stream's own failure (a bug of the worker's, `InternalError`), not the job's: the job
             # goes on, so the stream is re-attached after the last seq seen
-            return TransportError(f"the stream failed: {event.get('error')}"[:300])
+            return TransportError(f"the stream failed: {one_line(event.get('error'))}"[:300])
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
             raise WorkerProtocolError(f"the worker sent a {kind} event without its seq: {event}"[:300])
         if seq <= self.last_seq + 1:

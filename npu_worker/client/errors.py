@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from npu_worker.worker_words import one_line
+
 
 class ClientError(Exception):
     """Base of the errors the client raises (a section's failure is never raised: it is reported)."""
@@ -66,7 +68,7 @@ class WorkerHTTPError(ClientError):
         self.body = body
         self.retry_after = retry_after
         self.tried = tried  # what was sent before this answer gave it up (`retrying.Tries`), or ""
-        said = f"HTTP {status}: {body.get('error') or body.get('status') or body}"
+        said = f"HTTP {status}: {one_line(body.get('error') or body.get('status') or body)}"
         super().__init__(f"{tried}; the last answer: {said}" if tried else said)
 
     @property

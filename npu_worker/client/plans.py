@@ -37,6 +37,7 @@ from npu_worker.client.retrying import (
     submitted,
 )
 from npu_worker.client.steps import Call, Deliver, Follow, Plan, Sleep, Step
+from npu_worker.worker_words import one_line
 
 # A submission sent whose answer never came whole (none began, or it broke off). The words said "the
 # worker answered", untrue of an answer that never began.
@@ -138,7 +139,7 @@ def engine_failed(job_id: str) -> Generator[Step, Any, None]:
     except WorkerHTTPError as exc:
         if exc.status == 500 and exc.body.get("status") == "fail":
             raise EngineFailed(
-                f"job {job_id}: the worker failed to start ({exc.body.get('error')}), so it runs"
+                f"job {one_line(job_id)}: the worker failed to start ({one_line(exc.body.get('error'))}), so it runs"
                 " no job; the job runs once a worker that loads takes it up"
             ) from None
     except TransportError:
@@ -158,7 +159,7 @@ def _reattach(
     while it says "not now" with a `Retry-After` (loading after a restart), waiting as it asks. Given
     up, it says for how long since the stream was lost (at `lost_at` on the collector's clock)."""
     assert collector.job_id is not None
-    lost = f"job {collector.job_id}: stream lost after event {collector.last_seq}"
+    lost = f"job {one_line(collector.job_id)}: stream lost after event {collector.last_seq}"
     asked = False  # the last try was answered "not now": its wait is done, no back-off on top
     # The last try was refused or answered with a refusal, or the stream went silent past the read
     # timeout (a host rebooted or hung sends no reset): the worker may have restarted meanwhile. After

@@ -105,7 +105,8 @@ def test_a_weight_shared_folder_made_on_x86_is_said_to_be_served_on_the_device(
     printed = capsys.readouterr().out
     said, line = printed.split(" with: ", 1)
     assert said.endswith(
-        "the x86 HTP simulator cannot load a weight-shared binary of several buckets: serve it on the device"
+        f"the x86 HTP simulator cannot load a weight-shared binary of several buckets: copy {out} onto the "
+        "device, and give --model-dir there as the device's paths (below: this host's); serve it on the device"
     ), printed
     words = shlex.split(line)
     assert "--allow-htp-simulator" not in words, words

@@ -8,11 +8,13 @@ checks and the loading side are prepared.py's.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +52,41 @@ from npu_worker.protocol import ModelLoadError
 if TYPE_CHECKING:
     from npu_worker.engine.zipvoice.calibration import Recording
 
-__all__ = ["LOCK", "check_out_dir", "check_plan", "out_dir_lock", "prepare", "sharing_by_default"]
+__all__ = [
+    "LOCK",
+    "OutClaim",
+    "check_out_dir",
+    "check_plan",
+    "claim_out",
+    "out_dir_lock",
+    "prepare",
+    "sharing_by_default",
+]
+
+
+@dataclass(frozen=True)
+class OutClaim:
+    """An --out folder checked, made and locked for one prepare (`claim_out`), and QNN's devices there."""
+
+    folder: Path
+    devices: list[Any]
+
+
+@contextlib.contextmanager
+def claim_out(out: Path, config: RuntimeConfig) -> Iterator[OutClaim]:
+    """`out` checked, made and its lock held while the block runs: `prepare()`'s whole run, and for a
+    quantised prepare its calibration too (the lock was only probed before calibrating, so two
+    prepares into one folder both calibrated for minutes, and one was refused only at its end).
+    QNN is checked first: missing, it must not cost an earlier prepare's work, or minutes of calibration."""
+    check_out_dir(out)
+    devices = providers.qnn_devices(config)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # (a parent this user may not write in, a read-only filesystem)
+        raise ModelLoadError(cannot_write(exc, f"make the --out folder {out}", out)) from exc
+    check_out_dir(out)  # again: someone may have made it first, in a shared folder
+    with out_dir_lock(out):
+        yield OutClaim(out, devices)
 
 
 def check_plan(buckets: Sequence[int], weight_sharing: bool, check_calls: int) -> None:
@@ -119,13 +155,15 @@ def prepare(
     check_calls: int = 0,
     vocoder: Path | None = None,
     files_said: str | None = None,
+    claimed: OutClaim | None = None,
 ) -> dict[str, Any]:
     """Compile `decoder` for every bucket into `out` (a copy of the model directory, and `vocoder`
     where it is not in that directory by the name `serve` looks for first); the manifest.
 
     A quantised `precision` (qdq.QUANTISED) needs `calibration`: its feeds per bucket, of which the last
     `check_calls` are held out to measure each compiled bucket against the fp32 decoder on the CPU.
-    `files_said`: the model files chosen, said once the work starts (a refusal before it is one line)."""
+    `files_said`: the model files chosen, said once the work starts (a refusal before it is one line).
+    `claimed`: `out`'s claim, held by the caller since before its calibration (else taken here)."""
     from npu_worker.engine.zipvoice.runtime import bucket_dims
 
     if precision not in PRECISIONS:
@@ -133,15 +171,12 @@ def prepare(
     if qdq.is_quantised(precision) and calibration is None:
         raise ModelLoadError(f"--precision {precision} needs calibration data")
     check_plan(buckets, weight_sharing, check_calls if calibration is not None else 0)
-    shapes = bucket_dims(decoder, tuple(buckets))  # before anything in `out` changes: a bad bucket,
-    check_out_dir(out)
-    devices = providers.qnn_devices(config)  # or QNN missing, must not cost an earlier prepare's work
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # (a parent this user may not write in, a read-only filesystem)
-        raise ModelLoadError(cannot_write(exc, f"make the --out folder {out}", out)) from exc
-    check_out_dir(out)  # again: someone may have made it first, in a shared folder
-    with out_dir_lock(out):  # held to the end: a second prepare here is refused
+    shapes = bucket_dims(decoder, tuple(buckets))  # a bad bucket: refused before `out` changes
+    with contextlib.ExitStack() as held:  # the lock, held to the end: a second prepare here is refused
+        claim = claimed or held.enter_context(claim_out(out, config))
+        if claim.folder != out:
+            raise ValueError(f"prepare into {out} was handed the claim on {claim.folder}")
+        devices = claim.devices
         if files_said:
             progress(files_said)
         remove_all_parts(out)  # the temp copies of a prepare killed while copying (a model's size each)

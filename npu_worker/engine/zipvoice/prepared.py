@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 CONTEXT_DIR = "qnn"
+TOKENS = "tokens.txt"  # the token table, hashed in the manifest as the model files are
 LOCK = ".prepare.lock"  # held (flock) by the prepare writing the directory
 STAGING = ".prepare-staging"  # where that prepare makes everything before moving it in
 EARLIER = ".prepare-earlier.json"  # the earlier manifest while that prepare moves its files in
@@ -162,6 +163,7 @@ class PreparedModel:
                 f"{encoder} is not the text encoder {self.directory} was prepared from (the compiled decoder "
                 f"was trained with that one){sizes(encoder)}; put it back, or {again}"
             )
+        _check_tokens(self.directory / TOKENS, made["source"], sizes, again)
         recorded = _vocoder_hash(made["source"], vocoder)
         if vocoder is not None and recorded is not None and recorded != file_hash(vocoder):
             raise ModelLoadError(
@@ -179,6 +181,19 @@ class PreparedModel:
         fault = context_files.size_faults(self)
         if fault is not None:
             raise ModelLoadError(f"{fault}; copy the prepared folder again whole, or {again}")
+
+
+def _check_tokens(tokens: Path, source: dict[str, Any], sizes: Callable[[Path], str], again: str) -> None:
+    """ModelLoadError unless the folder's token table (the one the engine reads: model_files.locate
+    takes `tokens.txt` from the folder served) is the one prepared with: it was not hashed, and a
+    changed table gave the text encoder other ids before the compiled decoder, in silence. A manifest
+    of an older prepare records none: nothing to check it against (it is not refused for that)."""
+    recorded = source.get(TOKENS)
+    if isinstance(recorded, str) and recorded != file_hash(tokens):
+        raise ModelLoadError(
+            f"{tokens} is not the token table {tokens.parent} was prepared from (the compiled decoder "
+            f"was trained on its ids){sizes(tokens)}; put it back, or {again}"
+        )
 
 
 def _vocoder_hash(source: dict[str, Any], vocoder: Path | None) -> str | None:
