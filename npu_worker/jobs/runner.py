@@ -92,6 +92,7 @@ class Runner(AudioHandover):
         self.urgent_samples = 0.0  # URGENT_AUDIO_SECONDS at the loaded engine's rate (read every chunk)
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
+        self._engine_ident = -1  # the engine thread's id: its hand-overs are held (`Finisher.hold`)
         self.finisher = Finisher()  # ends file-only jobs' sections beside the engine thread
         # Sections made and handed to the finisher, not yet in the cache, by key: a batch that says the
         # same text twice in a row made it twice (the second looked before the first was put).
@@ -140,10 +141,12 @@ class Runner(AudioHandover):
         return any(t is not None and t.is_alive() for t in threads) or self.finisher.alive
 
     def _work(self) -> None:
+        self._engine_ident = threading.get_ident()
         try:
             if self._load():
-                self._serve(self.admission.next_section, self.engine)
+                self._serve(lambda: self.admission.next_section(self.finisher.release), self.engine)
         finally:
+            self.finisher.release()
             self.finisher.close()
 
     def _serve(self, next_section: Callable[[], tuple[Job, Section] | None], engine: Engine) -> None:
@@ -257,9 +260,10 @@ class Runner(AudioHandover):
         with; right here when it has none (no thread hop for a lone `/synth`) and the finisher has
         nothing left to do (so the job's events stay in order), and always here for a job whose
         audio someone listens to live (its events follow its chunks at once)."""
-        if job.stream_audio or (self.finisher.idle and not self.admission.has_work()):
+        finisher = self.finisher
+        if job.stream_audio or (finisher.idle and not self.admission.has_work()):
             return _now
-        return self.finisher.submit
+        return finisher.hold if threading.get_ident() == self._engine_ident else finisher.submit
 
     def _finish(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
         """Write the section's file (encoded once, shared with the cache), then log `ok`."""
@@ -364,8 +368,11 @@ class Runner(AudioHandover):
         pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
-            push(request, delivery.take)
+            push(
+                request, _releasing(self.finisher, delivery.take) if self.finisher.holding else delivery.take
+            )
         else:
+            self.finisher.release()
             self._pull(job, delivery, source or engine.stream(request), pausable)
         if job.cancel_requested.requested:
             return None
@@ -408,3 +415,14 @@ class Runner(AudioHandover):
 
 def _now(work: Callable[..., object], *args: object) -> None:
     work(*args)
+
+
+def _releasing(finisher: Finisher, take: Callable[[np.ndarray], bool]) -> Callable[[np.ndarray], bool]:
+    """`take`, the engine thread's held hand-overs released at the first chunk: the request has reached
+    the engine by then, which works while the finisher does (a frame a call more, this section only)."""
+
+    def first(chunk: np.ndarray) -> bool:
+        finisher.release()
+        return take(chunk)
+
+    return first
