@@ -27,14 +27,14 @@ def record_engine_thread(monkeypatch: Any) -> list[str]:
     stream_into = EspeakProcessEngine.stream_into
     submit = Finisher.submit
 
-    def recorded_stream(engine: Any, request: Any, sink: Any) -> Any:
+    def recorded_stream(engine: Any, request: Any, sink: Any, sent: Any = None) -> Any:
         order.append("request")
 
         def seen(chunk: Any) -> bool:
             order.append("chunk")
             return sink(chunk)
 
-        return stream_into(engine, request, seen)
+        return stream_into(engine, request, seen, sent)
 
     def recorded_submit(finisher: Any, work: Any, *args: Any) -> None:
         if threading.current_thread().name == "npu-worker-engine":

@@ -368,9 +368,12 @@ class Runner(AudioHandover):
         pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
-            push(
-                request, _releasing(self.finisher, delivery.take) if self.finisher.holding else delivery.take
-            )
+            finisher = self.finisher
+            if finisher.holding and getattr(engine, "tells_sent", False):
+                push(request, delivery.take, finisher.release)  # (released while the child makes it)
+            else:
+                finisher.release()
+                push(request, delivery.take)
         else:
             self.finisher.release()
             self._pull(job, delivery, source or engine.stream(request), pausable)
@@ -415,14 +418,3 @@ class Runner(AudioHandover):
 
 def _now(work: Callable[..., object], *args: object) -> None:
     work(*args)
-
-
-def _releasing(finisher: Finisher, take: Callable[[np.ndarray], bool]) -> Callable[[np.ndarray], bool]:
-    """`take`, the engine thread's held hand-overs released at the first chunk: the request has reached
-    the engine by then, which works while the finisher does (a frame a call more, this section only)."""
-
-    def first(chunk: np.ndarray) -> bool:
-        finisher.release()
-        return take(chunk)
-
-    return first
