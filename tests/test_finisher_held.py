@@ -34,7 +34,7 @@ def record_engine_thread(monkeypatch: Any) -> list[str]:
             order.append("chunk")
             return sink(chunk)
 
-        return stream_into(engine, request, seen, sent)
+        return stream_into(engine, request, seen, *(() if sent is None else (sent,)))
 
     def recorded_submit(finisher: Any, work: Any, *args: Any) -> None:
         if threading.current_thread().name == "npu-worker-engine":
