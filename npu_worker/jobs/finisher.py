@@ -25,7 +25,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DEPTH = 8  # sections made and not yet ended, at most: then the engine thread waits
-HELD_MOST = 8  # hand-overs held at most (sections that fail before any chunk release none)
+HELD_MOST = 8  # hand-overs held at most (sections that fail before their request is sent release none)
 
 
 class Finisher:
