@@ -259,7 +259,8 @@ class Runner(AudioHandover):
         """Where a section's end runs: on the finisher thread while the engine has other work to go on
         with; right here when it has none (no thread hop for a lone `/synth`) and the finisher has
         nothing left to do (so the job's events stay in order), and always here for a job whose
-        audio someone listens to live (its events follow its chunks at once)."""
+        audio someone listens to live (its events follow its chunks at once). The engine thread's are
+        held until its next request is sent (`Finisher.hold`: the finisher woken then, not in the gap)."""
         finisher = self.finisher
         if job.stream_audio or (finisher.idle and not self.admission.has_work()):
             return _now
