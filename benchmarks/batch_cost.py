@@ -17,6 +17,16 @@ slows what it watches: compare its counts, not its times, and never with a run w
 batch section asks since stop 59), against true (the first frame written at once), alternated PAIRS
 times: each way's wall, this process's CPU and the child's, and the held way's wall over the other's a pair.
 
+`--gaps` (stop 61): `strace -ttt -T -e trace=read,writev` on the espeak children alone (not the worker) for
+the measured batches: each section's time in the child, from its request's `read` returning to the `writev`
+that ends it, and the gap before it, from the previous section's last `writev` to that `read`'s return (the
+child idle while the worker ends a section and sends the next: the finisher's hand-over, the admission, the
+next request's making and its write); medians and sums a section. strace stretches the child's own syscalls,
+so read the gap's share and its count, not its microseconds, and never beside a run without it.
+
+`--digest`: one more batch whose events (kind, section, status, in order) and 39 wavs (their bytes, read
+from the `ok` events' `wav_path`) are hashed: the same output before and after a change.
+
 Per section: the worker's CPU beyond the engine alone (worker and child, less the engine alone's), each
 thread's CPU and sleeps, and the wall time over the engine alone's (medians of the batches).
 """
@@ -25,6 +35,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import os
 import signal
 import statistics
@@ -130,6 +142,50 @@ def start_strace(pid: int, out: Path) -> subprocess.Popen[bytes]:
     return process
 
 
+def start_gap_trace(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """`strace` on the espeak children only (the worker untraced), each `read` and `writev` timed."""
+    command = ["strace", "-ttt", "-T", "-e", "trace=read,writev", "-o", str(out)]
+    for child in child_pids(pid):
+        command += ["-p", str(child)]
+    process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # strace attaches before the batches start (no event to await from outside it)
+    return process
+
+
+def section_gaps(path: Path, per_batch: int) -> dict[str, float]:
+    """From `start_gap_trace`'s lines: a section's time in the child (its request's first `read` back to
+    the last `writev` before the next request's) and the gap before it (that `writev`'s end to the next
+    `read`'s return), ms; a batch's first section has no gap counted (the client's round trip is in it)."""
+    busy: list[float] = []
+    gaps: list[float] = []
+    last_write: dict[str, float] = {}
+    started: dict[str, float] = {}
+    sections: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        fields = line.split()
+        pid = fields.pop(0) if len(fields) > 1 and fields[0].isdigit() else ""
+        if len(fields) < 3 or not fields[-1].startswith("<") or "unfinished" in line or "resumed" in line:
+            continue
+        end = float(fields[0]) + float(fields[-1].strip("<>"))
+        if fields[1].startswith("writev("):
+            last_write[pid] = end
+        elif fields[1].startswith("read(0,") and last_write.get(pid, 0.0) >= started.get(pid, 0.0):
+            if pid in started:  # the section before has ended: this read is the next one's request
+                busy.append(last_write[pid] - started[pid])
+                if sections[pid] % per_batch:
+                    gaps.append(end - last_write[pid])
+            started[pid], sections[pid] = end, sections.get(pid, 0) + 1
+    if not gaps:
+        return {}
+    return {
+        "sections": len(busy),
+        "busy_ms_median": round(statistics.median(busy) * 1000, 3),
+        "gap_ms_median": round(statistics.median(gaps) * 1000, 3),
+        "gap_ms_p90": round(sorted(gaps)[int(len(gaps) * 0.9)] * 1000, 3),
+        "gaps_over_busy": round(sum(gaps) / len(gaps) / (sum(busy) / len(busy)), 4),
+    }
+
+
 def strace_counts(path: Path, per: int) -> dict[str, float]:
     """`strace -c`'s calls column by syscall, per section."""
     counts: dict[str, float] = {}
@@ -139,6 +195,26 @@ def strace_counts(path: Path, per: int) -> dict[str, float]:
             calls = fields[3]
             counts[fields[-1]] = round(int(calls) / per, 2) if calls.isdigit() else 0.0
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+async def batch_digest(session: aiohttp.ClientSession, base: str, sections: list[str]) -> dict[str, Any]:
+    """`--digest`: one batch's event kinds in order and its wavs' bytes, each hashed (sha256, 16 digits)."""
+    body = {"sections": [{"idx": i, "text": t} for i, t in enumerate(sections)]}
+    events: list[dict[str, Any]] = []
+    async with session.post(base + "/synth_batch", json=body) as response:
+        async for line in response.content:
+            events.append(json.loads(line))
+    kinds = [(e["event"], e.get("idx"), e.get("status")) for e in events]
+    wavs = hashlib.sha256()
+    for event in events:
+        if event.get("status") == "ok":
+            wavs.update(hashlib.sha256(Path(event["wav_path"]).read_bytes()).digest())
+    return {
+        "events": len(events),
+        "event_kinds_sha256": hashlib.sha256(json.dumps(kinds).encode()).hexdigest()[:16],
+        "wavs": sum(e.get("status") == "ok" for e in events),
+        "wavs_sha256": wavs.hexdigest()[:16],
+    }
 
 
 async def measure(args: argparse.Namespace, sections: list[str]) -> dict[str, Any]:
@@ -152,10 +228,13 @@ async def measure(args: argparse.Namespace, sections: list[str]) -> dict[str, An
         async with aiohttp.ClientSession() as session:
             await ready_ms(session, base, spawned)
             await batch_request(session, base, sections)  # warm
+            digest = await batch_digest(session, base, sections) if args.digest else None
             pid, tracer = server.pid, None
             names = thread_names(pid)
             if args.strace:
                 tracer = start_strace(pid, root / "strace.txt")
+            elif args.gaps:
+                tracer = start_gap_trace(pid, root / "gaps.txt")
             cpu_before, sleeps_before, walls = thread_cpu_ms(pid), all_sleeps(pid), []
             for _ in range(args.batches):
                 walls.append(await batch_request(session, base, sections))
@@ -173,7 +252,11 @@ async def measure(args: argparse.Namespace, sections: list[str]) -> dict[str, An
             "sleeps_per_section": by_name(sleeps_before, sleeps_after, names, per),  # type: ignore[arg-type]
             "loadavg": os.getloadavg(),
         }
-        if tracer is not None:
+        if digest is not None:
+            report["digest"] = digest
+        if tracer is not None and args.gaps:
+            report["child_sections"] = section_gaps(root / "gaps.txt", len(sections))
+        elif tracer is not None:
             report["syscalls_per_section"] = strace_counts(root / "strace.txt", per)
         return report
     finally:
@@ -185,6 +268,10 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--engine-repeats", type=int, default=3)
     parser.add_argument("--strace", action="store_true")
+    parser.add_argument(
+        "--gaps", action="store_true", help="the child's time a section and the gap before it"
+    )
+    parser.add_argument("--digest", action="store_true", help="one batch's events and wavs hashed")
     parser.add_argument("--no-engine", action="store_true", help="skip the engine alone (counts only)")
     parser.add_argument(
         "--child-hold", type=int, default=0, metavar="PAIRS", help="the child alone, held or not"
@@ -206,7 +293,7 @@ def main() -> None:
             "wall_ms": round(wall, 1),
         }
     report["server"] = asyncio.run(measure(args, sections))
-    if not args.no_engine and not args.strace:
+    if not args.no_engine and not args.strace and not args.gaps:
         server = report["server"]
         engine = report["engine_alone"]
         server["cpu_beyond_engine_ms_per_section"] = round(

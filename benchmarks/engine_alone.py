@@ -133,6 +133,28 @@ def measure_engine(previews: list[str], sections: list[str], repeats: int) -> En
     return figures
 
 
+def spaced_cpu_ms(previews: list[str], rate: float, count: int, seed: int) -> float:
+    """The engine alone's CPU a preview (ms, the mean) on the open loop's texts at its arrival times
+    (`arrival_offsets`, the same seed), one after another on a fresh engine, idle until each arrival:
+    spaced as the server's requests come, where `measure_engine` runs each text again at once (warm
+    caches). Beside the old figure, never in its place (stop 61)."""
+    engine = espeak_engine()
+    try:
+        for text in previews[:10]:  # warm, as a served engine's first requests are
+            run_engine(engine, text, True, lambda chunk: None)
+        spent, started = 0.0, time.perf_counter()
+        for i, offset in enumerate(arrival_offsets(rate, count, seed)):
+            wait = started + offset - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)  # the next arrival's time: nothing to await in this thread
+            cpu = time.process_time()
+            run_engine(engine, previews[i % len(previews)], True, lambda chunk: None)
+            spent += time.process_time() - cpu
+        return spent * 1000 / count
+    finally:
+        engine.close()
+
+
 def engine_batch_ms(sections: list[str]) -> float:
     """The engine alone on the batch's sections, files-only mode, on a fresh engine."""
     engine = espeak_engine()
@@ -143,12 +165,20 @@ def engine_batch_ms(sections: list[str]) -> float:
 
 
 def lanes_alone(
-    previews: list[str], rate: float, count: int, seed: int, reference: dict[str, float], lanes: int = 2
+    previews: list[str],
+    rate: float,
+    count: int,
+    seed: int,
+    reference: dict[str, float],
+    lanes: int = 2,
+    cpu_ms: list[float] | None = None,
 ) -> list[float]:
     """First-frame overhead (ms) with no server at all: `lanes` espeak instances on their own threads in
     this process (what the worker's preview lanes are), fed the same Poisson arrivals as the server gets,
     each arrival to the first free lane. What this machine gives two lanes before any socket, event loop
-    or job is involved: the part of the `/ws` tail that is the engines sharing its cores."""
+    or job is involved: the part of the `/ws` tail that is the engines sharing its cores. `cpu_ms` gets each
+    request's CPU on its lane's thread (ms): the engine alone as the worker's lanes run it, at the same
+    times, two at once when two arrivals overlap (stop 61)."""
     first = espeak_engine()
     engines = [first]
     for _ in range(lanes - 1):
@@ -161,7 +191,10 @@ def lanes_alone(
     def serve(engine: Any) -> None:
         while (item := arrivals.get()) is not None:
             text, clock = item
+            cpu = time.thread_time()
             run_engine(engine, text, True, clock)
+            if cpu_ms is not None:
+                cpu_ms.append((time.thread_time() - cpu) * 1000)
             overheads.append((clock.first or time.perf_counter() - clock.started) * 1000 - reference[text])
 
     threads = [threading.Thread(target=serve, args=(engine,)) for engine in engines]

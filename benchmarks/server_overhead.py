@@ -9,7 +9,11 @@ phase, so it counts the whole worker process (event loop, engine thread, executo
   leading-silence trim the server applies, it has made the first frame's 40 ms (what no server with
   the default chunk schedule could send earlier).
 - `/synth` overhead: (send → response) minus the engine alone's whole-sentence time.
-- CPU overhead per request: the server's CPU per request minus the engine alone's CPU for that text;
+- CPU overhead per request: the server's CPU per request minus the engine alone's CPU for that text
+  (each text run again at once: warm); beside it (`/ws`, since stop 61) the same less the engine alone
+  spaced as the arrivals come (`engine_alone.spaced_cpu_ms`: the same texts at the same times, one
+  engine), and less the two lanes alone's CPU a request (two engines on the same arrivals, two at once
+  where two overlap, as the worker's lanes and their children run);
   and the CPU per request of each of the worker's threads (named by `py-spy dump` when py-spy is
   installed), so the event loop's share and the engine thread's show apart.
 - two lanes alone (`/ws` only): the first-frame overhead of two espeak instances on two threads of
@@ -66,6 +70,7 @@ from engine_alone import (
     lanes_alone,
     measure_engine,
     single_engine_floor,
+    spaced_cpu_ms,
 )
 from proc_cpu import per_thread, process_cpu_ms, process_cpu_ms_of, thread_cpu_ms
 
@@ -231,9 +236,11 @@ async def measure_server(
                     if name not in args.routes:
                         continue
                     if name == "ws":  # just before, on the same arrivals: no server, the same load
+                        lanes_cpu: list[float] = []
                         alone = await asyncio.to_thread(
-                            lanes_alone, previews, rate, count, int(rate), engine.first_audio_ms
+                            lanes_alone, previews, rate, count, int(rate), engine.first_audio_ms, 2, lanes_cpu
                         )
+                        spaced = await asyncio.to_thread(spaced_cpu_ms, previews, rate, count, int(rate))
                     cpu_before, threads_before = process_cpu_ms(pid), thread_cpu_ms(pid)
                     done = await open_loop(rate, count, send, previews, seed=int(rate))
                     cpu = (process_cpu_ms(pid) - cpu_before) / count
@@ -251,6 +258,18 @@ async def measure_server(
                         "server_cpu_ms_per_request": round(cpu, 2),
                         "engine_cpu_ms_per_request": round(engine_cpu, 2),
                         "cpu_overhead_ms_per_request": round(cpu - engine_cpu, 2),
+                        **(
+                            {
+                                "engine_cpu_spaced_ms_per_request": round(spaced, 2),
+                                "cpu_overhead_spaced_ms_per_request": round(cpu - spaced, 2),
+                                "engine_cpu_two_lanes_ms_per_request": round(statistics.mean(lanes_cpu), 2),
+                                "cpu_overhead_two_lanes_ms_per_request": round(
+                                    cpu - statistics.mean(lanes_cpu), 2
+                                ),
+                            }
+                            if name == "ws"
+                            else {}
+                        ),
                         "thread_cpu_ms_per_request": threads,
                         "loadavg": os.getloadavg(),
                     }

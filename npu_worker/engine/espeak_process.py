@@ -182,13 +182,16 @@ class ChildEspeak:
         request: SynthesisRequest,
         sink: Callable[[np.ndarray], bool],
         again: Callable[[], ChildEspeak] | None = None,
+        sent: Callable[[], object] | None = None,
     ) -> None:
         """`chunks` pushed: each chunk handed to `sink` as its frame is read, until the request ends or
         `sink` returns False (stopped early, as closing `chunks` does: the same `STOP` and drain). The
         engine lane's way (`stream_into`): the generator resumed a frame and its `read` were two Python
         calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
-        and failures as `chunks`."""
+        and failures as `chunks`. `sent` is called once the request is written, while the child makes it."""
         child = self._sent(request, again)
+        if sent is not None:
+            sent()
         ended, answers = False, child._answers
         try:
             try:

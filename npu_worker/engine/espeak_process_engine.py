@@ -37,6 +37,8 @@ class EspeakProcessEngine(EspeakEngine):
     """`EspeakEngine` whose synthesis runs in a child process (one per engine: a preview lane is a
     second child). Same chunks, same sample rate, same cache identity."""
 
+    tells_sent = True  # `stream_into` takes `sent` (the runner releases the finisher's work there)
+
     def __init__(self) -> None:
         # the library's face (voices, rates): the child `serve` started early, else a new one
         super().__init__(first_child)  # type: ignore[arg-type]
@@ -81,14 +83,20 @@ class EspeakProcessEngine(EspeakEngine):
         self.voice_for(request.lang)  # an unknown language fails here, as in-process
         return self.child.chunks(request, again=lambda: self.child)
 
-    def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
+    def stream_into(
+        self,
+        request: SynthesisRequest,
+        sink: Callable[[np.ndarray], bool],
+        sent: Callable[[], object] | None = None,
+    ) -> None:
         """`stream`'s chunks pushed into `sink` by the child's reader (`ChildEspeak.chunks_into`), not
-        pulled from a generator: the same chunks, stop, deadline and child started again."""
+        pulled from a generator: the same chunks, stop, deadline and child started again. `sent`: called
+        once the request is on its way to the child (`tells_sent`: the runner's held hand-overs go then)."""
         lang = request.lang
         if lang != self._spoken_lang:
             self.voice_for(lang)  # an unknown language fails here, as in-process (and is not kept)
             self._spoken_lang = lang
-        self.child.chunks_into(request, sink, again=lambda: self.child)
+        self.child.chunks_into(request, sink, again=lambda: self.child, sent=sent)
 
     def interrupt(self, restart: bool) -> bool:
         """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the

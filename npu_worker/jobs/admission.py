@@ -176,11 +176,20 @@ class Admission:
 
     # -- the engine thread's side ---------------------------------------------------------------
 
-    def next_section(self) -> tuple[Job, Section] | None:
-        """Block until there is work; None once stopping."""
+    def next_section(self, before_waiting: Callable[[], object] | None = None) -> tuple[Job, Section] | None:
+        """Block until there is work; None once stopping. `before_waiting` runs outside the lock before
+        the first wait (what the engine thread held for the finisher, `Finisher.release`)."""
         with self._lock:
             picked = self._pick()
             while picked is None and not self._stopping:
+                if before_waiting is not None:  # (the finisher's work takes this lock: not under it)
+                    self._lock.release()
+                    try:
+                        before_waiting()
+                    finally:
+                        self._lock.acquire()
+                    before_waiting, picked = None, self._pick()
+                    continue
                 self._engine_waiting = True
                 try:
                     self._cond.wait()

@@ -93,6 +93,7 @@ class Runner(AudioHandover):
         self.urgent_samples = 0.0  # URGENT_AUDIO_SECONDS at the loaded engine's rate (read every chunk)
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
+        self._engine_ident = -1  # the engine thread's id: its hand-overs are held (`Finisher.hold`)
         self.finisher = Finisher()  # ends file-only jobs' sections beside the engine thread
         # Sections made and handed to the finisher, not yet in the cache, by key: a batch that says the
         # same text twice in a row made it twice (the second looked before the first was put).
@@ -141,13 +142,15 @@ class Runner(AudioHandover):
         return any(t is not None and t.is_alive() for t in threads) or self.finisher.alive
 
     def _work(self) -> None:
+        self._engine_ident = threading.get_ident()
         try:
             loaded = self._load()
             if self.on_load_ended is not None:
                 self.on_load_ended()
             if loaded:
-                self._serve(self.admission.next_section, self.engine)
+                self._serve(lambda: self.admission.next_section(self.finisher.release), self.engine)
         finally:
+            self.finisher.release()
             self.finisher.close()
 
     def _serve(self, next_section: Callable[[], tuple[Job, Section] | None], engine: Engine) -> None:
@@ -260,10 +263,12 @@ class Runner(AudioHandover):
         """Where a section's end runs: on the finisher thread while the engine has other work to go on
         with; right here when it has none (no thread hop for a lone `/synth`) and the finisher has
         nothing left to do (so the job's events stay in order), and always here for a job whose
-        audio someone listens to live (its events follow its chunks at once)."""
-        if job.stream_audio or (self.finisher.idle and not self.admission.has_work()):
+        audio someone listens to live (its events follow its chunks at once). The engine thread's are
+        held until its next request is sent (`Finisher.hold`: the finisher woken then, not in the gap)."""
+        finisher = self.finisher
+        if job.stream_audio or (finisher.idle and not self.admission.has_work()):
             return _now
-        return self.finisher.submit
+        return finisher.hold if threading.get_ident() == self._engine_ident else finisher.submit
 
     def _finish(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
         """Write the section's file (encoded once, shared with the cache), then log `ok`."""
@@ -368,8 +373,14 @@ class Runner(AudioHandover):
         pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
-            push(request, delivery.take)
+            finisher = self.finisher
+            if finisher.holding and getattr(engine, "tells_sent", False):
+                push(request, delivery.take, finisher.release)  # (released while the child makes it)
+            else:
+                finisher.release()
+                push(request, delivery.take)
         else:
+            self.finisher.release()
             self._pull(job, delivery, source or engine.stream(request), pausable)
         if job.cancel_requested.requested:
             return None

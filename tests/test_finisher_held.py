@@ -1,0 +1,90 @@
+"""A batch section's end is handed to the finisher once the next section's request has reached espeak's
+child, not before it: handed over at once, it woke the finisher, whose wav and events took the GIL while
+the engine thread made the next request, the child idle between sections (benchmarks/SERVER_OVERHEAD.md,
+2026-12-07, stop 61). The log, the files and a cancel's end read as before.
+
+A real worker with a real espeak child; the engine thread's calls are recorded on their way through.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
+from npu_worker.jobs.finisher import Finisher
+from tests.test_finisher import kinds, submit_batch
+from tests.test_http_api import read_ndjson
+
+TEXTS = ["오늘은 음성 합성을 배웁니다.", "첫째, 문장을 읽습니다.", "둘째, 소리를 만듭니다.", "끝입니다."]
+
+
+def record_engine_thread(monkeypatch: Any) -> list[str]:
+    """`request` when the engine thread asks espeak for a section, `chunk` for each chunk back, and
+    `handover` for each hand-over to the finisher, in the order they happen."""
+    order: list[str] = []
+    stream_into = EspeakProcessEngine.stream_into
+    submit = Finisher.submit
+
+    def recorded_stream(engine: Any, request: Any, sink: Any, sent: Any = None) -> Any:
+        order.append("request")
+
+        def seen(chunk: Any) -> bool:
+            order.append("chunk")
+            return sink(chunk)
+
+        return stream_into(engine, request, seen, *(() if sent is None else (sent,)))
+
+    def recorded_submit(finisher: Any, work: Any, *args: Any) -> None:
+        if threading.current_thread().name == "npu-worker-engine":
+            order.append("handover")
+        submit(finisher, work, *args)
+
+    monkeypatch.setattr(EspeakProcessEngine, "stream_into", recorded_stream)
+    monkeypatch.setattr(Finisher, "submit", recorded_submit)
+    return order
+
+
+async def test_a_section_is_handed_over_after_the_next_request_reaches_espeak(worker, monkeypatch, tmp_path):
+    order = record_engine_thread(monkeypatch)
+    client = await worker(EspeakProcessEngine())
+    order.clear()  # (the load's warm-up request)
+    sections = [
+        {"idx": i, "text": t, "output_path": str(tmp_path / f"s{i}.wav")} for i, t in enumerate(TEXTS)
+    ]
+    events = await read_ndjson(await client.post("/synth_batch", json={"sections": sections}))
+    assert kinds(events) == [
+        ("start", None, None),
+        *[(e, i, s) for i in range(len(TEXTS)) for e, s in (("progress", "synth"), ("progress", "ok"))],
+        ("done", None, None),
+    ]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert all((tmp_path / f"s{i}.wav").stat().st_size > 44 for i in range(len(TEXTS)))
+    requests = [i for i, what in enumerate(order) if what == "request"]
+    assert len(requests) == len(TEXTS)
+    # nothing handed over between a section's last chunk and the next section's request
+    assert [order[i - 1] for i in requests[1:]] == ["chunk"] * (len(TEXTS) - 1), order
+    assert "handover" in order[requests[-1] :]  # the last section's end, and the job's, still handed over
+
+
+async def test_a_cancelled_batch_ends_once_with_what_was_held(worker, monkeypatch, tmp_path):
+    client = await worker(EspeakProcessEngine())
+    many = [
+        {"idx": i, "text": TEXTS[i % len(TEXTS)], "output_path": str(tmp_path / f"c{i}.wav")}
+        for i in range(40)
+    ]
+    job_id = await submit_batch(client, {"sections": many})
+    events = await client.get(f"/jobs/{job_id}/events")
+    seen: list[dict[str, Any]] = []
+    async for line in events.content:  # cancel at its first `ok`: the next section runs, one is held
+        seen.append(json.loads(line))
+        if seen[-1].get("status") == "ok":
+            assert (await client.delete(f"/jobs/{job_id}")).status == 200
+            break
+    events.close()
+    replay = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    assert [e["event"] for e in replay].count("done") == 1
+    assert replay[-1]["event"] == "done" and replay[-1]["cancelled"] is True
+    oks = [e["idx"] for e in replay if e.get("status") == "ok"]
+    assert oks == list(range(len(oks))) and all((tmp_path / f"c{i}.wav").exists() for i in oks)
