@@ -58,6 +58,8 @@ def lies_in(path: str, root: str) -> bool:
     """`os.path.commonpath([path, root]) == root` (False where it raises: one absolute, one not), the
     same answer from one split of each: commonpath's ≈ 10 Python calls were asked 10 times a `/synth`,
     at its admission and its wav's write (benchmarks/SERVER_OVERHEAD.md, stop 61)."""
+    if not isinstance(path, str) or not isinstance(root, str):  # (as commonpath: a record not ours)
+        raise TypeError(f"a path is text, not {type(path).__name__} or {type(root).__name__}")
     absolute = root.startswith("/")
     if path.startswith("/") != absolute:
         return False

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,17 @@ PATHS = st.builds(
     st.lists(PARTS, max_size=5),
     st.sampled_from(["", "/", "/."]),
 )
+
+
+@pytest.mark.parametrize("odd", [7, None, b"/out/a.wav", ["/out"]])
+def test_lies_in_refuses_what_is_no_text_as_commonpath_did(odd: Any) -> None:
+    """A TypeError, as commonpath raised (a cluster's job record not of the worker's making names such
+    a path: its writer drops that entry on a TypeError, and an AttributeError ended its loop)."""
+    for path, root in ((odd, "/out"), ("/out/a.wav", odd)):
+        with pytest.raises(TypeError):
+            os.path.commonpath([path, root])
+        with pytest.raises(TypeError):
+            lies_in(path, root)
 
 
 def commonpath_answer(path: str, root: str) -> bool:
