@@ -55,9 +55,8 @@ def _is_link(dir_fd: int, name: str) -> bool:
 
 
 def lies_in(path: str, root: str) -> bool:
-    """`os.path.commonpath([path, root]) == root` (False where it raises: one absolute, one not), the
-    same answer from one split of each: commonpath's ≈ 10 Python calls were asked 10 times a `/synth`,
-    at its admission and its wav's write (benchmarks/SERVER_OVERHEAD.md, stop 61)."""
+    """`os.path.commonpath([path, root]) == root` (False where it raises), from one split of each: its
+    ≈ 10 Python calls were asked 10 times a `/synth` (benchmarks/SERVER_OVERHEAD.md, stop 61)."""
     if not isinstance(path, str) or not isinstance(root, str):  # (as commonpath: a record not ours)
         raise TypeError(f"a path is text, not {type(path).__name__} or {type(root).__name__}")
     absolute = root.startswith("/")
@@ -155,13 +154,16 @@ def write_beneath(
             dir_fd=dir_fd,
         )
         try:
-            if replaced is not None:
-                _take_replaced_group(out, replaced, mode & 0o070)
-            with os.fdopen(out, "wb") as stream:
-                stream.write(data)
-                stream.flush()
+            try:  # (by the descriptor: a file object's fstat, isatty and lseek were 3 syscalls a wav)
+                if replaced is not None:
+                    _take_replaced_group(out, replaced, mode & 0o070)
+                written = memoryview(data)
+                while written:
+                    written = written[os.write(out, written) :]
                 if durable:
-                    os.fsync(stream.fileno())
+                    os.fsync(out)
+            finally:
+                os.close(out)
             _put_in_place(dir_fd, temp, name, replacing=existing is not None)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

@@ -85,8 +85,10 @@ def counted(work: Any) -> Counter[str]:
     calls: Counter[str] = Counter()
 
     def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and any(name in frame.f_code.co_filename for name in PATH_CODE):
-            calls["python"] += 1
+        if event == "call":
+            calls[f"python {frame.f_code.co_name}"] += 1
+            if any(name in frame.f_code.co_filename for name in PATH_CODE):
+                calls["python"] += 1
         elif event == "c_call":
             calls[arg.__name__] += 1
 
@@ -102,7 +104,7 @@ def test_a_callers_wav_is_written_with_fewer_calls_and_no_needless_stat(tmp_path
     """A `/synth`'s wav beneath a caller's root, as the engine thread writes it: 128 Python calls of the
     worker's and the path modules' and 11 stats a write before (commonpath 7 times, pathlib's parts, a
     stat of the path for no operator's file three times), 86 and 8 with them cut, for a path of five
-    folders (`/tmp/x/out/talk/p0.wav`); the file is the same."""
+    folders (`/tmp/x/out/talk/p0.wav`), and no file object (3 syscalls); the file is the same."""
     root, state = tmp_path / "out", tmp_path / "state"
     root.mkdir()
     state.mkdir()
@@ -116,3 +118,5 @@ def test_a_callers_wav_is_written_with_fewer_calls_and_no_needless_stat(tmp_path
     # The state dir's identity check (`alias_under`: the state dir and each folder of the path, the file
     # itself too) and the file's own check: three more before.
     assert calls["stat"] <= 1 + len(target.split("/")) + 1, calls
+    # Written by its descriptor: a file object (`os.fdopen`) cost an fstat, an isatty and an lseek.
+    assert calls["python fdopen"] == 0, calls
