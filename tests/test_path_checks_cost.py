@@ -60,13 +60,13 @@ def pathlib_split(path: str, roots: tuple[str, ...]) -> tuple[str, tuple[str, ..
     return (root, parts) if parts else None
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(PATHS, PATHS)
 def test_lies_in_answers_as_commonpath_did(path: str, root: str) -> None:
     assert lies_in(path, root) == commonpath_answer(path, root)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(PATHS, st.lists(PATHS, min_size=1, max_size=3))
 def test_split_under_root_splits_as_pathlib_did(path: str, roots: list[str]) -> None:
     try:
