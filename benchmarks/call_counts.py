@@ -20,6 +20,10 @@ the loop's turns (`_run_once`) and `send` calls, and the functions with the most
 `--batches N` (stop 60): N lecture batches (39 sections as one NDJSON `/synth_batch`, one after
 another) instead of previews, every figure a section's: what the batch path costs each thread.
 
+`--synths N` (stop 61): N `/synth` calls one after another over one kept-alive connection (the
+preview sentences in turn, each wav written under the worker's output root, its own `seed`, as
+`loop_cost.py --route synth` sends them) instead of previews, after 30 to warm; every figure a call's.
+
 `--turns` (stop 55) also lists the loop's turns a preview by what each ran: the callbacks of one
 `_run_once` in order (a task's step by its coroutine), so which turns `serve` takes that the bare server
 does not can be read; its wrappers add their own calls, so compare the calls of runs without it.
@@ -45,7 +49,7 @@ from typing import Any
 
 import aiohttp
 from common import free_port, report_header, write_report
-from loop_cost import previews
+from loop_cost import previews, synth_calls
 from loop_owned_child import connected
 from server_overhead import code_root, lecture, preview_texts, ready_ms
 
@@ -84,6 +88,17 @@ async def batches(port: int, count: int, server: subprocess.Popen[bytes]) -> tup
         for _ in range(count):
             await batch_request(session, base, sections)
     return count * len(sections), 0
+
+
+async def synths(port: int, count: int, server: subprocess.Popen[bytes], out: Path) -> tuple[int, int]:
+    """`--synths`: 30 `/synth` calls to warm, a snapshot, `count` more one after another; no frames."""
+    out.mkdir(parents=True, exist_ok=True)
+    texts = preview_texts()
+    await synth_calls(port, WARM_UP, texts, out, 0)
+    server.send_signal(signal.SIGUSR1)
+    await asyncio.sleep(1.0)
+    await synth_calls(port, count, texts, out, WARM_UP)
+    return count, 0
 
 
 def count_turns() -> Counter[tuple[str, ...]]:
@@ -240,6 +255,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 await ready_ms(session, f"http://127.0.0.1:{port}", time.perf_counter())
         if args.batches:
             count, frames = await batches(port, args.batches, server)
+        elif args.synths:
+            count, frames = await synths(port, args.synths, server, root / "out")
         else:
             texts = preview_texts() if args.sentences == 1 else longer_previews(args.sentences)
             await previews(port, WARM_UP, texts)
@@ -256,6 +273,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     report = report_header(server="bare" if args.bare else "serve", previews=args.previews)
     report["sentences"] = args.sentences
     report["batches"] = args.batches  # (then every figure is a section's, not a preview's)
+    report["synths"] = args.synths  # (then every figure is a /synth call's)
     report["loadavg_start"] = args.load
     report["frames_per_preview"] = round(frames / count, 2)
     report["threads"] = {thread: per_preview(out, thread, count, args.top) for thread in threads}
@@ -276,6 +294,7 @@ def main() -> None:
     parser.add_argument("--turns", action="store_true", help="the loop's turns by what they ran")
     parser.add_argument("--sentences", type=int, default=1, help="sentences of a lecture section a preview")
     parser.add_argument("--batches", type=int, default=0, help="lecture batches instead of previews")
+    parser.add_argument("--synths", type=int, default=0, help="/synth calls instead of previews")
     parser.add_argument("--profiled", help=argparse.SUPPRESS)  # (the wrapper the driver starts)
     args, rest = parser.parse_known_args()
     if args.profiled:

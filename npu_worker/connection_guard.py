@@ -89,6 +89,7 @@ class GuardedHandler(RequestHandler):
         self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
         self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
+        self.on_gone: Callable[[], object] | None = None  # told once the caller has gone (`tell_gone`)
         self._serving_body: StreamReader | None = None  # the request's being answered (`request_made`)
         # the answered request's (`answer_written`), until the next request is made (`request_made`)
         self._answered_body: StreamReader | None = None
@@ -223,10 +224,18 @@ class GuardedHandler(RequestHandler):
         if not whole:
             return False
         self.peer_ended = True
+        self._tell_gone()
         return True
+
+    def _tell_gone(self) -> None:
+        """`caller_gone` turns true here (a FIN after whole requests, the connection lost): tell once."""
+        told, self.on_gone = self.on_gone, None
+        if told is not None:
+            told()
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.guard.forget(self)
+        self._tell_gone()
         if self._refused:
             return
         super().connection_lost(exc)

@@ -41,6 +41,17 @@ def tell_received(request: web.BaseRequest, told: Callable[[], object] | None) -
         handler.on_received = told
 
 
+def tell_gone(request: web.BaseRequest, told: Callable[[], object] | None) -> bool:
+    """For a handler that writes nothing while it waits (a `/synth`): call `told` once when its caller
+    has gone (None: no more), where `hang_up.caller_gone` turns true, so it need not look on a timer.
+    False where it was not served by `listen` (aiohttp's own server in tests): it looks itself."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        handler.on_gone = told
+        return True
+    return False
+
+
 def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:
     """For a WebSocket handler: how many bytes its connection has received so far; None where it was
     not served by `listen` (aiohttp's own server in tests)."""

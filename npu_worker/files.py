@@ -54,25 +54,36 @@ def _is_link(dir_fd: int, name: str) -> bool:
         return False
 
 
+def lies_in(path: str, root: str) -> bool:
+    """`os.path.commonpath([path, root]) == root` (False where it raises), from one split of each: its
+    ≈ 10 Python calls were asked 10 times a `/synth` (benchmarks/SERVER_OVERHEAD.md, stop 61)."""
+    if not isinstance(path, str) or not isinstance(root, str):  # (as commonpath: a record not ours)
+        raise TypeError(f"a path is text, not {type(path).__name__} or {type(root).__name__}")
+    absolute = root.startswith("/")
+    if path.startswith("/") != absolute:
+        return False
+    below = [part for part in root.split("/") if part and part != "."]
+    if ("/" if absolute else "") + "/".join(below) != root:
+        return False  # (commonpath's answer is normalized: a root written otherwise is never it)
+    return [part for part in path.split("/") if part and part != "."][: len(below)] == below
+
+
 def split_under_root(path: str, roots: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     """(root, components below it) for a normalized absolute `path`; the longest matching root wins.
 
     Raises ValueError when the path is not normalized or lies under none of the roots.
     """
-    if not os.path.isabs(path) or os.path.normpath(path) != path or "\x00" in path:
+    normal = os.path.isabs(path) and os.path.normpath(path) == path and not path.startswith("//")
+    if not normal or "\x00" in path:  # (`//` is normpath's, a root pathlib never took one beneath)
         raise ValueError(f"{path!r} is not a normalized absolute path")
-    matching = []
-    for root in roots:
-        with contextlib.suppress(ValueError):
-            if os.path.commonpath([path, root]) == root:
-                matching.append(root)
+    matching = [root for root in roots if lies_in(path, root)]
     if not matching:
         raise ValueError(f"{path} is under none of the roots")
     root = max(matching, key=len)
-    parts = Path(path).relative_to(root).parts
-    if not parts:
+    below = path[len(root) :].lstrip("/")  # (a normalized path: its root is where it starts)
+    if not below:
         raise ValueError(f"{path} is a root itself")
-    return root, parts
+    return root, tuple(below.split("/"))
 
 
 @contextlib.contextmanager
@@ -86,7 +97,7 @@ def open_beneath(
     not followed into the worker's own files."""
     if not os.path.isabs(root):
         raise ValueError(f"{root!r} is not an absolute path")
-    above = Path(root).parts[1:]
+    above = [part for part in root.split("/") if part and part != "."]  # (Path's parts, less its own calls)
     fd = os.open("/", PASS_THROUGH_FLAGS if above else os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for depth, name in enumerate([*above, *directories]):
@@ -143,13 +154,16 @@ def write_beneath(
             dir_fd=dir_fd,
         )
         try:
-            if replaced is not None:
-                _take_replaced_group(out, replaced, mode & 0o070)
-            with os.fdopen(out, "wb") as stream:
-                stream.write(data)
-                stream.flush()
+            try:  # (by the descriptor: a file object's fstat, isatty and lseek were 3 syscalls a wav)
+                if replaced is not None:
+                    _take_replaced_group(out, replaced, mode & 0o070)
+                written = memoryview(data)
+                while written:
+                    written = written[os.write(out, written) :]
                 if durable:
-                    os.fsync(stream.fileno())
+                    os.fsync(out)
+            finally:
+                os.close(out)
             _put_in_place(dir_fd, temp, name, replacing=existing is not None)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

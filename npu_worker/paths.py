@@ -32,6 +32,7 @@ from .engine.zipvoice.model_files import vocoder_candidates
 from .files import (
     TEMP_NAME_EXTRA,
     check_file_under_roots,
+    lies_in,
     open_beneath_checked,
     private_folder,
     read_regular,
@@ -60,10 +61,7 @@ def spelled_under(path: str, root: str) -> bool:
     admission (already in the roots' spelling), which may have changed since. `alias_under` stats the
     folders a path goes through, following links: true of a folder a caller replaced with a link to
     the root, it let a check that allows (a stored voice, read with links followed) pass."""
-    try:
-        return os.path.commonpath([path, root]) == root
-    except ValueError:
-        return False
+    return lies_in(path, root)
 
 
 def alias_under(path: str, roots: Sequence[str]) -> str | None:
@@ -95,6 +93,8 @@ def alias_under(path: str, roots: Sequence[str]) -> str | None:
 
 def same_file_as_any(path: str, paths: Sequence[str]) -> bool:
     """`path` is one of `paths`, by spelling or (both existing) by identity: another case, a bind mount."""
+    if not paths:
+        return False  # (nothing to compare with: no stat of `path`, 3 a `/synth`'s write and admission)
     if path in paths:
         return True
     try:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
-from ..connection_hooks import peer_ended
+from ..connection_hooks import peer_ended, tell_gone
 from ..printable import printable
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,37 @@ async def until_caller_gone(request: web.BaseRequest) -> None:
     waits on work and writes nothing meanwhile, raced against that work."""
     while not caller_gone(request):
         await asyncio.sleep(HANG_UP_CHECK_SECONDS)
+
+
+class HangUpWatch:
+    """A waiting handler's `cancel` (True: taken) called once its caller has gone, and again every
+    HANG_UP_CHECK_SECONDS until it is taken (a `/synth` still admitted off the loop has no live job yet)
+    or the wait ends (`end`). Told by the connection where `listen` serves it (`tell_gone`): no timer a
+    wait, where an `asyncio.timeout` around each wait was ≈ 20 Python calls on the loop a `/synth`
+    (benchmarks/SERVER_OVERHEAD.md, stop 61); elsewhere it looks every HANG_UP_CHECK_SECONDS."""
+
+    def __init__(self, request: web.BaseRequest, cancel: Callable[[], bool]) -> None:
+        self._request, self._cancel = request, cancel
+        self._timer: asyncio.TimerHandle | None = None
+        self._ended = False
+        if not tell_gone(request, self._look):
+            self._arm()
+        elif caller_gone(request):  # gone before it could be told
+            self._look()
+
+    def _look(self) -> None:
+        self._timer = None
+        if not self._ended and not (caller_gone(self._request) and self._cancel()):
+            self._arm()
+
+    def _arm(self) -> None:
+        self._timer = asyncio.get_running_loop().call_later(HANG_UP_CHECK_SECONDS, self._look)
+
+    def end(self) -> None:
+        self._ended = True
+        if self._timer is not None:
+            self._timer.cancel()
+        tell_gone(self._request, None)
 
 
 def stop_if_caller_gone(request: web.BaseRequest) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import logging
 import re
@@ -40,7 +41,7 @@ from .bodies import (
 )
 from .byte_range import Unsatisfiable, asked_range, range_field
 from .errors import error_response, expect_continue, expect_within
-from .hang_up import HANG_UP_CHECK_SECONDS, caller_gone, send_within
+from .hang_up import HangUpWatch, send_within
 from .health_routes import health, ready
 from .ndjson import open_stream, stream_job
 from .query import query_value
@@ -81,30 +82,23 @@ async def _wait_done(
     events end without one otherwise (with `--queue redis`, a Redis that lost the job, or engine nodes
     that all failed to load): never an answer that reads as a cancel.
 
-    `cancel_if_caller_goes` (a `/synth`): the caller is looked at every HANG_UP_CHECK_SECONDS while
-    nothing comes, and its job cancelled once it has gone: a caller's RPC timeout must not keep the
-    engine busy with a long text nobody will read. In this task: a second task polling beside it, and
-    a wait for either, cost each call two tasks and their wake-ups (benchmarks/SERVER_OVERHEAD.md,
-    2026-12-05 late night)."""
+    `cancel_if_caller_goes` (a `/synth`): its job is cancelled once its caller has gone (`HangUpWatch`,
+    told by the connection): a caller's RPC timeout must not keep the engine busy with a long text
+    nobody will read. In this task: a second task polling beside it, and a wait for either, cost each
+    call two tasks and their wake-ups (benchmarks/SERVER_OVERHEAD.md, 2026-12-05 late night)."""
     subscription = scheduler.subscribe(job)
     waiting = request.app[NDJSON_STREAMS_KEY]
     waiting.add(subscription, stream=False)
-    look = cancel_if_caller_goes
+    cancel = functools.partial(_cancel_for_hang_up, scheduler, job)
+    watch = HangUpWatch(request, cancel) if cancel_if_caller_goes else None
     try:
         while True:
-            item = subscription.ready()  # what one wake-up brought, without a timer each
+            item = subscription.ready()  # what one wake-up brought
             if item is None:
                 try:
-                    async with asyncio.timeout(HANG_UP_CHECK_SECONDS if look else None):
-                        item = await anext(subscription)
+                    item = await anext(subscription)
                 except StopAsyncIteration:
                     break
-                except TimeoutError:
-                    # (one still admitted off the loop, `quiet_admission`, is not live: cancelled at a later look)
-                    if caller_gone(request) and scheduler.cancel(job.id):
-                        log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
-                        look = False  # then wait for its `done` as before
-                    continue
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
                 return True
         if job.refusal is not None:  # refused at its quiet admission (`Scheduler.submit`)
@@ -114,11 +108,22 @@ async def _wait_done(
             scheduler.cancel(job.id)
         raise
     finally:
+        if watch is not None:
+            watch.end()
         waiting.discard(subscription)
         subscription.close()
     if scheduler.draining:
         return False
     raise scheduler.stream_lost(job)
+
+
+def _cancel_for_hang_up(scheduler: Scheduler, job: Job) -> bool:
+    """A `/synth`'s job cancelled for its caller's hang-up; False while it is not live yet (still
+    admitted off the loop, `quiet_admission`): tried again at the next look."""
+    if not scheduler.cancel(job.id):
+        return False
+    log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
+    return True
 
 
 def _answers_at_done(job: Job) -> None:

@@ -19,7 +19,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from ..protocol import (
 from ..voices import VoiceLibrary
 from . import shutdown
 from .admission import Admission
+from .admitters import Admitters
 from .cache import SynthesisCache
 from .job_bytes import JobBytes
 from .journal import Journal, LocalJournal
@@ -97,7 +97,7 @@ class Scheduler(JobListening):
         self.load_signal = LoadSignal()  # what waits for the load wakes when it ends (readiness.py)
         self._recovery_task: asyncio.Task[None] | None = None
         # Quiet admissions' threads (`submit`): the loop's executor's future woke the loop at each's end.
-        self._admitter = ThreadPoolExecutor(ADMITTERS, thread_name_prefix="npu-worker-admit")
+        self._admitter = Admitters(ADMITTERS, "npu-worker-admit")
         self.journal: Journal | None = None
         self.retention: Retention | None = None
         self.runner: Runner | None = None
@@ -174,7 +174,7 @@ class Scheduler(JobListening):
                 log.exception("engine close failed")
         if isinstance(self.journal, LocalJournal):
             self.journal.close()
-        self._admitter.shutdown(wait=False)
+        self._admitter.shutdown()
 
     # -- submission ------------------------------------------------------------------------------
 
