@@ -40,6 +40,7 @@ from .files import (
     write_under_roots,
 )
 from .other_writers import replaceable_by_others, writable_by_others
+from .own_log import is_own_log
 from .planted_links import UnfollowedLink, resolve_unplanted
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 from .reference_reads import read_callers_file
@@ -305,6 +306,8 @@ class PathPolicy:
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's model files (--model-dir, --vocoder); callers cannot replace it"
             )
+        if is_own_log(real):
+            raise OutputPathNotAllowed(f"{given} is the worker's own log (its standard output or error)")
 
     @staticmethod
     def _operators_own(real: str, folders: Sequence[str], inside: Sequence[str]) -> bool:

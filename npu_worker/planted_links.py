@@ -51,6 +51,11 @@ class MovedFolder(UnfollowedLink):
     `..` cannot be opened (the message says which)."""
 
 
+class ProcessLink(UnfollowedLink):
+    """The path goes through a link of the process filesystem (`/proc/self/fd/2`, `/proc/self/root`):
+    the kernel follows it to a process's open file or folder, whatever its text says."""
+
+
 class TooManyLinks(UnfollowedLink):
     """The path goes through more links than the system follows in one path (a loop, or a long chain)."""
 
@@ -101,6 +106,7 @@ def resolve_unplanted(path: str) -> str:
                 walk.down(Part(current, info, fd))
                 continue
             try:
+                check_not_process_link(current, info.st_dev)
                 if shared or planted is not None:
                     check_hard_linked(current, info.st_nlink)
                 if info.st_uid != me:
@@ -252,6 +258,34 @@ def check_link(
         raise PlantedLink(
             f"goes through {link}, a link that another user (uid {owner}) put in the {shared[1]} folder {folder}"
         )
+
+
+def check_not_process_link(link: str, device: int) -> None:
+    """ProcessLink for a link on a process filesystem: its text is no path (`/tmp/x.log (deleted)`,
+    `pipe:[12]`), and the file it leads to is the worker's own open one (its log, at `/proc/self/fd/1`,
+    which a caller's wav replaced)."""
+    if device in process_filesystems():
+        raise ProcessLink(
+            f"goes through {link}, a link of the process filesystem (/proc) to a process's open file or"
+            " folder, which the worker does not follow: name the file itself"
+        )
+
+
+def process_filesystems() -> frozenset[int]:
+    """The devices of the `proc` filesystems mounted (`/proc/self/mountinfo`), read when the walk
+    meets a link (a rare part of a caller's path); none where it cannot be read."""
+    devices = set()
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as mounts:
+            for line in mounts:
+                fields, _, kind = line.partition(" - ")
+                numbers = fields.split()
+                if kind.split(" ", 1)[0] == "proc" and len(numbers) > 2:
+                    major, _, minor = numbers[2].partition(":")
+                    devices.add(os.makedev(int(major), int(minor)))
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(devices)
 
 
 def check_hard_linked(link: str, names: int) -> None:

@@ -106,9 +106,24 @@ class SynthesisCache:
             self._fit(self._index)  # a restart with a smaller bound: within it now, not at the next put
         return self._index
 
-    def _fit(self, entries: OrderedDict[str, int]) -> None:
-        """Drop the least recently used entries until the rest fit the bound."""
-        while self._total > self.max_bytes and entries:
+    def give_room(self, path: str) -> bool:
+        """Drop every entry when the cache lies on the disk of `path`, where a write found no room:
+        the cache is an aid, a section's file is what its caller asked for (walk33: the cache had
+        filled a small state disk, and every default output after it failed `WriteFailed`). True when
+        something was dropped, so the write is worth one more try."""
+        if not self.enabled or not same_disk(self.directory, path):
+            return False
+        with self._lock:
+            entries = self._entries()
+            had = bool(entries)
+            self._fit(entries, bound=0)
+        if had:
+            log.warning("the synthesis cache gave up its entries: no room left to write %s", path)
+        return had
+
+    def _fit(self, entries: OrderedDict[str, int], bound: int | None = None) -> None:
+        """Drop the least recently used entries until the rest fit the bound (`max_bytes`)."""
+        while self._total > (self.max_bytes if bound is None else bound) and entries:
             oldest, size = entries.popitem(last=False)
             self._total -= size
             try:
@@ -152,3 +167,18 @@ class SynthesisCache:
             self._total += len(wav) - entries.pop(key, 0)
             entries[key] = len(wav)
             self._fit(entries)
+
+
+def same_disk(folder: Path, path: str) -> bool:
+    """`folder` and `path` (or its nearest existing folder: a write that found no room may not have
+    made its own) are on one filesystem."""
+    place = os.path.dirname(path)
+    while True:
+        try:
+            return os.stat(folder).st_dev == os.stat(place).st_dev
+        except FileNotFoundError:
+            if place == os.path.dirname(place):
+                return False
+            place = os.path.dirname(place)
+        except OSError:
+            return False

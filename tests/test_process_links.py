@@ -1,0 +1,90 @@
+"""A caller's path through /proc (`/proc/self/fd/2`, `/proc/self/cwd/...`) is refused at admission.
+
+Those links name the worker's own open files, not paths: the walk read their text and wrote there.
+walk33, ZipVoice on the CPU: `output_path` `/proc/self/fd/1` replaced the worker's own log (its
+stdout, a file under the roots) with a wav, and `/proc/self/fd/2`, once that log was gone, answered
+`ok` with a `wav_path` of `/tmp/walk33_server.log (deleted)`, a new file named after the text of the
+link. The kernel follows such a link to the open file whatever its text says, so the text is no path
+to check."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from npu_worker.planted_links import UnfollowedLink, resolve_unplanted
+from tests.test_http_bad_input import assert_error_body
+
+
+@pytest.fixture
+def open_file(tmp_path: Path):
+    """A file under the roots that this process (the worker's, in these tests) holds open, as a worker
+    holds its log: the descriptor and the file."""
+    held = tmp_path / "worker.log"
+    fd = os.open(held, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, b"the worker's log\n")
+    try:
+        yield fd, held
+    finally:
+        os.close(fd)
+
+
+async def test_an_open_file_named_through_proc_is_refused_and_kept(worker, open_file, tmp_path):
+    client = await worker()
+    fd, held = open_file
+    for route, body in (
+        ("/synth", {"text": "하나", "output_path": f"/proc/self/fd/{fd}"}),
+        (
+            "/synth_batch",
+            {"sections": [{"idx": 0, "text": "하나", "output_path": f"/proc/{os.getpid()}/fd/{fd}"}]},
+        ),
+        ("/synth", {"text": "하나", "output_path": f"/proc/self/root{tmp_path}/x.wav"}),
+    ):
+        response = await client.post(route, json=body)
+        assert response.status == 400, (route, await response.text())
+        answer = await response.json()
+        assert_error_body(answer, "OutputPathNotAllowed")
+        assert "/proc" in answer["error"], answer["error"]
+    assert held.read_bytes() == b"the worker's log\n"
+
+
+async def test_a_deleted_open_file_named_through_proc_writes_nothing(worker, open_file):
+    client = await worker()
+    fd, held = open_file
+    held.unlink()  # the link's text is now "<path> (deleted)", a name the walk took as written
+    response = await client.post("/synth", json={"text": "하나", "output_path": f"/proc/self/fd/{fd}"})
+    assert response.status == 400, await response.text()
+    assert_error_body(await response.json(), "OutputPathNotAllowed")
+    assert not Path(f"{held} (deleted)").exists()
+
+
+async def test_a_reference_named_through_proc_is_refused(worker, tmp_path):
+    client = await worker()
+    voice = tmp_path / "voice.wav"
+    voice.write_bytes(b"RIFF")
+    with voice.open("rb") as held:
+        body = {
+            "text": "하나",
+            "output_path": str(tmp_path / "s.wav"),
+            "ref_wav": f"/proc/self/fd/{held.fileno()}",
+        }
+        response = await client.post("/synth", json=body)
+    assert response.status == 400, await response.text()
+    answer = await response.json()
+    assert_error_body(answer, "RefWavNotAllowed")
+    assert "/proc" in answer["error"]
+
+
+def test_the_walk_names_the_process_link(open_file):
+    fd, _ = open_file
+    link = f"/proc/{os.getpid()}/fd/{fd}"
+    with pytest.raises(UnfollowedLink, match=f"goes through {link}, a link of the process filesystem"):
+        resolve_unplanted(link)
+    with pytest.raises(UnfollowedLink, match="goes through /proc/self, a link of the process filesystem"):
+        resolve_unplanted("/proc/self/root/tmp")
+
+
+def test_a_path_under_proc_that_holds_no_link_is_resolved_as_before():
+    assert resolve_unplanted("/proc/version") == "/proc/version"
