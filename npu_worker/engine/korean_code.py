@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+from .english_numbers import STEP_VERBS
 from .korean_formulas import particle_after
 from .korean_ranges import BOUND_WORDS
 
@@ -89,6 +90,10 @@ _CAPITALISED_OPENING = re.compile(r"\s{0,4}(?:(?:[-•·*▪◦‣–]|\(?\d{1,2
 _RELATION_SIGN = re.compile("[<>≤≥‹›=≠]")
 # ... and one with a Korean report's sign, "Revenue rose ▲5%.", "Sales fell ▼3.5%.", "Users grew 10%↑." (korean21: ▲five
 # percent, 감소 3 점 오 percent, ten percent 증가: the sign's Korean word or none beside English words): the Korean rules'.
+# ... and a step of a verb and its number alone, "Call 911.", "Press 1." (korean61: the Korean rules', 구백십일, 일).
+_VERB_AND_NUMBER = re.compile(
+    rf"\s{{0,4}}(?:[-•·*▪◦‣–]\s{{1,4}})?{STEP_VERBS} [-−]?\d{{1,12}}(?:[.,]\d{{1,12}})?\s{{0,4}}"
+)
 _REPORT_PERIOD = re.compile(r"(?<![A-Za-z\d_])(?:YoY|QoQ|MoM)(?![A-Za-z\d_])|[▲▼△▽↑↓≈≒∴∵]")
 
 
@@ -97,6 +102,8 @@ def _is_english(sentence: str, stop: re.Match[str] | None) -> bool:
     closed = stop is not None and stop.group() != "\n"
     if small >= 2 or not closed or _CODE_BLOCK_LINE.match(sentence):
         return small >= 2
+    if _VERB_AND_NUMBER.fullmatch(sentence):
+        return True
     longer = [word for word in _LONGER_WORD.findall(sentence, 0, 4000) if not _ENGLISH_WORDS.fullmatch(word)]
     if small == 1 and (longer or _RELATION_SIGN.search(sentence)):
         return True

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from . import english_reading
 from . import korean_absolute as absolute
+from . import korean_accents as accents
 from . import korean_arrows as arrows
 from . import korean_bracket_bounds as bracket_bounds
 from . import korean_chains as chains
@@ -162,7 +163,8 @@ _SET_SIGN = re.compile("[∈∉⊂⊆⊊⊄⊈⊃⊇∪∩∖∧∨∀∃ℝℕ�
 
 def _numbers_spoken(text: str) -> str:
     """Each group of passes in the order their patterns need: signs, marks and bounds, numerals, units, formulas."""
-    text = _signs_plain(text)
+    # "x̄ = 3" x 바는 3, after an English sentence's x bar and before "=" takes the accent's particle
+    text = _signs_plain(accents.accents_said(text))
     written = text  # as the writer put its signs, for `chains.subject_of_statement`
     text = _marks_and_bounds(text)
     text = _numerals_and_dates(text)
@@ -372,6 +374,7 @@ def _clocks_and_counters(text: str) -> str:
         return text
     text = dates.MONTH.sub(dates.june_or_october, text)
     text = formulas.PORT_MAPPING.sub(template(r"\1\2\3\4 콜론 \5"), text)
+    text = dates.SCORE.sub(dates.score, text)  # "3:16로 이겼다" before a clock reads 세 시 16분
     text = dates.CLOCK.sub(dates.clock, text)
     text = formulas.RATIO.sub(template(r"\1 대 "), text)
     text = numerals.COUNTED.sub(numerals.native, text)
