@@ -158,3 +158,54 @@ def test_a_formula_letter_s_accent(text: str, said: str) -> None:
 def test_a_formula_letter_s_accent_in_english(text: str, said: str) -> None:
     """korean61 left lang=en's accented formula letters to espeak, which said the letter alone."""
     assert spoken_form(text, "en") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("F = -kx", "F는 마이너스 kx"),  # korean61: F는 -kx (espeak: F는 kx, the sign lost)
+        ("a = -x", "a는 마이너스 x"),  # korean61: a는 -x
+        ("f(-x) = f(x)", "f(마이너스 x)는 f(x)"),  # korean61: f(-x)
+        ("-x² + 1 = 0", "마이너스 x의 2제곱 더하기 1은 0"),  # korean61: -x의 2제곱
+        ("y = -(x + 1)", "y는 마이너스 (x 더하기 1)"),  # korean61: y는 -(x 더하기 1)
+        ("v = -ωA sin ωt", "v는 마이너스 오메가A 사인 오메가t"),  # korean61: -오메가A
+        ("x ≥ -y", "x 마이너스 y 이상"),  # korean61: x ≥ -y (the bound unsaid too)
+        # as before: an option, a bullet's hyphen, R's assignment, a number's sign
+        ("ls -l 명령", "ls -l 명령"),
+        ("-v 옵션을 준다.", "-v 옵션을 준다."),
+        ("-전압 측정", "-전압 측정"),
+        ("x<-y", "x<-y"),
+        ("x = -3", "x는 마이너스 3"),
+    ],
+)
+def test_a_minus_glued_before_a_term(text: str, said: str) -> None:
+    """korean61 left a minus before a letter's term to espeak, which said nothing for it: F = -kx heard as F = kx."""
+    assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("(p = .048)", "(p는 0 점 영사팔)"),  # korean61: p는 .048 (espeak: 영사팔, the point lost)
+        ("r = .82", "r은 0 점 팔이"),  # korean61: r은 .82
+        ("p<.05이면 유의하다.", "p 0 점 영오 미만이면 유의하다."),  # as before
+        ("a = ./run.sh", "a는 ./run.sh"),  # as before: a path
+    ],
+)
+def test_a_decimal_without_its_leading_zero_after_equals(text: str, said: str) -> None:
+    """korean61 left "p = .048" to espeak, which said 영사팔: a p-value heard as 48."""
+    assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("χ² 검정을 한다.", "카이제곱 검정을 한다."),  # korean61: 카이의 2제곱 검정
+        ("χ²(2) = 6.5", "카이제곱(2)는 6 점 오"),  # korean61: 카이의 2제곱(2)는
+        ("χ^2 = 3.84", "카이제곱은 3 점 팔사"),  # korean61: 카이의 2제곱은
+        ("θ² = 1", "세타의 2제곱은 1"),  # as before: another letter's power
+    ],
+)
+def test_the_chi_square_statistic(text: str, said: str) -> None:
+    """korean61 read "χ²" as a power, 카이의 2제곱, where a lecturer names the statistic 카이제곱."""
+    assert spoken_form(text, "ko") == said

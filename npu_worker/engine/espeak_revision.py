@@ -181,5 +181,7 @@
 # 마이너스 1을 (not x n₊₁, the sign and digit unsaid); an English sentence's "192.168.0.1" one nine two dot … (not 192 점 168 …);
 # "Call 911.", "Press 1." Call nine one one, Press one (not the Korean voice's 구백십일, 일); "2026.12.07.까지" 2026년 12월
 # 7일까지 (not 7일.까지, a pause before the particle); "x̄ = 3.2", "p̂ = 0.4" x 바는, p 햇은 (not x, p: the accent unsaid), in an
-# English sentence and lang=en x bar, p hat.
+# English sentence and lang=en x bar, p hat. Its follow-ups (same revision: unreleased): "F = -kx", "f(-x)", "-x² + 1"
+# F는 마이너스 kx, f(마이너스 x), 마이너스 x의 2제곱 (not F는 -kx, which espeak said F는 kx: the sign lost); "p = .048" p는 0 점
+# 영사팔 (not .048, espeak's 영사팔); "χ² 검정" 카이제곱 검정 (not 카이의 2제곱 검정).
 AUDIO_REVISION = 30

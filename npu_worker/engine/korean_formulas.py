@@ -134,6 +134,18 @@ _LABEL_AFTER = re.compile(
     rf"\)(?![A-Za-z\d_(^¹²³⁰-⁹!/]|의 \S*제곱)(?! ?(?:[-+−×*/÷=<>≤≥·]|{_OPERATOR_WORD}))"
 )
 MINUS_AFTER_POWER = re.compile(r"(?<=제곱)[-−](?=[\dA-Za-z(])")
+# The chi-square statistic, "χ² 검정", "χ²(2) = 6.5" (korean61: 카이의 2제곱, a power's words): 카이제곱, as it is named.
+CHI_SQUARE = re.compile(r"(?<![\u0370-\u03ff])χ(?:²|\^2)(?![\d⁰¹²³⁴⁵⁶⁷⁸⁹])")
+# A decimal without its leading zero after "=", a report's "p = .048", "r = .82" (korean61: p는 .048, which espeak said
+# 영사팔, the point lost): its zero, 0 점 영사팔, as a bound's "p < .05" is read.
+LEADING_POINT = re.compile(r"(?:(?<==)|(?<== ))(?=\.\d)")
+# A minus glued before a term, not a number, "F = -kx", "f(-x)", "x ≥ -y", "-x² + 1 = 0" (korean61: F는 -kx, which espeak
+# said F는 kx, the sign lost): 마이너스, after "=" or a relation, an opening bracket before a letter's term, or opening a
+# line before one letter and its power or an operator; not an option, "ls -l", "-p 8080", nor R's "x<-y".
+UNARY_MINUS = re.compile(
+    r"(?:(?<=[=≥≤>≠])|(?<=[=≥≤<>≠] ))[-−](?=[^\s\d.,;:)\]}>-])"
+    r"|(?<=[(\[])[-−](?=[A-Za-z]{1,3}(?![A-Za-z])|[(√])|(?m:^)[-−](?=[A-Za-z](?:[²³^]| ?[-+=−]))"
+)
 PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # A factorial inside a formula, "3! = 6", "n!/(k!(n-k)!)" (espeak: the sign unsaid, or a sentence's end): 팩토리얼. Not
 # an exclamation, "정답은 3!", "Hello!": only after a number, one letter or a bracket, before "=", an operator or a bracket.

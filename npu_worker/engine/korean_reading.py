@@ -198,7 +198,7 @@ def _signs_plain(text: str) -> str:
     text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
-    text = text.translate(_OTHER_BOUND_SIGNS)
+    text = formulas.LEADING_POINT.sub("0", text.translate(_OTHER_BOUND_SIGNS))  # "p = .048": 0 점 영사팔
     return charges.charges_spoken(text)  # "Ca²⁺" before its "²" is a power
 
 
@@ -244,6 +244,8 @@ def _factorials_said(text: str) -> str:
 
 def _operators_said(text: str) -> str:
     """Powers, signs and a formula's operators as words, then the bounds on whole expressions."""
+    text = formulas.UNARY_MINUS.sub("마이너스 ", text)  # "F = -kx" (korean61: F는 -kx, the sign unsaid)
+    text = formulas.CHI_SQUARE.sub("카이제곱", text)  # "χ² 검정", before a power reads 카이의 2제곱
     text = formulas.POWER.sub(formulas.power, text)
     text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)
