@@ -209,3 +209,38 @@ def test_a_decimal_without_its_leading_zero_after_equals(text: str, said: str) -
 def test_the_chi_square_statistic(text: str, said: str) -> None:
     """korean61 read "χ²" as a power, 카이의 2제곱, where a lecturer names the statistic 카이제곱."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # korean61: x -= (espeak: x equals 1, the minus lost)
+        ("x -= 1로 줄인다.", "x minus equals 1로 줄인다."),
+        ("total -= price;", "total minus equals price;"),  # korean61: total -= price
+        ("x-=1", "x minus equals 1"),  # korean61: x-=1
+        ("i--를 쓴다", "i minus minus를 쓴다"),  # korean61: i--를 (espeak: i를)
+        # korean61: i--) (espeak: i)
+        (
+            "for (int i = n; 0 <= i; i--)",
+            "for (int i에 n을 대입; i가 0보다 크거나 같다; i minus minus)",
+        ),
+        # korean61: x -= one (espeak: x equals)
+        ("Use x -= 1 here. 그렇다.", "Use x minus equals one here. 그렇다."),
+        ("Use i-- here. 그렇다.", "Use i minus minus here. 그렇다."),  # korean61: i-- (espeak: i)
+        ("C++17 표준", "C++ 17 표준"),  # korean61: C+플러스 17
+        ("C#으로 작성한다.", "C 샵으로 작성한다."),  # korean61: C#으로 (espeak: C hash)
+        ("F#과 C#", "F 샵과 C 샵"),  # korean61: F#과 C#
+        # as before: espeak's plus plus and plus equals, an option, a dash, a heading, an English sentence's C#
+        ("i++를 사용한다.", "i++를 사용한다."),
+        ("count += 1", "count += 1"),
+        ("C++을 배운다", "C++을 배운다"),
+        ("--version 옵션", "--version 옵션"),
+        ("그런데--", "그런데--"),
+        ("a--b", "a--b"),
+        ("### 제목", "제목"),
+        ("Use C# here. 그렇다.", "Use C# here. 그렇다."),
+    ],
+)
+def test_code_s_step_down_and_a_language_s_sharp(text: str, said: str) -> None:
+    """korean61 left "x -= 1" and "i--" to espeak, which said x equals 1 and i: a decrement heard as an assignment."""
+    assert spoken_form(text, "ko") == said

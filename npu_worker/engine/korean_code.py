@@ -124,6 +124,34 @@ def assignments_said(text: str) -> str:
     return ASSIGNMENT.sub(lambda m: m.group() if inside(english, m.start()) else assignment(m), text)
 
 
+# Code's compound assignment and step down by one, "x -= 1", "i--" (korean61: espeak said x equals 1 and i, the minus lost):
+# minus equals, minus minus, in the English words espeak says for "+=" and "++" (plus equals, plus plus), which are left; a
+# step after a name's letter, a bracket or a digit, not before a letter (an option's "--version", a dash's "word--word" as
+# written). "C++17" apart, C++ 17 (korean61: C+플러스 17, the second plus a sum's). The languages C# and F#, "C#으로 작성"
+# (korean61: espeak's C hash): C 샵, as a Korean programmer says them.
+CODE_STEP = re.compile(
+    r"(?<=[\w)\]]) ?-[=\ufdd0] ?(?=[\w(\-])"  # an English sentence's "=" held as U+FDD0 by then
+    r"|(?<=[A-Za-z_)\]\d])--(?![A-Za-z_+\-])|(?<![\w+])(C\+\+)(?=\d)|(?<![\w#])([CF])#(?![A-Za-z\d_#])"
+)
+
+
+def code_steps_said(text: str) -> str:
+    """`text` with code's "-=" and "--" said, "C++17" apart and "C#" C 샵 (but in an English sentence)."""
+    if "-" not in text and "#" not in text and "C++" not in text:
+        return text
+    english = english_sentences(text) if "#" in text else []
+    return CODE_STEP.sub(lambda m: _code_step(m, english), text)
+
+
+def _code_step(match: re.Match[str], english: list[tuple[int, int]]) -> str:
+    cplusplus, sharp = match.groups()
+    if cplusplus:
+        return "C++ "
+    if sharp:  # an English sentence's left to espeak's English
+        return match.group() if inside(english, match.start()) else f"{sharp} 샵"
+    return " minus minus" if "=" not in match.group() and "\ufdd0" not in match.group() else " minus equals "
+
+
 def assignment(match: re.Match[str]) -> str:
     """ "int i = 0" as int i에 0을 대입; "x = 3, y = 4" (no type, no "for") left to the formulas."""
     head, value = match.groups()

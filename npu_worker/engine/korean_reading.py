@@ -244,6 +244,7 @@ def _factorials_said(text: str) -> str:
 
 def _operators_said(text: str) -> str:
     """Powers, signs and a formula's operators as words, then the bounds on whole expressions."""
+    text = code.code_steps_said(text)  # "x -= 1", "i--" (korean61: x equals 1, i: the minus lost)
     text = formulas.UNARY_MINUS.sub("마이너스 ", text)  # "F = -kx" (korean61: F는 -kx, the sign unsaid)
     text = formulas.CHI_SQUARE.sub("카이제곱", text)  # "χ² 검정", before a power reads 카이의 2제곱
     text = formulas.POWER.sub(formulas.power, text)
