@@ -244,3 +244,15 @@ def test_the_chi_square_statistic(text: str, said: str) -> None:
 def test_code_s_step_down_and_a_language_s_sharp(text: str, said: str) -> None:
     """korean61 left "x -= 1" and "i--" to espeak, which said x equals 1 and i: a decrement heard as an assignment."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("a⃗ = F⃗/m", "a 벡터는 F 벡터/m"),  # korean61: a⃗는 F⃗/m (espeak: a, F, the arrow unsaid)
+        ("v⃗를 구한다.", "v 벡터를 구한다."),  # korean61: v⃗를
+    ],
+)
+def test_a_vector_s_arrow(text: str, said: str) -> None:
+    """korean61 left a vector's combining arrow to espeak, which said the letter alone."""
+    assert spoken_form(text, "ko") == said

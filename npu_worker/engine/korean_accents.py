@@ -1,7 +1,7 @@
 """A formula letter's accent as a lecturer names it, for `korean_reading` (after an English sentence's words, before "="
-is read): a sample mean's bar, an estimate's hat, a tilde, a time derivative's dots, "x̄", "p̂", "x̃", "ẋ", "ẍ" (korean61:
-left to espeak, which said the letter alone, x, p: a mean heard as its variable): x 바, p 햇, x 틸드, x 닷, x 더블 닷; in an
-English sentence of a Korean text, x bar, p hat (`in_english`). Only a letter standing alone, Latin or Greek, not one of a
+is read): a sample mean's bar, an estimate's hat, a tilde, a time derivative's dots, a vector's arrow, "x̄", "p̂", "x̃", "ẋ",
+"ẍ", "a⃗" (korean61: left to espeak, which said the letter alone, x, p: a mean heard as its variable): x 바, p 햇, x 틸드, x 닷,
+x 더블 닷, a 벡터; in an English sentence of a Korean text, x bar, p hat, a vector (`in_english`). Only a letter standing alone, Latin or Greek, not one of a
 word ("Māori", "naïve", "tōkyō"). One pattern anchored on the letter: linear in the text.
 """
 
@@ -20,6 +20,8 @@ _NAMES = {
     "\u0303": ("틸드", "tilde"),
     "\u0307": ("닷", "dot"),
     "\u0308": ("더블 닷", "double dot"),
+    "\u20d7": ("벡터", "vector"),  # a vector's arrow, "a⃗ = F⃗/m" (korean61: a, F: the arrow unsaid)
+    "\u20d1": ("벡터", "vector"),  # its harpoon
 }
 _LETTER = "A-Za-z\u0391-\u03a9\u03b1-\u03c9"
 # A letter and its accent, decomposed ("x" and U+0304) or one character ("ȳ", "ā", "ẋ"): the precomposed letters whose NFD
@@ -29,7 +31,7 @@ _PRECOMPOSED = (
     "ẐẑẗẼẽỸỹ"
 )
 ACCENTED = re.compile(
-    rf"(?<![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff])([{_LETTER}][\u0302-\u0308]|[{_PRECOMPOSED}])"
+    rf"(?<![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff])([{_LETTER}][\u0302-\u0308\u20d1\u20d7]|[{_PRECOMPOSED}])"
     rf"(?![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff])(?:{PARTICLE})?"
 )
 
