@@ -256,3 +256,17 @@ def test_code_s_step_down_and_a_language_s_sharp(text: str, said: str) -> None:
 def test_a_vector_s_arrow(text: str, said: str) -> None:
     """korean61 left a vector's combining arrow to espeak, which said the letter alone."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("T = 2π√(L/g)", "T는 2파이루트 (L/g)"),  # korean61: 2파이√(L/g) (espeak said nothing for the root)
+        ("2π∞", "2파이무한대"),  # korean61: 2파이∞
+        ("λόγος", "λόγος"),  # as before: a Greek word
+        ("√2", "루트 2"),  # as before
+    ],
+)
+def test_a_sign_after_a_greek_letter(text: str, said: str) -> None:
+    """korean61 took a root or infinity after π for a letter of a Greek word, and left it unsaid."""
+    assert spoken_form(text, "ko") == said

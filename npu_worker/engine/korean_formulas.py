@@ -244,7 +244,10 @@ PORT_MAPPING = re.compile(
     r"(?<![\w-])(-p|--publish)([ =])((?:\d{1,3}(?:\.\d{1,3}){3}:)?)(\d{1,5}):(\d{1,5})(?![\d:])"
 )
 # A letter of a Greek word ("λόγος") is left.
-MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370-\u03ff])")
+# ... but a sign after a Greek letter is no letter of a Greek word, "2π√(L/g)" (korean61: 2파이√, which espeak said nothing for).
+_GREEK_NAMES = "".join(name for name in _MATH_NAMES if "\u0370" <= name <= "\u03ff")
+_SIGN_NAMES = "".join(name for name in _MATH_NAMES if not "\u0370" <= name <= "\u03ff")
+MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{_GREEK_NAMES}](?![\u0370-\u03ff])|[{_SIGN_NAMES}]")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 
