@@ -270,3 +270,18 @@ def test_a_vector_s_arrow(text: str, said: str) -> None:
 def test_a_sign_after_a_greek_letter(text: str, said: str) -> None:
     """korean61 took a root or infinity after π for a letter of a Greek word, and left it unsaid."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("(x-μ)²", "(x 빼기 뮤)의 2제곱"),  # korean61: (x-뮤)² (the minus and the power unsaid)
+        ("Σ(x-μ)²", "시그마(x 빼기 뮤)의 2제곱"),  # korean61: 시그마(x-뮤)²
+        ("(x - μ)²의 평균", "(x 빼기 뮤)의 2제곱의 평균"),  # korean61: (x 빼기 뮤)²의
+        ("(1-α)", "(1 빼기 알파)"),  # korean61: (1-알파)
+        ("그림 3(a-c)", "그림 3(a-c)"),  # as before: a figure's panels
+    ],
+)
+def test_a_greek_letter_s_term_in_a_bracket(text: str, said: str) -> None:
+    """korean61 read a bracket's minus and power only between Latin letters and digits: a variance's (x-μ)² unsaid."""
+    assert spoken_form(text, "ko") == said

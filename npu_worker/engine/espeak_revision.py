@@ -185,5 +185,6 @@
 # F는 마이너스 kx, f(마이너스 x), 마이너스 x의 2제곱 (not F는 -kx, which espeak said F는 kx: the sign lost); "p = .048" p는 0 점
 # 영사팔 (not .048, espeak's 영사팔); "χ² 검정" 카이제곱 검정 (not 카이의 2제곱 검정); "x -= 1", "i--" x minus equals 1, i minus
 # minus (not x equals 1, i: the minus lost); "C++17" C++ 17 (not C+플러스 17); "C#으로" C 샵으로 (not C hash); "a⃗" a 벡터
-# (not a, the arrow unsaid); "2π√(L/g)" 2파이루트 (not 2파이√, the root unsaid).
+# (not a, the arrow unsaid); "2π√(L/g)" 2파이루트 (not 2파이√, the root unsaid); "(x-μ)²" (x 빼기 뮤)의 2제곱 (not
+# (x-뮤)², the minus and the power unsaid).
 AUDIO_REVISION = 30

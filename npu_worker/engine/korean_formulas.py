@@ -89,7 +89,7 @@ POWER = re.compile(
 # ... and any other digit, "(1-a)¹", "(1-a)⁴", "(x+1)¹⁰" (korean16: ²³ only, (1 빼기 a)⁴ went to espeak as written).
 BRACKET_POWER = re.compile(rf"(?<=\))([¹²³⁴⁵⁶⁷⁸⁹][⁰¹²³⁴⁵⁶⁷⁸⁹]?)(?![⁰¹²³⁴⁵⁶⁷⁸⁹])(?:{PARTICLE})?")
 _FORMULA_IN_BRACKET = re.compile(r"\(([^()]{1,24})\)$")
-_FORMULA = re.compile(r"[A-Za-z\d] ?[-+−*/] ?[A-Za-z\d]")
+_FORMULA = re.compile(r"[A-Za-z\dα-ω] ?[-+−*/] ?[A-Za-z\dα-ω]")  # "(x - μ)²" too (korean61: left)
 _NAME_IN_BRACKET = re.compile(r"[A-Za-z]{2}")  # "(GPT-4)²", "(Kim, 2020)²": a name's footnote
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(
@@ -121,8 +121,10 @@ PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(
 # ... and an unspaced minus between a bracket's two terms, "(n-k)", "(n-1)!", "(2n-1)" (espeak: the hyphen unsaid, n k):
 # 빼기, as the spaced "n - k" is. Not a figure's panels, "그림 3(a-c)", "Fig. 2 (a-d)" (two letters after a figure's
 # number), nor capitals' "(T-1)"; a coefficient's "2(n-1)" is a formula's.
+# ... and a Greek letter's, a deviation's "(x-μ)²", "(1-α)" (korean61: (x-뮤)², the minus and the power unsaid): (x 빼기 뮤).
 BRACKET_MINUS = re.compile(
-    r"(?<=\()(?=\d{0,3}[a-z][-−]|\d{1,3}[-−]\d{0,3}[a-z]\))(\d{0,3}[a-z]|\d{1,3})[-−](\d{0,3}[a-z]|\d{1,3})(?=\))"
+    r"(?<=\()(?=\d{0,3}[a-zα-ω][-−]|\d{1,3}[-−]\d{0,3}[a-zα-ω]\))"
+    r"(\d{0,3}[a-zα-ω]|\d{1,3})[-−](\d{0,3}[a-zα-ω]|\d{1,3})(?=\))"
 )
 _PANELS_BEFORE = re.compile(r"(?:(?:그림|표|[Ff]ig(?:ure)?\.?) ?\d{0,3} ?|\d ?)\($")
 # ... nor a sub-question's label, "(2-b) 다음 극한을 구하시오", "(1-a), (1-b)에 답하시오" (korean7 read them 2 빼기 b): a
