@@ -285,3 +285,19 @@ def test_a_sign_after_a_greek_letter(text: str, said: str) -> None:
 def test_a_greek_letter_s_term_in_a_bracket(text: str, said: str) -> None:
     """korean61 read a bracket's minus and power only between Latin letters and digits: a variance's (x-μ)² unsaid."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # korean61: 4제곱로 (the writer's particle for 사)
+        ("1e-4로 줄였다.", "1 곱하기 10의 마이너스 4제곱으로 줄였다."),
+        ("1e-5를 쓴다.", "1 곱하기 10의 마이너스 5제곱을 쓴다."),  # korean61: 5제곱를
+        ("1e-2와 1e-3", "1 곱하기 10의 마이너스 2제곱과 1 곱하기 10의 마이너스 3제곱"),  # korean61: 2제곱와
+        ("1e-3으로 설정한다.", "1 곱하기 10의 마이너스 3제곱으로 설정한다."),  # as before
+        ("1e6개", "1 곱하기 10의 6제곱개"),  # as before
+    ],
+)
+def test_a_particle_after_scientific_notation(text: str, said: str) -> None:
+    """korean61 kept the particle the writer chose for the exponent's digit after 제곱: 4제곱로, 5제곱를."""
+    assert spoken_form(text, "ko") == said

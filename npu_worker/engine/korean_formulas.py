@@ -46,7 +46,10 @@ _CHANGED_AMOUNT = re.compile(
 )
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
 # not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
-SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# A particle after it as 제곱 takes it, "1e-4로" (korean61: 4제곱로): 제곱으로.
+SCIENTIFIC = re.compile(
+    rf"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{{1,3}})(?![A-Za-z\d_]|\.\d)(?:{PARTICLE})?"
+)
 # ... and a Greek letter's, "σ²", "λ^2" (it was 시그마², the square unsaid): σ의 2제곱, 시그마의 2제곱 once named.
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).

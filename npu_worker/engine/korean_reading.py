@@ -315,7 +315,11 @@ def _numerals_and_dates(text: str) -> str:
     text = ranges.BOUND.sub(ranges.bound, text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = formulas.SCIENTIFIC.sub(  # "1.8e+03": 10의 3제곱 (korean16: 03제곱, a zero said)
-        lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3).lstrip('0') or '0'}제곱", text
+        lambda m: (
+            f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3).lstrip('0') or '0'}제곱"
+            + (formulas.particle_after("제곱", m.group(4)) if m.group(4) else "")
+        ),
+        text,
     )
     text = numerals.ENGLISH_COMPOUND_ORDINAL.sub(numerals.english_ordinal, text)
     text = numerals.ORDINAL.sub(template(r"\1번째"), text)
