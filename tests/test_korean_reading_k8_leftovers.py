@@ -157,7 +157,7 @@ def test_bars_that_are_no_absolute_value_read_as_before(written: str) -> None:
         ("x < y. 다음", "x y 미만. 다음"),  # a sentence's full stop, no member
         (
             "for (int i = n; 0 <= i; i--)",
-            "for (int i에 n을 대입; i가 0보다 크거나 같다; i--)",
+            "for (int i에 n을 대입; i가 0보다 크거나 같다; i minus minus)",  # korean62: i-- (espeak: i)
         ),
     ],
 )

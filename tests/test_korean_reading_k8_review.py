@@ -135,7 +135,11 @@ def test_the_bound_s_own_word_after_a_number_is_no_counter(written: str, said: s
             "for (int j에 i 더하기 1을 대입; j가 n보다 작다; j++)",
         ),  # int j는 i 더하기 1
         ("int x = 5, y = x + 1;", "int x에 5를 대입, y에 x 더하기 1을 대입;"),  # …, y는 x 더하기 1;
-        ("for (int i = n - 1; i >= 0; i--)", "for (int i에 n 빼기 1을 대입; i가 0보다 크거나 같다; i--)"),
+        # korean62: i-- (espeak: i)
+        (
+            "for (int i = n - 1; i >= 0; i--)",
+            "for (int i에 n 빼기 1을 대입; i가 0보다 크거나 같다; i minus minus)",
+        ),
         ("x = 0.5;", "x는 0 점 오;"),  # no type nor "for": a formula's, as before
     ],
 )

@@ -208,12 +208,34 @@ CALLED = re.compile(
     rf"({_SERVICE_NUMBER}(?:(?:,? (?:or|and) |, ){_SERVICE_NUMBER})*)(?! [a-z]+s\b)"
 )
 _DIGITS = re.compile(r"\d+")
+# A step of two words, a verb and its number, "Press 1.", "Wait 5.", "Call 911." (korean61: a Korean sentence, 일, 오, 구백십일:
+# `korean_code` took no such sentence for English): English, its number in English words, press one, nine one one.
+STEP_VERBS = r"(?:Call|Dial|Text|Press|Type|Enter|Add|Subtract|Multiply|Divide|Wait|Repeat|Choose|Select|Pick|Count|Skip|Try)"
+STEP = re.compile(rf"(\s{{0,4}}(?:[-•·*▪◦‣–]\s{{1,4}})?{STEP_VERBS} )(\d{{1,12}})\s{{0,4}}")
 PAIRED_BEFORE = re.compile(rf"(?<![\w./,:$€£¥₩§#\-−])(\d{{1,3}}){_PAIR}(?={_SAID_WORD}\b)")
+
+
+# An IP address, "Connect to 192.168.0.1 now.", "at 10.0.0.1:8080" (korean61: 192 점 168 점 0 점 1, the Korean rules' chain
+# and word in an English sentence): each part's digits and "dot", one nine two dot one six eight dot zero dot one, a port's
+# number after "colon".
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+IP_ADDRESS = re.compile(rf"(?<![\w.:])({_OCTET}(?:\.{_OCTET}){{3}})(?::(\d{{1,5}}))?(?![\w:]|\.\d)")
+
+
+def _ip_address(match: re.Match[str]) -> str:
+    address, port = match.groups()
+    said = " dot ".join(_DIGITS.sub(_digit_by_digit, part) for part in address.split("."))
+    return said + (f" colon {_number_or_digits(port)}" if port else "")
 
 
 def numbers_said(sentence: str) -> str:
     """`sentence` with its decimals said "point", and its numbers before a unit or beside an operator, in words."""
+    if "." in sentence:
+        sentence = IP_ADDRESS.sub(_ip_address, sentence)
     sentence = CALLED.sub(lambda m: m.group(1) + _DIGITS.sub(_digit_by_digit, m.group(2)), sentence)
+    step = STEP.fullmatch(sentence)
+    if step:
+        return step.group(1) + _number_or_digits(step.group(2)) + sentence[step.end(2) :]
     sentence = UNIT_RANGE.sub(_range_to, sentence)
     sentence = BRACKETED.sub(
         lambda m: ("minus " if m.group(1) else "") + _number_or_digits(m.group(2)), sentence

@@ -139,6 +139,7 @@ def spoken(text: str) -> str:
         text = COMPLEMENT.sub(" complement", text)
     text = NUMBER_SET.sub(_number_set, text)
     text = charges.charges_in_english(text)  # an ion's charge, "Ca²⁺" (korean15: unsaid): Ca two plus
+    text = words.accents_in_english(text)  # "x̄" x bar (korean61: espeak's x, the bar unsaid)
     text = RELATION.sub(_relation, powers_spoken(text.translate(_BOUND_FORMS)))
     return charges.one_sided_said(text)  # "x→0⁻": 0 minus (korean18: 0 hyphen)
 

@@ -6,6 +6,7 @@ anchored on the letter or the word: linear in the text."""
 from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+from .korean_accents import in_english as accents_in_english
 
 GREEK_NAMES = dict(
     zip(
@@ -37,9 +38,10 @@ _PERIODS = {"YoY": "year over year", "QoQ": "quarter over quarter", "MoM": "mont
 
 def words_said(sentence: str) -> str:
     """`sentence` with its Greek letters named in English, "Δx" Delta x, "2α" two alpha's letter apart from the number
-    and from another letter, and its report abbreviations in English words."""
+    and from another letter, a formula letter's accent, "x̄" x bar, and its report abbreviations in English words."""
     if "oY" in sentence or "oQ" in sentence or "oM" in sentence:
         sentence = OVER_PERIOD.sub(lambda m: _PERIODS[m.group(1)], sentence)
+    sentence = accents_in_english(sentence)  # "x̄" x bar (korean61: espeak's x, the bar unsaid)
     return GREEK_LETTER.sub(_greek_name, sentence)
 
 

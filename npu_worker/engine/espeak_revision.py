@@ -176,4 +176,15 @@
 # garbled the first, said nothing for the second, spelled the third's Unicode name), a particle after one in its index's
 # form, "xₙ를", "aᵢ을" x n을, a i를 (not x n를, a i을); "다니엘 2:44에 대한 해석" 2장 44절에 대한 (not 두 시 44분에 대한),
 # "요나 10:30에도 왔다" 열 시 30분에도 (not 10장 30절에도).
-AUDIO_REVISION = 29
+# 30: stop 61's leftovers (korean62): "요나 10:30~11:30에 왔다" 열 시 30분에서 열한 시 30분에 (not 10장 30절에서 11장 30절에);
+# "3:16로 이겼다", "10:3로 이겼다" 3 대 16으로, 10 대 3으로 (not 세 시 16분으로, 10 대 3로); "xₙ₊₁", "aₙ₋₁을" x n 플러스 1, a n
+# 마이너스 1을 (not x n₊₁, the sign and digit unsaid); an English sentence's "192.168.0.1" one nine two dot … (not 192 점 168 …);
+# "Call 911.", "Press 1." Call nine one one, Press one (not the Korean voice's 구백십일, 일); "2026.12.07.까지" 2026년 12월
+# 7일까지 (not 7일.까지, a pause before the particle); "x̄ = 3.2", "p̂ = 0.4" x 바는, p 햇은 (not x, p: the accent unsaid), in an
+# English sentence and lang=en x bar, p hat. Its follow-ups (same revision: unreleased): "F = -kx", "f(-x)", "-x² + 1"
+# F는 마이너스 kx, f(마이너스 x), 마이너스 x의 2제곱 (not F는 -kx, which espeak said F는 kx: the sign lost); "p = .048" p는 0 점
+# 영사팔 (not .048, espeak's 영사팔); "χ² 검정" 카이제곱 검정 (not 카이의 2제곱 검정); "x -= 1", "i--" x minus equals 1, i minus
+# minus (not x equals 1, i: the minus lost); "C++17" C++ 17 (not C+플러스 17); "C#으로" C 샵으로 (not C hash); "a⃗" a 벡터
+# (not a, the arrow unsaid); "2π√(L/g)" 2파이루트 (not 2파이√, the root unsaid); "(x-μ)²" (x 빼기 뮤)의 2제곱 (not
+# (x-뮤)², the minus and the power unsaid); "1e-4로" 4제곱으로 (not 4제곱로).
+AUDIO_REVISION = 30

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+from .english_numbers import STEP_VERBS
 from .korean_formulas import particle_after
 from .korean_ranges import BOUND_WORDS
 
@@ -89,6 +90,10 @@ _CAPITALISED_OPENING = re.compile(r"\s{0,4}(?:(?:[-•·*▪◦‣–]|\(?\d{1,2
 _RELATION_SIGN = re.compile("[<>≤≥‹›=≠]")
 # ... and one with a Korean report's sign, "Revenue rose ▲5%.", "Sales fell ▼3.5%.", "Users grew 10%↑." (korean21: ▲five
 # percent, 감소 3 점 오 percent, ten percent 증가: the sign's Korean word or none beside English words): the Korean rules'.
+# ... and a step of a verb and its number alone, "Call 911.", "Press 1." (korean61: the Korean rules', 구백십일, 일).
+_VERB_AND_NUMBER = re.compile(
+    rf"\s{{0,4}}(?:[-•·*▪◦‣–]\s{{1,4}})?{STEP_VERBS} [-−]?\d{{1,12}}(?:[.,]\d{{1,12}})?\s{{0,4}}"
+)
 _REPORT_PERIOD = re.compile(r"(?<![A-Za-z\d_])(?:YoY|QoQ|MoM)(?![A-Za-z\d_])|[▲▼△▽↑↓≈≒∴∵]")
 
 
@@ -97,6 +102,8 @@ def _is_english(sentence: str, stop: re.Match[str] | None) -> bool:
     closed = stop is not None and stop.group() != "\n"
     if small >= 2 or not closed or _CODE_BLOCK_LINE.match(sentence):
         return small >= 2
+    if _VERB_AND_NUMBER.fullmatch(sentence):
+        return True
     longer = [word for word in _LONGER_WORD.findall(sentence, 0, 4000) if not _ENGLISH_WORDS.fullmatch(word)]
     if small == 1 and (longer or _RELATION_SIGN.search(sentence)):
         return True
@@ -115,6 +122,34 @@ def assignments_said(text: str) -> str:
     """`text` with its code's assignments said (`assignment`), but in an English sentence."""
     english = english_sentences(text)
     return ASSIGNMENT.sub(lambda m: m.group() if inside(english, m.start()) else assignment(m), text)
+
+
+# Code's compound assignment and step down by one, "x -= 1", "i--" (korean61: espeak said x equals 1 and i, the minus lost):
+# minus equals, minus minus, in the English words espeak says for "+=" and "++" (plus equals, plus plus), which are left; a
+# step after a name's letter, a bracket or a digit, not before a letter (an option's "--version", a dash's "word--word" as
+# written). "C++17" apart, C++ 17 (korean61: C+플러스 17, the second plus a sum's). The languages C# and F#, "C#으로 작성"
+# (korean61: espeak's C hash): C 샵, as a Korean programmer says them.
+CODE_STEP = re.compile(
+    r"(?<=[\w)\]]) ?-[=\ufdd0] ?(?=[\w(\-])"  # an English sentence's "=" held as U+FDD0 by then
+    r"|(?<=[A-Za-z_)\]\d])--(?![A-Za-z_+\-])|(?<![\w+])(C\+\+)(?=\d)|(?<![\w#])([CF])#(?![A-Za-z\d_#])"
+)
+
+
+def code_steps_said(text: str) -> str:
+    """`text` with code's "-=" and "--" said, "C++17" apart and "C#" C 샵 (but in an English sentence)."""
+    if "-" not in text and "#" not in text and "C++" not in text:
+        return text
+    english = english_sentences(text) if "#" in text else []
+    return CODE_STEP.sub(lambda m: _code_step(m, english), text)
+
+
+def _code_step(match: re.Match[str], english: list[tuple[int, int]]) -> str:
+    cplusplus, sharp = match.groups()
+    if cplusplus:
+        return "C++ "
+    if sharp:  # an English sentence's left to espeak's English
+        return match.group() if inside(english, match.start()) else f"{sharp} 샵"
+    return " minus minus" if "=" not in match.group() and "\ufdd0" not in match.group() else " minus equals "
 
 
 def assignment(match: re.Match[str]) -> str:

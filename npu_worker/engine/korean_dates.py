@@ -14,11 +14,18 @@ from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_formulas import PARTICLE, particle_after
 from .korean_words import DIGITS as _DIGITS
 
-DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
+# A date's closing point before a particle, "2026.12.07.까지", "26.12.07.에" (korean61: 2026년 12월 7일.까지, a pause before the
+# particle): taken with the date, 2026년 12월 7일까지.
+_POINT_BEFORE_A_PARTICLE = r"(?:(?<=\d)\.(?=[가-힣]))?"
+DATE = re.compile(
+    rf"(?<![\d.\-/])(\d{{4}})([.\-/]) ?(\d{{1,2}})\2 ?(\d{{1,2}})(?![\d\-/]|\.\d){_POINT_BEFORE_A_PARTICLE}"
+)
 # A date with a two-digit year, "24.12.05" (espeak: 이십사 점 십이 점 영오), and a year's month "2024.03"
 # (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left, and
 # an amount with cents, "$2019.10" (it was 2019 달러년 시월).
-SHORT_DATE = re.compile(r"(?<![\w.\-/$€£¥₩])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
+SHORT_DATE = re.compile(
+    rf"(?<![\w.\-/$€£¥₩])(\d{{2}})(\.)(\d{{2}})\.(\d{{2}})(?![\d\-/]|\.\d){_POINT_BEFORE_A_PARTICLE}"
+)
 YEAR_MONTH = re.compile(r"(?<![\w.\-/$€£¥₩])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
 # A month and day with its weekday, as a slide writes a deadline: "12/25(수)" is 12월 25일 수요일 (espeak:
 # 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
@@ -48,6 +55,8 @@ VERSE = re.compile(
 # 9장 15절부터): a clock's where it can be one, a minute of two digits under 60 and an hour to 24, and a time's particle follows
 # (에, 부터, 까지, 쯤, 경); with 절, a range, a one-digit verse or any other word after it, a verse. The limit: a verse cited with
 # 에 after one of these five names and no word of citing after it, "요나 1:17에 물고기가", is read as a time (한 시 17분에).
+# A range of two such times, "요나 10:30~11:30에 왔다" (korean61: 10장 30절에서 11장 30절에), a clock's range too: 열 시 30분에서
+# 열한 시 30분에; one within a chapter, "요나 1:15-17에", a verse's.
 _PERSON_OR_WORD = frozenset("다니엘 요나 요엘 미가 아가".split())
 # A text's words after 에 keep a verse, "다니엘 2:44에 나온다", "요나 1:17에 보면", "미가 5:2에 따르면", "… 기록된": a book's;
 # so do a commentary's, "다니엘 2:44에 대한 해석", "요엘 2:28에 관해", "… 언급된", "… 등장하는" (korean61: 두 시 44분에 대한).
@@ -70,12 +79,18 @@ def verse(match: re.Match[str]) -> str:
 
 def _a_time_of_day(match: re.Match[str]) -> bool:
     """Whether a reference after a name that is also a person's or a word is a time of day, as a listener takes it."""
-    book, chapter, first, _, last, jeol, particle = match.groups()
-    if book.strip() not in _PERSON_OR_WORD or last or jeol or particle:
+    book, chapter, first, last_chapter, last, jeol, particle = match.groups()
+    if book.strip() not in _PERSON_OR_WORD or jeol or particle or (last and not last_chapter):
         return False
-    if not (int(chapter) <= 24 and len(first) == 2 and int(first) < 60):
+    ends = ((chapter, first), (last_chapter, last))
+    if not all(_clock_like(hour, minute) for hour, minute in ends if minute):
         return False
     return _TIME_AFTER.match(match.string, match.end()) is not None
+
+
+def _clock_like(hour: str, minute: str) -> bool:
+    """Whether "hour:minute" can be a time of day: an hour to 24 and a minute of two digits under 60."""
+    return int(hour) <= 24 and len(minute) == 2 and int(minute) < 60
 
 
 # Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일; not a
@@ -122,6 +137,23 @@ CLOCK = re.compile(
     r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?::([0-5]\d))?(?![\d:])(?! ?(?:비율|비(?![가-힣])|축척))"
     rf"(?:{PARTICLE})?"
 )
+
+# A game's score the clock would read, "3:16로 이겼다", "스코어는 2:15였다" (korean61: 세 시 16분으로 이겼다): a score's 대, the
+# particle as the second number takes it, 3 대 16으로 (and "10:3로 이겼다" 10 대 3으로, the ratio's 3로 before). Only with a
+# game's verb after it (이겼다, 졌다, 비겼다, 승리, 패배, 역전, 앞섰다, 꺾었다 …) or 스코어, 점수 before it.
+SCORE = re.compile(
+    rf"(?<![\d:.])(\d{{1,3}}):(\d{{1,3}})(?![\d:]|\.\d)(?:{PARTICLE})?"
+    r"(?= ?(?:이겼|이기|졌|지고|비겼|비기|승리|패배|패했|역전|앞섰|앞서|뒤졌|뒤지|꺾|제압|완승|완패|신승|석패|대승|대패))"
+    r"|((?:스코어|점수)(?:는|가|도)? )(\d{1,3}):(\d{1,3})(?![\d:]|\.\d)"
+)
+
+
+def score(match: re.Match[str]) -> str:
+    """ "3:16로" (before a game's verb) as 3 대 16으로: the particle in the form 16's 육 takes."""
+    first, second, particle, word, *after_the_word = match.groups()
+    if word:
+        return f"{word}{after_the_word[0]} 대 {after_the_word[1]}"
+    return f"{first} 대 {second}" + (particle_after(second, particle) if particle else "")
 
 
 def year_month_day(match: re.Match[str]) -> str:

@@ -46,7 +46,10 @@ _CHANGED_AMOUNT = re.compile(
 )
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
 # not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
-SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# A particle after it as 제곱 takes it, "1e-4로" (korean61: 4제곱로): 제곱으로.
+SCIENTIFIC = re.compile(
+    rf"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{{1,3}})(?![A-Za-z\d_]|\.\d)(?:{PARTICLE})?"
+)
 # ... and a Greek letter's, "σ²", "λ^2" (it was 시그마², the square unsaid): σ의 2제곱, 시그마의 2제곱 once named.
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
@@ -89,7 +92,7 @@ POWER = re.compile(
 # ... and any other digit, "(1-a)¹", "(1-a)⁴", "(x+1)¹⁰" (korean16: ²³ only, (1 빼기 a)⁴ went to espeak as written).
 BRACKET_POWER = re.compile(rf"(?<=\))([¹²³⁴⁵⁶⁷⁸⁹][⁰¹²³⁴⁵⁶⁷⁸⁹]?)(?![⁰¹²³⁴⁵⁶⁷⁸⁹])(?:{PARTICLE})?")
 _FORMULA_IN_BRACKET = re.compile(r"\(([^()]{1,24})\)$")
-_FORMULA = re.compile(r"[A-Za-z\d] ?[-+−*/] ?[A-Za-z\d]")
+_FORMULA = re.compile(r"[A-Za-z\dα-ω] ?[-+−*/] ?[A-Za-z\dα-ω]")  # "(x - μ)²" too (korean61: left)
 _NAME_IN_BRACKET = re.compile(r"[A-Za-z]{2}")  # "(GPT-4)²", "(Kim, 2020)²": a name's footnote
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(
@@ -121,8 +124,10 @@ PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(
 # ... and an unspaced minus between a bracket's two terms, "(n-k)", "(n-1)!", "(2n-1)" (espeak: the hyphen unsaid, n k):
 # 빼기, as the spaced "n - k" is. Not a figure's panels, "그림 3(a-c)", "Fig. 2 (a-d)" (two letters after a figure's
 # number), nor capitals' "(T-1)"; a coefficient's "2(n-1)" is a formula's.
+# ... and a Greek letter's, a deviation's "(x-μ)²", "(1-α)" (korean61: (x-뮤)², the minus and the power unsaid): (x 빼기 뮤).
 BRACKET_MINUS = re.compile(
-    r"(?<=\()(?=\d{0,3}[a-z][-−]|\d{1,3}[-−]\d{0,3}[a-z]\))(\d{0,3}[a-z]|\d{1,3})[-−](\d{0,3}[a-z]|\d{1,3})(?=\))"
+    r"(?<=\()(?=\d{0,3}[a-zα-ω][-−]|\d{1,3}[-−]\d{0,3}[a-zα-ω]\))"
+    r"(\d{0,3}[a-zα-ω]|\d{1,3})[-−](\d{0,3}[a-zα-ω]|\d{1,3})(?=\))"
 )
 _PANELS_BEFORE = re.compile(r"(?:(?:그림|표|[Ff]ig(?:ure)?\.?) ?\d{0,3} ?|\d ?)\($")
 # ... nor a sub-question's label, "(2-b) 다음 극한을 구하시오", "(1-a), (1-b)에 답하시오" (korean7 read them 2 빼기 b): a
@@ -134,6 +139,18 @@ _LABEL_AFTER = re.compile(
     rf"\)(?![A-Za-z\d_(^¹²³⁰-⁹!/]|의 \S*제곱)(?! ?(?:[-+−×*/÷=<>≤≥·]|{_OPERATOR_WORD}))"
 )
 MINUS_AFTER_POWER = re.compile(r"(?<=제곱)[-−](?=[\dA-Za-z(])")
+# The chi-square statistic, "χ² 검정", "χ²(2) = 6.5" (korean61: 카이의 2제곱, a power's words): 카이제곱, as it is named.
+CHI_SQUARE = re.compile(r"(?<![\u0370-\u03ff])χ(?:²|\^2)(?![\d⁰¹²³⁴⁵⁶⁷⁸⁹])")
+# A decimal without its leading zero after "=", a report's "p = .048", "r = .82" (korean61: p는 .048, which espeak said
+# 영사팔, the point lost): its zero, 0 점 영사팔, as a bound's "p < .05" is read.
+LEADING_POINT = re.compile(r"(?:(?<==)|(?<== ))(?=\.\d)")
+# A minus glued before a term, not a number, "F = -kx", "f(-x)", "x ≥ -y", "-x² + 1 = 0" (korean61: F는 -kx, which espeak
+# said F는 kx, the sign lost): 마이너스, after "=" or a relation, an opening bracket before a letter's term, or opening a
+# line before one letter and its power or an operator; not an option, "ls -l", "-p 8080", nor R's "x<-y".
+UNARY_MINUS = re.compile(
+    r"(?:(?<=[=≥≤>≠])|(?<=[=≥≤<>≠] ))[-−](?=[^\s\d.,;:)\]}>-])"
+    r"|(?<=[(\[])[-−](?=[A-Za-z]{1,3}(?![A-Za-z])|[(√])|(?m:^)[-−](?=[A-Za-z](?:[²³^]| ?[-+=−]))"
+)
 PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # A factorial inside a formula, "3! = 6", "n!/(k!(n-k)!)" (espeak: the sign unsaid, or a sentence's end): 팩토리얼. Not
 # an exclamation, "정답은 3!", "Hello!": only after a number, one letter or a bracket, before "=", an operator or a bracket.
@@ -232,7 +249,10 @@ PORT_MAPPING = re.compile(
     r"(?<![\w-])(-p|--publish)([ =])((?:\d{1,3}(?:\.\d{1,3}){3}:)?)(\d{1,5}):(\d{1,5})(?![\d:])"
 )
 # A letter of a Greek word ("λόγος") is left.
-MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370-\u03ff])")
+# ... but a sign after a Greek letter is no letter of a Greek word, "2π√(L/g)" (korean61: 2파이√, which espeak said nothing for).
+_GREEK_NAMES = "".join(name for name in _MATH_NAMES if "\u0370" <= name <= "\u03ff")
+_SIGN_NAMES = "".join(name for name in _MATH_NAMES if not "\u0370" <= name <= "\u03ff")
+MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{_GREEK_NAMES}](?![\u0370-\u03ff])|[{_SIGN_NAMES}]")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 

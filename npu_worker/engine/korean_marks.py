@@ -397,8 +397,10 @@ def _count_said(count: str) -> str:
 # x을, the index unsaid): the index's letters after a space, 알파 n, x n을, a i j, as a lecturer names an index. Read last,
 # once the bounds' rules have placed an index by its term ("x ≤ 2σᵢ"); a Greek subscript, "xᵦ", is left. A particle after
 # it takes the index's last letter's form, "xₙ를", "aᵢ을" x n을, a i를 (korean61: x n를, a i을, the term's letter's form).
+# One more or less, "xₙ₊₁", "aₙ₋₁을" (korean61: x n₊₁, the sign and its digit unsaid): x n 플러스 1, a n 마이너스 1을, as ℝ^{n+1}'s.
 SUBSCRIPT_INDEX = re.compile(
-    rf"(?<=[A-Za-z가-힣\u0370-\u03ff)])([ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ]{{1,8}})(?![ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ])(?:{PARTICLE})?"
+    rf"(?<=[A-Za-z가-힣\u0370-\u03ff)])([ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ]{{1,8}})(?:([₊₋])([₀-₉]{{1,3}}))?(?![ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ₀-₉])"
+    rf"(?:{PARTICLE})?"
 )
 
 
@@ -408,5 +410,8 @@ def subscript_index_said(text: str) -> str:
 
 
 def _index_said(match: re.Match[str]) -> str:
-    index, particle = match.groups()
-    return _with_particle(" " + " ".join(unicodedata.normalize("NFKC", index)), particle)
+    index, sign, digits, particle = match.groups()
+    said = " " + " ".join(unicodedata.normalize("NFKC", index))
+    if sign:
+        said += f" {'플러스' if sign == '₊' else '마이너스'} {int(unicodedata.normalize('NFKC', digits))}"
+    return _with_particle(said, particle)

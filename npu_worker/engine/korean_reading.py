@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from . import english_reading
 from . import korean_absolute as absolute
+from . import korean_accents as accents
 from . import korean_arrows as arrows
 from . import korean_bracket_bounds as bracket_bounds
 from . import korean_chains as chains
@@ -162,7 +163,8 @@ _SET_SIGN = re.compile("[∈∉⊂⊆⊊⊄⊈⊃⊇∪∩∖∧∨∀∃ℝℕ�
 
 def _numbers_spoken(text: str) -> str:
     """Each group of passes in the order their patterns need: signs, marks and bounds, numerals, units, formulas."""
-    text = _signs_plain(text)
+    # "x̄ = 3" x 바는 3, after an English sentence's x bar and before "=" takes the accent's particle
+    text = _signs_plain(accents.accents_said(text))
     written = text  # as the writer put its signs, for `chains.subject_of_statement`
     text = _marks_and_bounds(text)
     text = _numerals_and_dates(text)
@@ -196,7 +198,7 @@ def _signs_plain(text: str) -> str:
     text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
-    text = text.translate(_OTHER_BOUND_SIGNS)
+    text = formulas.LEADING_POINT.sub("0", text.translate(_OTHER_BOUND_SIGNS))  # "p = .048": 0 점 영사팔
     return charges.charges_spoken(text)  # "Ca²⁺" before its "²" is a power
 
 
@@ -242,6 +244,9 @@ def _factorials_said(text: str) -> str:
 
 def _operators_said(text: str) -> str:
     """Powers, signs and a formula's operators as words, then the bounds on whole expressions."""
+    text = code.code_steps_said(text)  # "x -= 1", "i--" (korean61: x equals 1, i: the minus lost)
+    text = formulas.UNARY_MINUS.sub("마이너스 ", text)  # "F = -kx" (korean61: F는 -kx, the sign unsaid)
+    text = formulas.CHI_SQUARE.sub("카이제곱", text)  # "χ² 검정", before a power reads 카이의 2제곱
     text = formulas.POWER.sub(formulas.power, text)
     text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)
@@ -310,7 +315,11 @@ def _numerals_and_dates(text: str) -> str:
     text = ranges.BOUND.sub(ranges.bound, text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = formulas.SCIENTIFIC.sub(  # "1.8e+03": 10의 3제곱 (korean16: 03제곱, a zero said)
-        lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3).lstrip('0') or '0'}제곱", text
+        lambda m: (
+            f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3).lstrip('0') or '0'}제곱"
+            + (formulas.particle_after("제곱", m.group(4)) if m.group(4) else "")
+        ),
+        text,
     )
     text = numerals.ENGLISH_COMPOUND_ORDINAL.sub(numerals.english_ordinal, text)
     text = numerals.ORDINAL.sub(template(r"\1번째"), text)
@@ -372,6 +381,7 @@ def _clocks_and_counters(text: str) -> str:
         return text
     text = dates.MONTH.sub(dates.june_or_october, text)
     text = formulas.PORT_MAPPING.sub(template(r"\1\2\3\4 콜론 \5"), text)
+    text = dates.SCORE.sub(dates.score, text)  # "3:16로 이겼다" before a clock reads 세 시 16분
     text = dates.CLOCK.sub(dates.clock, text)
     text = formulas.RATIO.sub(template(r"\1 대 "), text)
     text = numerals.COUNTED.sub(numerals.native, text)

@@ -87,7 +87,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 32: stop 60's leftovers (korean60): the readings the espeak engine's revision 28 lists.
 # 33: stop 60's review of korean60 (rvk60) and its follow-ups (korean61, unreleased): the readings the espeak engine's
 # revision 29 lists.
-AUDIO_REVISION = 33
+# 34: stop 61's leftovers (korean62) and their follow-ups (unreleased): the readings the espeak engine's revision 30 lists.
+AUDIO_REVISION = 34
 
 
 def audio_settings(

@@ -1,0 +1,67 @@
+"""A formula letter's accent as a lecturer names it, for `korean_reading` (after an English sentence's words, before "="
+is read): a sample mean's bar, an estimate's hat, a tilde, a time derivative's dots, a vector's arrow, "x̄", "p̂", "x̃", "ẋ",
+"ẍ", "a⃗" (korean61: left to espeak, which said the letter alone, x, p: a mean heard as its variable): x 바, p 햇, x 틸드, x 닷,
+x 더블 닷, a 벡터; in an English sentence of a Korean text, x bar, p hat, a vector (`in_english`). Only a letter standing alone, Latin or Greek, not one of a
+word ("Māori", "naïve", "tōkyō"). One pattern anchored on the letter: linear in the text.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from . import lazy_re as re  # `re` with `compile` at a pattern's first use
+from .korean_formulas import PARTICLE, particle_after
+
+# each mark's name: (Korean, English)
+_NAMES = {
+    "\u0304": ("바", "bar"),  # a macron
+    "\u0305": ("바", "bar"),  # an overline
+    "\u0302": ("햇", "hat"),
+    "\u0303": ("틸드", "tilde"),
+    "\u0307": ("닷", "dot"),
+    "\u0308": ("더블 닷", "double dot"),
+    "\u20d7": ("벡터", "vector"),  # a vector's arrow, "a⃗ = F⃗/m" (korean61: a, F: the arrow unsaid)
+    "\u20d1": ("벡터", "vector"),  # its harpoon
+}
+_LETTER = "A-Za-z\u0391-\u03a9\u03b1-\u03c9"
+# A letter and its accent, decomposed ("x" and U+0304) or one character ("ȳ", "ā", "ẋ"): the precomposed letters whose NFD
+# is a Latin or Greek letter and one of these marks (listed, not worked out at import from 7 700 characters' NFD).
+_PRECOMPOSED = (
+    "ÂÃÄÊËÎÏÑÔÕÖÛÜâãäêëîïñôõöûüÿĀāĈĉĊċĒēĖėĜĝĠġĤĥĨĩĪīİĴĵŌōŜŝŨũŪūŴŵŶŷŸŻżȦȧȮȯȲȳΪΫϊϋḂḃḊḋḞḟḠḡḢḣḦḧṀṁṄṅṖṗṘṙṠṡṪṫṼṽẄẅẆẇẊẋẌẍẎẏ"
+    "ẐẑẗẼẽỸỹ"
+)
+ACCENTED = re.compile(
+    rf"(?<![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff])([{_LETTER}][\u0302-\u0308\u20d1\u20d7]|[{_PRECOMPOSED}])"
+    rf"(?![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff])(?:{PARTICLE})?"
+)
+
+
+def accents_said(text: str) -> str:
+    """`text` with each formula letter's accent named in Korean after the letter, "x̄는" x 바는."""
+    return ACCENTED.sub(_korean, text)
+
+
+def in_english(sentence: str) -> str:
+    """An English sentence's accented letters, "The mean x̄ is 3." The mean x bar is 3."""
+    return ACCENTED.sub(_english, sentence)
+
+
+def _korean(match: re.Match[str]) -> str:
+    letter, mark = _parts(match.group(1))
+    if mark not in _NAMES:
+        return match.group()
+    said = f"{letter} {_NAMES[mark][0]}"
+    particle = match.group(2)
+    return said + (particle_after(said, particle) if particle else "")
+
+
+def _english(match: re.Match[str]) -> str:
+    letter, mark = _parts(match.group(1))
+    if mark not in _NAMES:
+        return match.group()
+    return f"{letter} {_NAMES[mark][1]}" + (match.group(2) or "")
+
+
+def _parts(accented: str) -> tuple[str, str]:
+    decomposed = unicodedata.normalize("NFD", accented)
+    return decomposed[0], decomposed[1:]
