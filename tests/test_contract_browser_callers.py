@@ -68,3 +68,14 @@ async def test_the_page_can_read_the_answer_that_says_do_not_retry(worker):
     assert answer.headers["x-should-retry"] == "false"
     exposed = _names(answer.headers["Access-Control-Expose-Headers"])
     assert {"x-should-retry", "retry-after"} <= exposed
+
+
+async def test_the_page_can_read_the_request_id_of_an_openai_answer(worker):
+    """`x-request-id` names an OpenAI route's answer (its job's id for speech): the SDK in a page read
+    null, the header not exposed to it."""
+    client = await worker()
+    for method, path in (("GET", "/v1/models"), ("DELETE", "/v1/audio/voices/nobody")):
+        async with client.request(method, path, headers={"Origin": PAGE}) as answer:
+            await answer.read()
+            assert answer.headers.get("x-request-id"), (method, path)
+            assert "x-request-id" in _names(answer.headers["Access-Control-Expose-Headers"]), path

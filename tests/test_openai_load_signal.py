@@ -15,6 +15,7 @@ import websockets
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.errors import SHUTTING_DOWN_REASON
 from npu_worker.openai_compat import core
+from npu_worker.protocol import UnknownLanguage
 from tests import test_openai_load_wait
 from tests.openai_support import TEXT, expected_samples, tone_wav
 from tests.test_openai_load_wait import in_the_wait, loading_worker
@@ -102,6 +103,37 @@ async def test_a_voice_upload_during_the_load_waits_for_it_then_is_stored(worker
     async with asyncio.timeout(seconds(30)):
         answer = await call
     assert answer.status == 201, await answer.text()
+
+
+class LanguageVoices(ToneEngine):
+    """An engine whose own voices are language codes, as espeak's: an upload may not take their names."""
+
+    def voice_for(self, lang: str) -> str:
+        raise UnknownLanguage(f"no voice for {lang!r}")
+
+
+@pytest.mark.parametrize(("engine_class", "status"), [(ToneEngine, 201), (LanguageVoices, 503)])
+async def test_an_upload_with_no_room_to_wait_is_refused_only_where_the_engine_has_voices(
+    worker, parked, engine_class, status
+):
+    """Past the wait (here: no room among the one waiter of 4 connections) an upload to an engine with
+    no voices of its own (ZipVoice) is stored, as it was before the wait came; it was the 503 Loading.
+    One to an engine whose voices are names (espeak) waits for them: Loading."""
+    engine = engine_class()
+    engine.load_gate = threading.Event()
+    client = await worker(engine, wait_loaded=False, max_connections=4)
+    first = asyncio.ensure_future(client.post("/v1/audio/speech", json={"input": TEXT}))
+    try:
+        await in_the_wait(parked, first)
+        async with asyncio.timeout(seconds(10)):
+            answer = await client.post("/v1/audio/voices", data=upload_form("teacher", tone_wav()))
+            assert answer.status == status, await answer.text()
+        if status == 503:
+            assert (await answer.json())["error"]["code"] == "Loading"
+    finally:
+        engine.load_gate.set()
+    async with asyncio.timeout(seconds(30)):
+        assert (await first).status == 200
 
 
 @pytest.mark.parametrize("method", ["POST", "DELETE"])

@@ -9,11 +9,12 @@ import base64
 import json
 import shutil
 import subprocess
+import tracemalloc
 
 import numpy as np
 import pytest
 
-from npu_worker.openai_compat.formats import available_formats
+from npu_worker.openai_compat.formats import FORMATS, StreamEncoder, available_formats
 from tests.openai_support import RATE, async_sdk, decode, expected_samples
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds
@@ -83,3 +84,28 @@ async def test_an_sse_mp3_sends_deltas_as_made_that_join_into_one_readable_file(
     samples, _ = decode(b"".join(deltas), "mp3")
     spoken = expected_samples(text)
     assert spoken <= samples.size <= spoken + EXTRA_FRAMES * MP3_FRAME
+
+
+@pytest.mark.parametrize("name", ["mp3", "opus"])
+def test_a_streamed_encoding_keeps_none_of_the_bytes_it_has_handed_out(name, tmp_path):
+    """Two minutes of a stream at 24 kHz: the encoder kept every byte it had sent until its end (1.2 MB
+    of mp3, 0.6 MB of opus, at each connection); it keeps what has not gone out yet, a frame or so."""
+    if name not in available_formats(RATE):
+        pytest.skip(f"this libsndfile has no {name} at {RATE} Hz")
+    chunk = (0.3 * np.sin(np.arange(RATE // 2) * 2 * np.pi * 440 / RATE)).astype(np.float32)
+    encoder = StreamEncoder(FORMATS[name], RATE)
+    sent = tmp_path / f"sent.{name}"  # (what goes out, kept out of the memory counted)
+    with sent.open("wb") as out:
+        out.write(encoder.feed(chunk))  # (the encoder's first buffers, before the count starts)
+        tracemalloc.start()
+        try:
+            before, _ = tracemalloc.get_traced_memory()
+            handed_out = sum(out.write(encoder.feed(chunk)) for _ in range(240))
+            kept = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        out.write(encoder.feed(chunk) + encoder.finish())
+    assert handed_out > 400_000  # (what it held before: all of it)
+    assert kept < 64 * 1024, (kept, handed_out)
+    samples, rate = decode(sent.read_bytes(), name)  # (what went out is still one whole, readable file)
+    assert rate == RATE and samples.size >= 242 * chunk.size

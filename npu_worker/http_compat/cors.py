@@ -10,7 +10,8 @@ A preflight allows the headers it asks for (as well-formed names, a bounded list
 and `Content-Type`: OpenAI's JavaScript SDK in a browser sends its `X-Stainless-*` headers with every call,
 and a preflight that did not name them made the browser block the request. The origin is what is
 trusted; a header the worker does not read is ignored. `X-Should-Retry` is exposed with `Retry-After`:
-without it the SDK in a page could not see the `false` that keeps it from sending a refused upload again.
+without it the SDK in a page could not see the `false` that keeps it from sending a refused upload again;
+`X-Request-Id` too: the OpenAI routes' id of an answer, which the SDK in a page read as null.
 
 aiohttp-cors was not used: it configures CORS route by route, while here one origin rule covers every
 route, including those other modules add later.
@@ -29,7 +30,7 @@ from .errors import Handler, path_refusals
 
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 ALLOW_HEADERS = ("Authorization", "Content-Type")
-EXPOSE_HEADERS = "Retry-After, X-Should-Retry"
+EXPOSE_HEADERS = "Retry-After, X-Should-Retry, X-Request-Id"
 # RFC 9110 `token`: a header's name. Names beyond these bounds are not echoed (a browser asks for a few).
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}")
 MAX_ASKED_HEADERS = 32

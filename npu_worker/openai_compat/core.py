@@ -101,10 +101,11 @@ async def wait_while_loading(
             change.cancel()
 
 
-def refuse_while_loading(scheduler: Scheduler) -> None:
-    """Loading while nothing runs yet and nothing failed (an upload's name is checked against the
-    engine's voices, which a loading engine cannot list); a failed load is no refusal here."""
-    if still_loading(scheduler):
+def refuse_until_engine_voices_known(scheduler: Scheduler) -> None:
+    """Loading while an engine whose own voices an upload may not be named after (espeak's languages)
+    loads: it cannot list them yet. An engine with none (ZipVoice) takes an upload meanwhile, as it
+    did; a failed load is no refusal here."""
+    if speaks_languages_as_voices(scheduler) and still_loading(scheduler):
         raise scheduler.loading()
 
 

@@ -126,10 +126,13 @@ def encode_whole(samples: np.ndarray, sample_rate: int, fmt: AudioFormat) -> byt
 
 
 class _AppendOnly(io.RawIOBase):
-    """A seekable in-memory file that remembers how much has been handed out already."""
+    """A seekable in-memory file that keeps only what has not been handed out yet (`take_new`): a
+    streamed mp3 or opus held every byte it had sent until its end (10 KB a second of mp3, a long
+    text's megabytes at each connection). A write over bytes already sent is dropped: only mp3's close
+    writes there (its length frame, which a stream cannot take back); libsndfile reads nothing back."""
 
     def __init__(self) -> None:
-        self.data = bytearray()
+        self.data = bytearray()  # the bytes from `taken` on: written, not handed out yet
         self.position = 0
         self.taken = 0
 
@@ -144,15 +147,19 @@ class _AppendOnly(io.RawIOBase):
 
     def write(self, chunk) -> int:  # type: ignore[no-untyped-def,override]
         chunk = bytes(chunk)
-        end = self.position + len(chunk)
+        written = len(chunk)
+        if self.position < self.taken:  # (over bytes already sent: too late to change them)
+            chunk = chunk[self.taken - self.position :]
+        start = max(self.position, self.taken) - self.taken
+        end = start + len(chunk)
         if end > len(self.data):
             self.data.extend(b"\0" * (end - len(self.data)))
-        self.data[self.position : end] = chunk
-        self.position = end
-        return len(chunk)
+        self.data[start:end] = chunk
+        self.position += written
+        return written
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        base = {0: 0, 1: self.position, 2: len(self.data)}[whence]
+        base = {0: 0, 1: self.position, 2: self.taken + len(self.data)}[whence]
         self.position = base + offset
         return self.position
 
@@ -160,14 +167,19 @@ class _AppendOnly(io.RawIOBase):
         return self.position
 
     def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
-        count = max(0, min(len(buffer), len(self.data) - self.position))
-        buffer[:count] = self.data[self.position : self.position + count]
+        """What is still held from here on; none of what was handed out (no encoder here reads it)."""
+        start = self.position - self.taken
+        if start < 0:
+            return 0
+        count = max(0, min(len(buffer), len(self.data) - start))
+        buffer[:count] = self.data[start : start + count]
         self.position += count
         return count
 
     def take_new(self) -> bytes:
-        new = bytes(self.data[self.taken :])
-        self.taken = len(self.data)
+        new = bytes(self.data)
+        self.taken += len(new)
+        self.data.clear()
         return new
 
 

@@ -22,7 +22,7 @@ from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
 from .core import (
     engine_voice,
     engine_voice_catalog,
-    refuse_while_loading,
+    refuse_until_engine_voices_known,
     speaks_default_voice,
     voice_library,
 )
@@ -165,7 +165,7 @@ def _text(fields: dict[str, bytes], field: str) -> str:
 async def upload_voice(request: web.Request) -> web.Response:
     refuse_declared_over_cap(request)
     await wait_for_load(request)  # (as a speech request: bounded, a hang-up or the shutdown ends it)
-    refuse_while_loading(request.app[SCHEDULER_KEY])  # (its name is checked against the engine's voices)
+    refuse_until_engine_voices_known(request.app[SCHEDULER_KEY])  # (its name is checked against them)
     async with body_deadline(request), held_body(request) as hold:
         fields = await read_upload(request, hold)
     name = _text(fields, "name")

@@ -192,7 +192,11 @@ class EngineNode(QueueConsumer):
         self._next_reclaim = 0.0
 
     async def load(self) -> bool:
-        return await asyncio.get_running_loop().run_in_executor(self.thread, self.runner._load)
+        """The runner's load, on the engine's thread; then what waits for it is told (`on_load_ended`)."""
+        loaded = await asyncio.get_running_loop().run_in_executor(self.thread, self.runner._load)
+        if self.runner.on_load_ended is not None:
+            self.runner.on_load_ended()
+        return loaded
 
     def cancel(self, job_id: str) -> None:
         """A job was cancelled (on any node): stop it here at its next chunk."""

@@ -124,6 +124,7 @@ class ClusterScheduler(ClusterEngines):
                 self.engine_node.runner.job_bytes = self.job_bytes
                 self.engine_node.runner.written = lambda job_id: self._spawn(sweeper.sweep_if_ended(job_id))
             self.engine_node.patience = self.heartbeat.patience
+            self.engine_node.runner.on_load_ended = self.load_signal.changed  # (the load waits wake)
             self.loops.start("engine", self.engine_node.run)
             self.loops.start("cancel listener", self.engine_node.listen_for_cancels)
         # Every role: an engine node accepts nothing, but one that accepted jobs before it was restarted
@@ -182,6 +183,7 @@ class ClusterScheduler(ClusterEngines):
         if self._draining:
             return
         self._draining = True
+        self.load_signal.changed()  # (what waits for the load is refused now: QueueFull)
         steps = [self.engine_node.drain(grace)] if self.engine_node is not None else []
         if self.role != "engine":
             steps.append(drain_previews(self.jobs, self.followers, self.node, grace, self.observer.event))
