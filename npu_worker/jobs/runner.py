@@ -411,13 +411,16 @@ class Runner(AudioHandover):
 
     def _serve_waiting_previews(self, job: Job) -> None:
         """Run the sections of previews that arrived while `job`'s section runs, now. Lent time is the
-        outer preview's wall time: one it lent to in turn (`lending.py`) is inside it, counted once."""
+        outer preview's wall time: one it lent to in turn (`lending.py`) is inside it, counted once.
+        Its end goes to the finisher now: held for a next request, a `/synth`'s answer waited for the
+        rest of the paused section."""
         admission = self.admission
         while (picked := admission.preempting_section(job)) is not None:
             started, lent_before = time.monotonic(), self.paused_seconds
             preview, section = picked
             made = self.run_section(preview, section)
             self._section_ended(preview, made)
+            self.finisher.release()
             self.paused_seconds = lent_before + time.monotonic() - started
 
 
