@@ -123,3 +123,30 @@ async def test_a_synth_inside_a_paused_batch_section_is_answered_before_that_sec
         assert engine.made.count(long_text) < 20  # the batch section still waits at the gate
     finally:
         gate.open()
+
+
+async def test_a_preview_lane_leaves_what_the_engine_thread_holds_to_it(worker, tmp_path):
+    """What the engine thread holds goes once its own request is sent: a lane's section released it
+    (its `sent` and its release before a call), from another thread, the finisher woken in the engine
+    thread's gap as before the hold. The engine thread's request waits on its child's pipe meanwhile."""
+    client = await worker(EspeakProcessEngine())
+    scheduler = client.app[SCHEDULER_KEY]
+    admission, runner = scheduler.admission, scheduler.runner
+    await until(lambda: admission._lanes_waiting == 1, "the preview lane loaded and waiting")
+    writing = runner.engine.child._writing  # the engine thread's next request to its child waits on it
+    writing.acquire()
+    try:
+        batch = [
+            {"idx": i, "text": t, "output_path": str(tmp_path / f"s{i}.wav")} for i, t in enumerate(TEXTS)
+        ]
+        job_id = await submit_batch(client, {"sections": batch})
+        await until(lambda: runner.finisher.holding, "the batch's first `synth` held, its request waiting")
+        synth = {"text": "미리 듣기입니다.", "output_path": str(tmp_path / "p.wav")}
+        answer = await (await client.post("/synth", json=synth)).json()  # made on the lane
+        assert answer["status"] == "ok", answer
+        assert runner.finisher.holding  # still the engine thread's
+    finally:
+        writing.release()
+    events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    assert [e["event"] for e in events][-1] == "done"
+    assert [e["idx"] for e in events if e.get("status") == "ok"] == list(range(len(TEXTS)))
