@@ -229,3 +229,17 @@ def test_a_damaged_childs_huge_frame_length_is_engine_error_not_a_4_gib_buffer()
         assert child.closed
     finally:
         child.close()
+
+
+def test_a_sent_that_raises_leaves_the_next_request_whole(engine):
+    """`sent` (the runner's hand-over of what it held) runs once the request is written, the child
+    making it: one that raised left the request unfinished and its frames unread, and the next
+    request read them as its own (every section after it one behind)."""
+    expected = pushed(engine, "둘째 문장입니다.")
+
+    def refused() -> None:
+        raise RuntimeError("the hand-over failed")
+
+    with pytest.raises(RuntimeError):
+        engine.stream_into(SynthesisRequest(SENTENCE, "ko"), lambda chunk: True, refused)
+    assert pushed(engine, "둘째 문장입니다.") == expected

@@ -8,14 +8,19 @@ A real worker with a real espeak child; the engine thread's calls are recorded o
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from typing import Any
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.jobs.finisher import Finisher
 from tests.test_finisher import kinds, submit_batch
 from tests.test_http_api import read_ndjson
+from tests.test_preemption import PausableTone
+from tests.test_ws_support import ChunkGate
+from tests.timing import seconds, until
 
 TEXTS = ["오늘은 음성 합성을 배웁니다.", "첫째, 문장을 읽습니다.", "둘째, 소리를 만듭니다.", "끝입니다."]
 
@@ -88,3 +93,60 @@ async def test_a_cancelled_batch_ends_once_with_what_was_held(worker, monkeypatc
     assert replay[-1]["event"] == "done" and replay[-1]["cancelled"] is True
     oks = [e["idx"] for e in replay if e.get("status") == "ok"]
     assert oks == list(range(len(oks))) and all((tmp_path / f"c{i}.wav").exists() for i in oks)
+
+
+async def test_a_synth_inside_a_paused_batch_section_is_answered_before_that_section_ends(worker, tmp_path):
+    """ZipVoice pauses a batch section for a `/synth` (`preemptible`): the engine thread ends the
+    `/synth`'s section, then resumes the batch's. Held for the batch's next request, its `ok` and `done`
+    (the answer) waited for the rest of the batch section: seconds on ZipVoice."""
+    engine = PausableTone(chunk_seconds=0.1)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    long_text = "가" * 100  # 20 chunks, each let through by the gate; the batch has a section after it
+    batch = [
+        {"idx": 0, "text": long_text, "output_path": str(tmp_path / "s0.wav")},
+        {"idx": 1, "text": "다", "output_path": str(tmp_path / "s1.wav")},
+    ]
+    try:
+        assert (await client.post("/synth_batch?async=1", json={"sections": batch})).status == 200
+        gate.allow(2)
+        await until(lambda: gate.passed >= 2, "the batch section under way")
+        preview = asyncio.create_task(
+            client.post("/synth", json={"text": "나" * 10, "output_path": str(tmp_path / "p.wav")})
+        )
+        admission = client.app[SCHEDULER_KEY].admission
+        await until(lambda: len(admission.live_jobs()) == 2, "the /synth queued")
+        gate.allow(3)  # the /synth's 2 chunks, inside the batch section by its 3rd chunk at the latest
+        async with asyncio.timeout(seconds(20)):
+            answer = await (await preview).json()
+        assert answer["status"] == "ok", answer
+        assert engine.made.count(long_text) < 20  # the batch section still waits at the gate
+    finally:
+        gate.open()
+
+
+async def test_a_preview_lane_leaves_what_the_engine_thread_holds_to_it(worker, tmp_path):
+    """What the engine thread holds goes once its own request is sent: a lane's section released it
+    (its `sent` and its release before a call), from another thread, the finisher woken in the engine
+    thread's gap as before the hold. The engine thread's request waits on its child's pipe meanwhile."""
+    client = await worker(EspeakProcessEngine())
+    scheduler = client.app[SCHEDULER_KEY]
+    admission, runner = scheduler.admission, scheduler.runner
+    await until(lambda: admission._lanes_waiting == 1, "the preview lane loaded and waiting")
+    writing = runner.engine.child._writing  # the engine thread's next request to its child waits on it
+    writing.acquire()
+    try:
+        batch = [
+            {"idx": i, "text": t, "output_path": str(tmp_path / f"s{i}.wav")} for i, t in enumerate(TEXTS)
+        ]
+        job_id = await submit_batch(client, {"sections": batch})
+        await until(lambda: runner.finisher.holding, "the batch's first `synth` held, its request waiting")
+        synth = {"text": "미리 듣기입니다.", "output_path": str(tmp_path / "p.wav")}
+        answer = await (await client.post("/synth", json=synth)).json()  # made on the lane
+        assert answer["status"] == "ok", answer
+        assert runner.finisher.holding  # still the engine thread's
+    finally:
+        writing.release()
+    events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    assert [e["event"] for e in events][-1] == "done"
+    assert [e["idx"] for e in events if e.get("status") == "ok"] == list(range(len(TEXTS)))

@@ -190,10 +190,10 @@ class ChildEspeak:
         calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
         and failures as `chunks`. `sent` is called once the request is written, while the child makes it."""
         child = self._sent(request, again)
-        if sent is not None:
-            sent()
         ended, answers = False, child._answers
         try:
+            if sent is not None:  # (in here: one that raises still has the request stopped and drained)
+                sent()
             try:
                 last = answers.audio_into(AUDIO, sink)
             except UnreadFrame as unread:

@@ -8,8 +8,8 @@ job after `start` is appended by this thread. The queue is bounded, so a slow di
 back instead of piling up audio in memory.
 
 The engine thread's hand-overs are held (`hold`) until the next section's request is on its way to the
-engine (`release`: espeak's child makes it meanwhile; before the call, for an engine that cannot say so) or
-the thread would wait for work: handed over at a section's end,
+engine (`release`: espeak's child makes it meanwhile; before the call, for an engine that cannot say so),
+the thread would wait for work, or a preview run inside a paused section has ended: handed over at a section's end,
 they woke this thread while the engine thread made the next request, and its wav and events took the
 GIL in that gap, the espeak child idle (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 61).
 """

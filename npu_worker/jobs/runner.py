@@ -382,15 +382,18 @@ class Runner(AudioHandover):
         delivery = Delivery(job, section, rate, self.publish_audio, keeps)
         pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
+        finisher = self.finisher  # what the engine thread holds goes as its request goes (a lane's never)
+        held = finisher.holding and threading.get_ident() == self._engine_ident
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
-            finisher = self.finisher
-            if finisher.holding and getattr(engine, "tells_sent", False):
+            if held and getattr(engine, "tells_sent", False):
                 push(request, delivery.take, finisher.release)  # (released while the child makes it)
             else:
-                finisher.release()
+                if held:
+                    finisher.release()
                 push(request, delivery.take)
         else:
-            self.finisher.release()
+            if held:
+                finisher.release()
             self._pull(job, delivery, source or engine.stream(request), pausable)
         if job.cancel_requested.requested:
             return None
@@ -421,13 +424,15 @@ class Runner(AudioHandover):
 
     def _serve_waiting_previews(self, job: Job) -> None:
         """Run the sections of previews that arrived while `job`'s section runs, now. Lent time is the
-        outer preview's wall time: one it lent to in turn (`lending.py`) is inside it, counted once."""
+        outer preview's wall time: one it lent to in turn (`lending.py`) is inside it, counted once.
+        Its end goes now (held, a `/synth`'s answer waited for the rest of the paused section)."""
         admission = self.admission
         while (picked := admission.preempting_section(job)) is not None:
             started, lent_before = time.monotonic(), self.paused_seconds
             preview, section = picked
             made = self.run_section(preview, section)
             self._section_ended(preview, made)
+            self.finisher.release()
             self.paused_seconds = lent_before + time.monotonic() - started
 
 
