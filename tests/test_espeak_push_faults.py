@@ -243,3 +243,25 @@ def test_a_sent_that_raises_leaves_the_next_request_whole(engine):
     with pytest.raises(RuntimeError):
         engine.stream_into(SynthesisRequest(SENTENCE, "ko"), lambda chunk: True, refused)
     assert pushed(engine, "둘째 문장입니다.") == expected
+
+
+@pytest.mark.parametrize("how", ["closed", "died_idle"])
+def test_what_the_runner_held_goes_before_a_child_is_started_again(engine, how):
+    """`sent` hands over the sections the runner held (their `ok`s): with the child gone, it ran only
+    once a new child had started and taken the request (≈ 0.3 s, up to the start's bound), so the
+    section before waited for the next one's child. Now it runs before the start: the engine still
+    has its old child then."""
+    old = engine.library
+    if how == "closed":
+        old.close()  # as after a section that failed
+    else:
+        old.kill()  # found gone by the request's write
+        old._process.wait(timeout=seconds(10))
+    had_old_child: list[bool] = []
+    engine.stream_into(
+        SynthesisRequest("둘째 문장입니다.", "ko"),
+        lambda chunk: True,
+        lambda: had_old_child.append(engine.library is old),
+    )
+    assert engine.library is not old, "the request was made by a child started again"
+    assert had_old_child and had_old_child[0] is True

@@ -96,7 +96,16 @@ class EspeakProcessEngine(EspeakEngine):
         if lang != self._spoken_lang:
             self.voice_for(lang)  # an unknown language fails here, as in-process (and is not kept)
             self._spoken_lang = lang
-        self.child.chunks_into(request, sink, again=lambda: self.child, sent=sent)
+        if sent is None:
+            self.child.chunks_into(request, sink, again=lambda: self.child)
+            return
+        # A child started again (≈ 0.3 s, up to its start's bound) must not hold the sections before it:
+        # what the runner held goes first, before the start (`sent` twice is harmless: once released,
+        # nothing is held until this section ends).
+        library = self._library
+        if isinstance(library, ChildEspeak) and library.closed:
+            sent()
+        self.child.chunks_into(request, sink, again=lambda: _after(sent, lambda: self.child), sent=sent)
 
     def interrupt(self, restart: bool) -> bool:
         """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the
@@ -115,3 +124,8 @@ class EspeakProcessEngine(EspeakEngine):
         if self._library is not None:
             self.library.close()  # type: ignore[attr-defined]
         super().close()
+
+
+def _after(first: Callable[[], object], then: Callable[[], ChildEspeak]) -> ChildEspeak:
+    first()
+    return then()
