@@ -132,3 +132,34 @@ async def test_the_connect_timeout_bounds_the_lookup_and_every_address_together(
                 sock.close()
         took = time.monotonic() - started
     assert took < lookup_s + timeout_s, (took, str(failed.value))
+
+
+async def test_a_silent_first_address_leaves_time_for_the_next(monkeypatch: Any, tmp_path: Path) -> None:
+    """A name whose first address never answers (a dead host of a round robin, a firewall that drops),
+    its second a running Redis: the first took the whole connect timeout, the second was never tried,
+    and every connection failed (`Timeout connecting to server`); each address had the timeout in full
+    before. Now each has its share of what is left (the last all of it). The node's own settings: a 2 s
+    connect timeout, two retries."""
+    if not redis_available():
+        pytest.skip("no redis-server")
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.2", server.port))  # (the silent one: a full backlog drops the SYN)
+            listener.listen(0)
+            filling = [socket.socket() for _ in range(3)]
+            for sock in filling:
+                sock.setblocking(False)
+                sock.connect_ex(("127.0.0.2", server.port))
+            monkeypatch.setattr(LOOKUPS, "resolve", answers("127.0.0.2", "127.0.0.1"))
+            url = f"redis://redis.test:{server.port}/0"
+            client = waiting_client(url, connections=1, wait=seconds(20), socket_timeout=seconds(20))
+            try:
+                assert await client.ping() is True
+            finally:
+                await client.aclose()
+                for sock in filling:
+                    sock.close()
+    finally:
+        server.stop()

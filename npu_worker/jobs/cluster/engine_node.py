@@ -39,7 +39,7 @@ from .consumer import QueueConsumer
 from .entries import WorkItem
 from .journal import Before, RedisJournal
 from .keys import CANCEL_CHANNEL
-from .outage import REDIS_DOWN, REDIS_WAIT, reraise_if_cancelling, retried
+from .outage import REDIS_DOWN, REDIS_WAIT, refuses_every_write, reraise_if_cancelling, retried
 from .pcm_stream import PcmPublisher
 from .spec import BadSpec, job_from_spec, spec_node
 from .store import RedisJobs
@@ -280,6 +280,9 @@ class EngineNode(QueueConsumer):
         try:
             job_and_node = await self._job(item) if item.pos >= 0 else None
         except (BadSpec, ResponseError) as exc:  # a value planted in Redis (bad JSON, WRONGTYPE)
+            if refuses_every_write(exc):  # Redis busy (a slow script), a replica...: the item waits, pending
+                self._own = True  # (it was acknowledged and dropped: its section never ran)
+                raise
             log.warning("engine node %s dropped item %s: its job's record %s", self.node, item.entry_id, exc)
             job_and_node = None
         if job_and_node is None or item.pos >= job_and_node[0].total:

@@ -18,7 +18,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 
 from ...config import DAY, Settings
 from ...engine.base import DecoderCalls, EngineInfo
-from ...errors import ModelLoadError, WorkerError
+from ...errors import ModelLoadError, NodeRestarting, WorkerError
 from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
 from .store import RedisJobs
 
@@ -95,7 +95,8 @@ class Heartbeat:
 
     def engines_failed(self) -> WorkerError | None:
         """ModelLoadError when every live engine node says its engine failed to load (None while one
-        runs or loads, or none is alive): its heartbeat looked like a loading one's, so an api node
+        runs or loads, or none is alive; NodeRestarting, a 503, when one's beat says a loop of it waits to
+        start again): its heartbeat looked like a loading one's, so an api node
         said `Loading` for ever and its jobs' streams sent heartbeats for ever. Not while another
         engine node was heard within RESTART_GRACE s (a rolling restart's gap is no failure)."""
         engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
@@ -104,6 +105,10 @@ class Heartbeat:
             return None
         if self.sound_engine_ago is not None and self.sound_engine_ago < RESTART_GRACE:
             return None  # one that ran or loaded a moment ago may be restarting: not refused yet
+        restarting = [n for n in failed if n["load_error"].startswith(f"{NodeRestarting.name}: ")]
+        if restarting:  # a loop of it waits to start again (`node_loops.py`): it was a 500 ModelLoadError
+            said = restarting[0]["load_error"][:1000]
+            return NodeRestarting(f"no engine node runs; {restarting[0]['node']} starts again soon ({said})")
         first = failed[0]
         fallback = first["fallback"][:40] if isinstance(first.get("fallback"), str) else None
         said = first["load_error"][:1000]  # a value in Redis may be of another's making: bounded

@@ -4,8 +4,9 @@ The local journal numbers events itself; here `seq` is assigned inside Redis (a 
 from several nodes at once), so `append` runs the APPEND script and folds the event with the seq it
 got. Each call hops onto the event loop, where the one redis.asyncio client lives.
 
-Calls from the engine thread retry while Redis is unreachable or full (the section's audio is kept and
-delivered once Redis is back); calls made for a request fail fast with `QueueUnavailable`.
+Calls from the engine thread retry while Redis is unreachable or full, or refuses every write for now
+(`outage.refuses_every_write`: the section's audio is kept and delivered once Redis is back); calls made
+for a request fail fast with `QueueUnavailable`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
 from ..shared_copies import SharedCopies
 from ..store import JobStore
-from .outage import REDIS_WAIT, redis_unreachable
+from .outage import REDIS_WAIT, redis_unreachable, refuses_every_write
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,13 @@ class RedisJournal(Journal):
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
             except ResponseError as exc:  # a value not of ours in a key (WRONGTYPE): a named 503, not a 500
+                if retry and refuses_every_write(exc) and not self.stopping.is_set():
+                    # Redis refusing every write for now (READONLY, MISCONF, BUSY): a wait like an outage,
+                    # not the section's failure (it failed with `EngineError: ReadOnlyError: …`).
+                    log.warning("Redis refuses writes for now (%s); retrying in %.1fs", exc, delay)
+                    time.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+                    continue
                 if retry:
                     raise
                 log.error("Redis answered %s", exc)

@@ -89,7 +89,14 @@ def refuses_every_write(exc: BaseException) -> bool:
     pending), where an answer about one key (WRONGTYPE, a planted value) fails only what used that key."""
     if isinstance(exc, (*REDIS_WAIT, ReadOnlyError)):
         return True
-    return isinstance(exc, ResponseError) and str(exc).split(" ", 1)[0] in EVERY_WRITE_REFUSED
+    return isinstance(exc, ResponseError) and _answered_code(exc) in EVERY_WRITE_REFUSED
+
+
+def _answered_code(exc: ResponseError) -> str:
+    """The code Redis answered (`BUSY`), also inside a pipeline, where redis-py writes the command first
+    (`Command # 1 (EXISTS npu:job:…) of pipeline caused error: BUSY …`: read as one entry's failure, a
+    sound section was failed). After the last such prefix: the command may hold a caller's job id."""
+    return str(exc).rpartition(" of pipeline caused error: ")[2].split(" ", 1)[0]
 
 
 def lost_groups(exc: ResponseError) -> bool:

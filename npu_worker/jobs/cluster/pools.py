@@ -96,19 +96,23 @@ class LookedUpConnection(Connection):
     gave it, its IPv6 zone (scope id) kept: passed on as a host string, a link-local address lost its zone
     (`Invalid argument`) or, written `fe80::1%eth0`, was looked up again in that executor. The connect
     timeout bounds the lookup and every address's try together (each had it in full: a slow lookup, then a
-    silent address, 4 s), and a connection that fails says each address's failure, not the last's."""
+    silent address, 4 s), each address its share of what is left (`_share`), and a connection that fails
+    says each address's failure, not the last's."""
 
     _tried_socket: socket.socket | None = None  # the address's connected socket, while `_connect` runs
 
     async def _connect(self) -> None:
         failures: list[str] = []
         try:
-            async with asyncio.timeout(self.socket_connect_timeout):  # the lookup and every try
+            async with asyncio.timeout(self.socket_connect_timeout) as whole:  # the lookup and every try
                 found = await LOOKUPS.addresses(self.host, self.port)
-                for family, kind, proto, _, address in found:
+                for tried, (family, kind, proto, _, address) in enumerate(found):
                     try:
-                        self._tried_socket = await _connected(family, kind, proto, address)
+                        async with asyncio.timeout_at(_share(whole.when(), len(found) - tried)):
+                            self._tried_socket = await _connected(family, kind, proto, address)
                         return await super()._connect()
+                    except TimeoutError:  # its share spent (the whole's end is the `except` below)
+                        failures.append(f"{_shown(address)}: no answer")
                     except OSError as exc:  # refused, unreachable: the next address
                         failures.append(f"{_shown(address)}: {exc.strerror or exc or type(exc).__name__}")
                     finally:
@@ -127,6 +131,15 @@ class LookedUpConnection(Connection):
             if "ssl" in arguments:  # the certificate is checked against the name, not the address
                 arguments["server_hostname"] = self.host
         return arguments
+
+
+def _share(deadline: float | None, left: int) -> float | None:
+    """An address's deadline: its share of the time left, the last one all of it. A silent first address
+    (a dead host of a round robin, a firewall that drops) took the whole timeout: the next, never tried."""
+    if deadline is None or left <= 1:
+        return deadline
+    now = asyncio.get_running_loop().time()
+    return now + max(0.0, deadline - now) / left
 
 
 async def _connected(family: int, kind: int, proto: int, address: tuple[Any, ...]) -> socket.socket:
