@@ -87,7 +87,12 @@ def test_a_quantised_prepare_refused_in_its_calibration_leaves_out_as_it_found_i
         out.mkdir()
     command = ["prepare", "--model-dir", str(qnn_model_dir), "--out", str(out), "--buckets", "63"]
     command += ["--precision", "a16w8", "--calibration-texts", str(texts), "--check-calls", "0"]
-    done = subprocess.run([sys.executable, "-m", "npu_worker.cli", *command], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", *command],
+        capture_output=True,
+        text=True,
+        timeout=seconds(300),
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines()[-1].startswith(
         f"npu-worker prepare: cannot read calibration texts {texts}: "
