@@ -238,7 +238,7 @@ def qdq_graphs_on_cpu(model_dir: Path, options: argparse.Namespace) -> dict[int,
     """The prepared directory's QDQ graph per bucket, rebuilt on the CPU the way `prepare` built it: the
     manifest's calibration texts, voice, steps and seed recorded again, the same calls kept and held out,
     quantised by the same code. Kept in `--work-dir` (or beside the audio) for a later run."""
-    from npu_worker.cli_prepare import record_calibration
+    from npu_worker.cli_prepare_calibration import record_calibration
     from npu_worker.engine.providers import RuntimeConfig
     from npu_worker.engine.zipvoice import qdq
     from npu_worker.engine.zipvoice.runtime import bucket_dims

@@ -4,6 +4,7 @@ log (the CLI escaped them). Now escaped as the CLI escapes them (`worker_words.o
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -41,3 +42,47 @@ async def test_a_refusals_error_words_are_escaped():
             await client.async_synth_batch_streaming(SECTIONS, base=rogue.base)
     assert str(refused.value) == f"HTTP 400: BadRequest: {one_line(HOSTILE)}"
     assert refused.value.error_name == "BadRequest" and refused.value.body["error"].endswith(HOSTILE)
+
+
+async def test_a_poll_answered_about_another_job_writes_the_accepted_job_id_escaped():
+    """A polled status that is no status of the accepted job (a proxy's page, a hostile worker) is a
+    WorkerProtocolError naming the job: its id, the worker's word, went into it raw."""
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":  # accepted under a hostile id
+            return reply(202, json.dumps({"job_id": HOSTILE, "status": "queued", "total": 1}).encode())
+        return reply(200, json.dumps({"job_id": "another", "status": "running"}).encode())
+
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(client.WorkerProtocolError) as failed:
+            await client.async_synth_batch_polling(SECTIONS, base=rogue.base, poll_interval=0)
+    said = str(failed.value)
+    assert said.startswith(f"the worker answered no status of job {one_line(HOSTILE)}: "), said
+    assert "\x1b" not in said and "\n" not in said and "\u202e" not in said, said
+
+
+async def test_the_sync_clients_error_for_a_status_line_of_garbage_writes_it_escaped():
+    """http.client's BadStatusLine holds the worker's whole line, and the sync client's error said it
+    as it came: an escape sequence and a line break of the worker's in a library user's log."""
+    garbage = "j\x1b[2J forged\u202e\r\n\r\n".encode()
+    async with RogueWorker(lambda method, path: garbage) as rogue:
+        with pytest.raises(client.TransportError) as failed:
+            await asyncio.to_thread(client.synth_batch_streaming, SECTIONS, base=rogue.base)
+    said = str(failed.value)
+    assert "/synth_batch: j\\x1b[2J forged" in said, said
+    assert all(char.isprintable() for char in said), said
+
+
+@pytest.mark.parametrize("synchronous", [True, False], ids=["sync", "async"])
+async def test_a_body_that_is_no_json_says_its_content_type_escaped(synchronous: bool):
+    """The Content-Type of an answer whose body is no JSON object was said as the worker sent it."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Type: text/\x1b[2J\xe2\x80\xae\r\nContent-Length: 3\r\n\r\nabc"
+    async with RogueWorker(lambda method, path: answer) as rogue:
+        with pytest.raises(client.WorkerProtocolError) as failed:
+            if synchronous:
+                await asyncio.to_thread(client.health, base=rogue.base)
+            else:
+                await client.async_health(base=rogue.base)
+    said = str(failed.value)
+    assert "with a body that is no JSON object (Content-Type: text/\\x1b[2J" in said, said
+    assert all(char.isprintable() for char in said), said

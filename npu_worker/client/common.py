@@ -20,6 +20,7 @@ from urllib.parse import quote, urlsplit
 
 from npu_worker.bearer import holds_bearer_scheme
 from npu_worker.client.errors import InvalidArgument, WorkerProtocolError
+from npu_worker.worker_words import one_line
 
 DEFAULT_BASE = "http://127.0.0.1:7768"
 BASE_ENV = "TTS_WORKER_BASE"
@@ -208,7 +209,7 @@ def answer_of(raw: bytes, status: int, content_type: str | None, where: str) -> 
     shown = raw[:80].decode("utf-8", "replace")
     raise WorkerProtocolError(
         f"{where}: HTTP {status} with a body that is no JSON object "
-        f"(Content-Type: {content_type or 'none'}): {shown!r}"
+        f"(Content-Type: {one_line(content_type or 'none')}): {shown!r}"
     )
 
 

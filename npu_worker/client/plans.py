@@ -331,5 +331,5 @@ def _of_job(body: dict[str, Any], job_id: str) -> str:
     list there was a TypeError out of the client, a traceback and exit 1 from `batch --poll`)."""
     status = body.get("status")
     if body.get("job_id") != job_id or not isinstance(status, str):
-        raise WorkerProtocolError(f"the worker answered no status of job {job_id}: {body}"[:300])
+        raise WorkerProtocolError(f"the worker answered no status of job {one_line(job_id)}: {body}"[:300])
     return status

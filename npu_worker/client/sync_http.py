@@ -37,6 +37,7 @@ from npu_worker.client.errors import (
     unreached,
 )
 from npu_worker.deadline_thread import WATCHDOG, Armed
+from npu_worker.worker_words import one_line
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -292,7 +293,8 @@ def _stopped(response: http.client.HTTPResponse) -> bool:
 
 def _failure_said(exc: BaseException) -> str:
     """What failed, in words: a status line cut short (`HTTP/1.1 `, then the close) is http.client's
-    BadStatusLine, whose text is that bare line; one that ended its line is a worker's garbage, quoted.
+    BadStatusLine, whose text is that bare line; one that ended its line is a worker's garbage, said
+    escaped (`one_line`: its escape sequences and line break reached a library user's log as sent).
     What urllib wrapped while connecting or sending is said by its reason alone."""
     if isinstance(exc, http.client.BadStatusLine) and not isinstance(exc, http.client.RemoteDisconnected):
         line = str(exc.args[0]) if exc.args else ""
@@ -301,4 +303,4 @@ def _failure_said(exc: BaseException) -> str:
     if isinstance(exc, urllib.error.URLError) and not isinstance(exc.reason, str):
         # urllib's wrapper said `<urlopen error [Errno 111] Connection refused>`: what failed, in words
         return unreached(exc.reason)
-    return str(exc)
+    return one_line(exc)  # (a BadStatusLine's is the worker's whole line, its escapes and line break too)

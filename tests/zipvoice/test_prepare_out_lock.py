@@ -13,7 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from npu_worker.engine.zipvoice import prepare, prepared
+import pytest
+
+from npu_worker.engine.zipvoice import prepared
 from tests.timing import seconds
 from tests.zipvoice.test_providers import qnn
 
@@ -67,5 +69,35 @@ def test_a_second_quantised_prepare_into_a_folder_being_calibrated_for_is_refuse
             os.kill(first.pid, signal.SIGCONT)
             first.kill()
         first.wait()
-    with prepare.out_dir_lock(out):  # let go with the prepare that held it
-        pass
+    # The first made --out, and stopped in its calibration with nothing in it but the lock, removed it.
+    assert not out.exists(), sorted(out.iterdir())
+
+
+@pytest.mark.parametrize("found", ["new", "empty"])
+def test_a_quantised_prepare_refused_in_its_calibration_leaves_out_as_it_found_it(
+    qnn_model_dir: Path, tmp_path: Path, found: str
+):
+    """The lock taken before the calibration made --out (and its lock file) first: a calibration refused
+    (texts that are no JSON, say), stopped or failed left a new --out holding only `.prepare.lock`, where
+    the same refusal had left none before. The folder made, or the lock file made in an empty one, is
+    removed again."""
+    texts, out = tmp_path / "texts.json", tmp_path / "out"
+    texts.write_text("no json", encoding="utf-8")
+    if found == "empty":
+        out.mkdir()
+    command = ["prepare", "--model-dir", str(qnn_model_dir), "--out", str(out), "--buckets", "63"]
+    command += ["--precision", "a16w8", "--calibration-texts", str(texts), "--check-calls", "0"]
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", *command],
+        capture_output=True,
+        text=True,
+        timeout=seconds(300),
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
+        f"npu-worker prepare: cannot read calibration texts {texts}: "
+    )
+    if found == "new":
+        assert not out.exists(), sorted(out.iterdir())
+    else:
+        assert list(out.iterdir()) == []
