@@ -37,6 +37,14 @@ def test_lies_in_refuses_what_is_no_text_as_commonpath_did(odd: Any) -> None:
             lies_in(path, root)
 
 
+def test_lies_in_refuses_bytes_where_commonpath_answered() -> None:
+    """Both bytes: commonpath answers (`b"/out"`), `lies_in` refuses, as its docstring says: the worker's
+    paths and roots are text, and a bytes path is no record of its making."""
+    assert os.path.commonpath([b"/out/a.wav", b"/out"]) == b"/out"
+    with pytest.raises(TypeError):
+        lies_in(b"/out/a.wav", b"/out")  # type: ignore[arg-type]
+
+
 def commonpath_answer(path: str, root: str) -> bool:
     """What `spelled_under` asked before: commonpath's, its ValueError a no."""
     try:
