@@ -55,8 +55,8 @@ def _is_link(dir_fd: int, name: str) -> bool:
 
 
 def lies_in(path: str, root: str) -> bool:
-    """`os.path.commonpath([path, root]) == root` (False where it raises), from one split of each: its
-    ≈ 10 Python calls were asked 10 times a `/synth` (benchmarks/SERVER_OVERHEAD.md, stop 61)."""
+    """`os.path.commonpath([path, root]) == root` (False on its ValueError; TypeError for a path not a `str`,
+    bytes too), from one split: ≈ 10 Python calls, 10 a `/synth` (benchmarks/SERVER_OVERHEAD.md, stop 61)."""
     if not isinstance(path, str) or not isinstance(root, str):  # (as commonpath: a record not ours)
         raise TypeError(f"a path is text, not {type(path).__name__} or {type(root).__name__}")
     absolute = root.startswith("/")

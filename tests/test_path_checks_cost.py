@@ -37,6 +37,14 @@ def test_lies_in_refuses_what_is_no_text_as_commonpath_did(odd: Any) -> None:
             lies_in(path, root)
 
 
+def test_lies_in_refuses_bytes_where_commonpath_answered() -> None:
+    """Both bytes: commonpath answers (`b"/out"`), `lies_in` refuses, as its docstring says: the worker's
+    paths and roots are text, and a bytes path is no record of its making."""
+    assert os.path.commonpath([b"/out/a.wav", b"/out"]) == b"/out"
+    with pytest.raises(TypeError):
+        lies_in(b"/out/a.wav", b"/out")  # type: ignore[arg-type]
+
+
 def commonpath_answer(path: str, root: str) -> bool:
     """What `spelled_under` asked before: commonpath's, its ValueError a no."""
     try:
@@ -104,7 +112,8 @@ def test_a_callers_wav_is_written_with_fewer_calls_and_no_needless_stat(tmp_path
     """A `/synth`'s wav beneath a caller's root, as the engine thread writes it: 128 Python calls of the
     worker's and the path modules' and 11 stats a write before (commonpath 7 times, pathlib's parts, a
     stat of the path for no operator's file three times), 86 and 8 with them cut, for a path of five
-    folders (`/tmp/x/out/talk/p0.wav`), and no file object (3 syscalls); the file is the same."""
+    folders (`/tmp/x/out/talk/p0.wav`), and no file object (3 syscalls); the file is the same. (One
+    stat more each way since a write also checks it is not the worker's own log.)"""
     root, state = tmp_path / "out", tmp_path / "state"
     root.mkdir()
     state.mkdir()
@@ -116,7 +125,8 @@ def test_a_callers_wav_is_written_with_fewer_calls_and_no_needless_stat(tmp_path
     assert Path(target).read_bytes() == b"RIFF"
     assert calls["python"] <= 110, calls
     # The state dir's identity check (`alias_under`: the state dir and each folder of the path, the file
-    # itself too) and the file's own check: three more before.
-    assert calls["stat"] <= 1 + len(target.split("/")) + 1, calls
+    # itself too), the check that it is not the worker's own log (`own_log.is_own_log`, one stat) and
+    # the file's own check: three more before.
+    assert calls["stat"] <= 1 + len(target.split("/")) + 1 + 1, calls
     # Written by its descriptor: a file object (`os.fdopen`) cost an fstat, an isatty and an lseek.
     assert calls["python fdopen"] == 0, calls

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 from collections import Counter
 from typing import Any
 
 import aiohttp
+import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.http_compat import hang_up, routes
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
@@ -44,19 +48,64 @@ async def test_a_synth_served_by_listen_arms_no_timer_to_look_for_its_caller(ser
     assert armed["Timeout._on_timeout"] <= 3, armed  # (the body's deadline, one a call)
 
 
-async def test_a_synth_whose_caller_hangs_up_mid_synthesis_is_cancelled_at_once(served, tmp_path):
-    """Told by the connection's end, not found at a look: the job is cancelled and nothing written."""
+@pytest.fixture
+def no_timed_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 0.2 s look stretched to an hour: a hang-up is then seen only where the connection tells it,
+    so a test of that telling fails where the hang-up is found by a look (as it was, `asyncio.timeout`)."""
+    monkeypatch.setattr(hang_up, "HANG_UP_CHECK_SECONDS", 3600.0)
+    monkeypatch.setattr(routes, "HANG_UP_CHECK_SECONDS", 3600.0, raising=False)  # (where it was read)
+
+
+def synth_request(text: str, path: Any) -> bytes:
+    body = json.dumps({"text": text, "output_path": str(path)}).encode()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    return head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def synth_under_way(
+    served: Any, tmp_path: Any, *, answered_first: bool = False
+) -> tuple[Any, Any, asyncio.StreamReader, asyncio.StreamWriter]:
+    """A long `/synth` sent whole over a raw socket, its synthesis started: (engine, scheduler, reader,
+    writer). `answered_first`: after a short `/synth` on the same kept-alive connection, answered whole."""
     engine = ToneEngine(delay_per_chunk=0.05)  # 2 000 characters: 400 chunks, 20 s
     listener = await served(engine=engine)
     scheduler = listener.runner.app[SCHEDULER_KEY]
-    body = json.dumps({"text": "가" * 2000, "output_path": str(tmp_path / "never.wav")}).encode()
-    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-    _, writer = await asyncio.open_connection("127.0.0.1", listener.port)
-    writer.write(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    if answered_first:
+        writer.write(synth_request("한 번에.", tmp_path / "first.wav"))
+        async with asyncio.timeout(seconds(10)):
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            assert b'"status":"ok"' in (await reader.readexactly(length)).replace(b" ", b""), head
+    writer.write(synth_request("가" * 2000, tmp_path / "never.wav"))
     await writer.drain()
-    await until(lambda: engine.calls, "the synthesis to start")
-    writer.close()
+    await until(lambda: len(engine.calls) > answered_first, "the synthesis to start")
+    return engine, scheduler, reader, writer
+
+
+@pytest.mark.parametrize("answered_first", [False, True], ids=["first-request", "after-an-answered-synth"])
+async def test_a_synth_whose_caller_resets_mid_synthesis_is_cancelled_at_once(
+    served, tmp_path, no_timed_look, answered_first
+):
+    """Told by the connection's loss (`connection_lost`: a reset, no FIN first), not found at a look: the
+    job is cancelled and nothing written; also for a kept-alive connection's second `/synth` (each
+    request's watch is told, the first one's ended with its answer)."""
+    _, scheduler, _, writer = await synth_under_way(served, tmp_path, answered_first=answered_first)
+    writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()  # (a close with SO_LINGER 0: an RST)
+    await until(lambda: not (scheduler.jobs_running() or scheduler.queue_size()), "the job's end")
+    assert not (tmp_path / "never.wav").exists()
+
+
+async def test_a_synth_whose_caller_ends_its_sending_side_is_answered_cancelled_at_once(
+    served, tmp_path, no_timed_look
+):
+    """Told by the caller's FIN (`eof_received`, after a whole request): the caller, still reading, is
+    answered `Cancelled` at once (docs/protocol.md), and nothing is written."""
+    _, _, reader, writer = await synth_under_way(served, tmp_path)
+    writer.write_eof()
     async with asyncio.timeout(seconds(10)):
-        while scheduler.jobs_running() or scheduler.queue_size():
-            await asyncio.sleep(0.05)
+        answer = await reader.read()
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 200") and b'"error": "Cancelled: ' in answer, answer
     assert not (tmp_path / "never.wav").exists()

@@ -3,13 +3,16 @@ is replaced, not followed; a root or a folder above it swapped for a link after 
 read too; a crashed write's leftover is removed (the folder listed once), never a link's or another
 user's; another user's file is not replaced; a path outside the roots or not normalised is refused; a
 replaced file's modes and group bound the new one's (also met through /synth here); a file another user
-made at a free name while the wav was written is not replaced. The other rules met through the worker
+made at a free name while the wav was written is not replaced; a write the file system takes only part of
+fails whole (no truncated wav, no temp file, no descriptor left). The other rules met through the worker
 are tested in `test_path_safety.py`."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -237,3 +240,38 @@ def test_a_group_the_worker_may_not_give_leaves_the_file_no_group_rights():
         assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (65534, 65534, 0o600)
     finally:
         shutil.rmtree(folder)
+
+
+PARTIAL_WRITE = """
+import errno, os, resource, signal, sys
+from npu_worker.files import write_under_roots
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # (its default ends the process; ignored, the write fails)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+root = sys.argv[1]
+before = sorted(os.listdir("/proc/self/fd"))
+try:
+    write_under_roots(os.path.join(root, "a.wav"), b"x" * 20000, (root,))
+    print("written")
+except OSError as exc:
+    print("failed", errno.errorcode.get(exc.errno))
+print("descriptors as before" if sorted(os.listdir("/proc/self/fd")) == before else "a descriptor left open")
+print(sorted(os.listdir(root)))
+"""
+
+
+def test_a_write_the_file_system_takes_only_part_of_fails_and_leaves_no_file(tmp_path):
+    """The wav is written by its descriptor (`os.write`, which may take fewer bytes than asked): written
+    on until all is taken, so a file system that takes only part (here the process's file size limit:
+    the first write takes 4 096 bytes, the next fails, EFBIG) fails the write, and neither a truncated
+    wav nor its temp file is left, nor its descriptor open. In a child: the limit is the process's."""
+    code_root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": code_root}
+    ran = subprocess.run(
+        [sys.executable, "-c", PARTIAL_WRITE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == ["failed EFBIG", "descriptors as before", "[]"], ran.stdout
