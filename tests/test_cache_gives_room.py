@@ -59,9 +59,29 @@ async def test_a_default_output_on_a_disk_the_cache_filled_is_written(worker, tm
     ] * 3
     cache = state / "cache"
     await until(lambda: len(list(cache.glob("*.wav"))) == 3, "the first batch's sections in the cache")
+    kept = set(cache.glob("*.wav"))
     fill_leaving(small_disk, LEFT_FREE)
     events = await batch(client, [{"idx": 0, "text": "새 " + "나" * 150}])  # a default output: on the disk
     ended = [e for e in events if e.get("event") in ("progress", "error") and e.get("status") != "synth"]
     assert [e["status"] for e in ended] == ["ok"], ended
     assert Path(ended[0]["wav_path"]).stat().st_size > LEFT_FREE
-    assert not list(cache.glob("*.wav"))
+    # the room it was written in (the new section's own entry may follow its `done`: not asked)
+    assert not kept & set(cache.glob("*.wav"))
+
+
+async def test_a_batch_on_a_state_disk_the_cache_filled_is_recorded(worker, tmp_path, small_disk):
+    """The batch's record, the first thing written for it, found no room either: every batch was a 503
+    `StateUnavailable` (nothing queued) while the cache held the disk."""
+    state = small_disk / "state"
+    client = await worker(engine=ToneEngine(), state_dir=str(state), cache_max_bytes=64 << 20)
+    first = [
+        {"idx": i, "text": f"{i} " + "가" * 150, "output_path": str(tmp_path / f"a{i}.wav")} for i in range(3)
+    ]
+    await batch(client, first)
+    cache = state / "cache"
+    await until(lambda: len(list(cache.glob("*.wav"))) == 3, "the first batch's sections in the cache")
+    kept = set(cache.glob("*.wav"))
+    fill_leaving(small_disk, 0)
+    events = await batch(client, [{"idx": 0, "text": "새 " + "나" * 150}])
+    assert [e["status"] for e in events if e.get("event") == "progress"] == ["synth", "ok"], events
+    assert not kept & set(cache.glob("*.wav"))  # the room the record was written in

@@ -121,6 +121,17 @@ class SynthesisCache:
             log.warning("the synthesis cache gave up its entries: no room left to write %s", path)
         return had
 
+    def making_room(self, path: str, write: Callable[[], object]) -> None:
+        """`write()` of the file at `path`; once more where its disk was full and the cache gave up its
+        room there: a section's wav (`Runner`), a batch's record (`LocalJournal.create`: every batch
+        was a 503 `StateUnavailable` while the cache held the state disk)."""
+        try:
+            write()
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not self.give_room(path):
+                raise
+            write()
+
     def _fit(self, entries: OrderedDict[str, int], bound: int | None = None) -> None:
         """Drop the least recently used entries until the rest fit the bound (`max_bytes`)."""
         while self._total > (self.max_bytes if bound is None else bound) and entries:
