@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker.jobs.cache import SynthesisCache
 from tests.timing import until
 from tests.tone_engine import ToneEngine
 
@@ -85,3 +86,32 @@ async def test_a_batch_on_a_state_disk_the_cache_filled_is_recorded(worker, tmp_
     events = await batch(client, [{"idx": 0, "text": "새 " + "나" * 150}])
     assert [e["status"] for e in events if e.get("event") == "progress"] == ["synth", "ok"], events
     assert not kept & set(cache.glob("*.wav"))  # the room the record was written in
+
+
+def test_a_write_that_found_no_room_while_another_made_it_is_tried_again(small_disk: Path):
+    """Two writes on a full state disk at once (a batch's record on an admission thread, a section's wav
+    on the finisher): the first to ask had the cache give up its room, and the other, whose write had
+    failed before that, found nothing more to drop and failed too (a 503, or a section's WriteFailed)
+    on a disk with room again. The interleaving is made by the first write itself."""
+    cache = SynthesisCache(small_disk / "state" / "cache", 64 << 20)
+    cache.prepare()
+    for key in ("a", "b", "c"):
+        cache.put(key, b"\0" * 200_000)
+    out = small_disk / "out"
+    out.mkdir()
+    fill_leaving(small_disk, 0)
+
+    def other_write() -> None:
+        (out / "other.wav").write_bytes(b"\1" * 50_000)
+
+    def write() -> None:
+        try:
+            (out / "s00.wav").write_bytes(b"\2" * 50_000)
+        except OSError:  # before it asks for room: the other write fails, has the cache drop all, is done
+            if not (out / "other.wav").exists():
+                cache.making_room(str(out / "other.wav"), other_write)
+            raise
+
+    cache.making_room(str(out / "s00.wav"), write)
+    assert (out / "s00.wav").read_bytes() == b"\2" * 50_000
+    assert (out / "other.wav").read_bytes() == b"\1" * 50_000

@@ -67,6 +67,7 @@ class SynthesisCache:
         self._lock = threading.Lock()
         self._index: OrderedDict[str, int] | None = None  # key → bytes, oldest first
         self._total = 0
+        self._given = 0  # the times the cache gave up its room (`give_room`)
 
     def prepare(self) -> None:
         """Create the directory (blocking I/O: at start-up, off the loop)."""
@@ -117,6 +118,7 @@ class SynthesisCache:
             entries = self._entries()
             had = bool(entries)
             self._fit(entries, bound=0)
+            self._given += had
         if had:
             log.warning("the synthesis cache gave up its entries: no room left to write %s", path)
         return had
@@ -125,10 +127,15 @@ class SynthesisCache:
         """`write()` of the file at `path`; once more where its disk was full and the cache gave up its
         room there: a section's wav (`Runner`), a batch's record (`LocalJournal.create`: every batch
         was a 503 `StateUnavailable` while the cache held the state disk)."""
+        given = self._given
         try:
             write()
         except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not self.give_room(path):
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # nothing left to drop, but another write had the cache drop it after this one failed: the
+            # room is there (that write's 503 or WriteFailed on a disk with room again)
+            if not self.give_room(path) and self._given == given:
                 raise
             write()
 
