@@ -284,7 +284,8 @@ class ProcessMounts:
     flags the open table to `poll` (a mount or an unmount since): read at each link a walk met, a path
     of 39 links (`/bin/../bin/..`, where /bin is a link: anyone's) read it 39 times, 1000 paths a batch."""
 
-    def __init__(self) -> None:
+    def __init__(self, table: str = "/proc/self/mountinfo") -> None:
+        self.table = table
         self._lock = threading.Lock()
         self._table: tuple[int, int] | None = None  # (pid, fd): a forked child opens its own
         self._changes = select.poll()
@@ -298,22 +299,25 @@ class ProcessMounts:
                 elif self._changes.poll(0):
                     self._devices = proc_devices(read_whole(self._table[1]))
             except (OSError, ValueError):
-                self._table = None  # (its descriptor closed by `_open` at the next link's read)
+                self._close()  # opened and read again at the next link
                 return frozenset()
             return self._devices
 
     def _open(self) -> None:
-        if self._table is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._table[1])
-        self._table, self._changes = None, select.poll()
-        fd = os.open(MOUNT_TABLE, os.O_RDONLY | os.O_CLOEXEC)
+        self._close()
+        self._changes = select.poll()
+        fd = os.open(self.table, os.O_RDONLY | os.O_CLOEXEC)
         self._table = (os.getpid(), fd)
         self._changes.register(fd, select.POLLPRI | select.POLLERR)
         self._devices = proc_devices(read_whole(fd))
 
+    def _close(self) -> None:
+        if self._table is not None:
+            with contextlib.suppress(OSError):  # (a forked child closes its own copy)
+                os.close(self._table[1])
+        self._table = None
 
-MOUNT_TABLE = "/proc/self/mountinfo"
+
 PROCESS_MOUNTS = ProcessMounts()
 
 

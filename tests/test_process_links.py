@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker.planted_links import UnfollowedLink, resolve_unplanted
+from npu_worker.planted_links import ProcessMounts, UnfollowedLink, resolve_unplanted
 from tests.test_http_bad_input import assert_error_body
 
 
@@ -144,3 +144,13 @@ def test_a_proc_mounted_after_the_first_walk_is_refused_too(tmp_path, new_proc):
     resolve_unplanted(f"{chain_of_links(tmp_path, 1)}/s00.wav")  # the table read before the mount
     with pytest.raises(UnfollowedLink, match="a link of the process filesystem"):
         resolve_unplanted(f"{new_proc}/self/cwd/s00.wav")
+
+
+def test_a_mount_table_that_cannot_be_read_leaves_no_descriptor_open(tmp_path):
+    """Each link met while the table could not be read (here a folder: EISDIR) left its descriptor
+    open, a caller's 39 links a path, 1000 paths a batch: the worker out of descriptors."""
+    mounts = ProcessMounts(table=str(tmp_path))
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        assert mounts.devices() == frozenset()
+    assert len(os.listdir("/proc/self/fd")) < before + 25  # (another thread of the process may open some)
