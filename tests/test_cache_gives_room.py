@@ -115,3 +115,29 @@ def test_a_write_that_found_no_room_while_another_made_it_is_tried_again(small_d
     cache.making_room(str(out / "s00.wav"), write)
     assert (out / "s00.wav").read_bytes() == b"\2" * 50_000
     assert (out / "other.wav").read_bytes() == b"\1" * 50_000
+
+
+async def test_a_cluster_nodes_default_output_on_a_disk_the_cache_filled_is_written(
+    worker, redis_server, tmp_path, small_disk
+):
+    """The same on a `--queue redis://` node that writes its own job's files (`--role both`)."""
+    state = small_disk / "state"
+    client = await worker(
+        engine=ToneEngine(),
+        role="both",
+        queue=redis_server.url,
+        state_dir=str(state),
+        cache_max_bytes=64 << 20,
+    )
+    first = [
+        {"idx": i, "text": f"{i} " + "가" * 150, "output_path": str(tmp_path / f"a{i}.wav")} for i in range(3)
+    ]
+    await batch(client, first)
+    cache = state / "cache"
+    await until(lambda: len(list(cache.glob("*.wav"))) == 3, "the first batch's sections in the cache")
+    kept = set(cache.glob("*.wav"))
+    fill_leaving(small_disk, 0)
+    events = await batch(client, [{"idx": 0, "text": "새 " + "나" * 150}])
+    ended = [e for e in events if e.get("event") in ("progress", "error") and e.get("status") != "synth"]
+    assert [e["status"] for e in ended] == ["ok"], ended
+    assert not kept & set(cache.glob("*.wav"))
