@@ -167,7 +167,8 @@ class LocalJournal(Journal):
         if self.cache is None:
             self.store.create(job, record)
         else:
-            self.cache.making_room(self.store.record_path(job.id), lambda: self.store.create(job, record))
+            path = self.store.record_path(job.id)
+            self.cache.making_room(path, lambda: self.store.create(job, record), len(record))
 
     def begin_run(self, unfinished: Sequence[Job]) -> None:
         with self._lock:

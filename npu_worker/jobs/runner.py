@@ -280,7 +280,7 @@ class Runner(AudioHandover):
                     with self._counted(job, section.output_path, len(wav)):
                         # Opened again without following links: the path may have changed since admission.
                         path = section.output_path
-                        self.cache.making_room(path, lambda: self.paths.write_output(path, wav))
+                        self.cache.making_room(path, lambda: self.paths.write_output(path, wav), len(wav))
                 except OSError as exc:
                     raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
             done = Progress(
