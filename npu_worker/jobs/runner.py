@@ -276,10 +276,9 @@ class Runner(AudioHandover):
         try:
             if section.output_path is not None:
                 try:
-                    wav = audio.file_wav()
-                    with self._counted(job, section.output_path, len(wav)):
+                    wav, path = audio.file_wav(), section.output_path
+                    with self._counted(job, path, len(wav)):
                         # Opened again without following links: the path may have changed since admission.
-                        path = section.output_path
                         self.cache.making_room(path, lambda: self.paths.write_output(path, wav), len(wav))
                 except OSError as exc:
                     raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
