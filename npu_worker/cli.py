@@ -87,7 +87,7 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
 def hold_state_dir(state_dir: Path, held: contextlib.ExitStack) -> int | None:
     """Make the state dir and hold its lock for `held`'s life; the refusal's exit status if not."""
     from .folder_lock import kept_from_earlier_workers, locked_directory
-    from .paths import make_private_dir
+    from .state_dir import make_private_dir
 
     try:
         make_private_dir(state_dir)

@@ -13,17 +13,22 @@ STREAMS = (1, 2)  # standard output and error: where `serve` logs, and a redirec
 
 
 def is_own_log(path: str) -> bool:
-    """`path` is the regular file the worker's standard output or error writes to (by identity: a
-    link, a bind mount, another spelling); a pipe or a terminal (systemd's journal) is no file."""
-    try:
-        target = os.stat(path)
-    except OSError:
-        return False
+    """The entry at `path` (a link there is not followed: the write replaces the link, not what it
+    names) is the regular file the worker's standard output or error writes to, by identity (a hard
+    link, a bind mount, another spelling). A pipe or a socket (systemd's journal, docker) is no file:
+    then `path` is not looked at (a stat a write, on the engine thread: `test_path_checks_cost`)."""
+    logs = []
     for stream in STREAMS:
         try:
             info = os.fstat(stream)
         except OSError:  # closed
             continue
-        if stat.S_ISREG(info.st_mode) and os.path.samestat(info, target):
-            return True
-    return False
+        if stat.S_ISREG(info.st_mode):
+            logs.append(info)
+    if not logs:
+        return False
+    try:
+        target = os.lstat(path)
+    except OSError:
+        return False
+    return any(os.path.samestat(log, target) for log in logs)

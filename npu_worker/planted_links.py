@@ -25,9 +25,12 @@ unchecked: its target became the path the worker wrote, another caller's lecture
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import select
 import stat
+import threading
 from dataclasses import dataclass
 
 from .other_writers import writable_by_others
@@ -272,19 +275,69 @@ def check_not_process_link(link: str, device: int) -> None:
 
 
 def process_filesystems() -> frozenset[int]:
-    """The devices of the `proc` filesystems mounted (`/proc/self/mountinfo`), read when the walk
-    meets a link (a rare part of a caller's path); none where it cannot be read."""
+    """The devices of the `proc` filesystems mounted; none where the mount table cannot be read."""
+    return PROCESS_MOUNTS.devices()
+
+
+class ProcessMounts:
+    """The `proc` filesystems' devices, read from `/proc/self/mountinfo` again only when the kernel
+    flags the open table to `poll` (a mount or an unmount since): read at each link a walk met, a path
+    of 39 links (`/bin/../bin/..`, where /bin is a link: anyone's) read it 39 times, 1000 paths a batch."""
+
+    def __init__(self, table: str = "/proc/self/mountinfo") -> None:
+        self.table = table
+        self._lock = threading.Lock()
+        self._table: tuple[int, int] | None = None  # (pid, fd): a forked child opens its own
+        self._changes = select.poll()
+        self._devices: frozenset[int] = frozenset()
+
+    def devices(self) -> frozenset[int]:
+        with self._lock:
+            try:
+                if self._table is None or self._table[0] != os.getpid():
+                    self._open()
+                elif self._changes.poll(0):
+                    self._devices = proc_devices(read_whole(self._table[1]))
+            except (OSError, ValueError):
+                self._close()  # opened and read again at the next link
+                return frozenset()
+            return self._devices
+
+    def _open(self) -> None:
+        self._close()
+        self._changes = select.poll()
+        fd = os.open(self.table, os.O_RDONLY | os.O_CLOEXEC)
+        self._table = (os.getpid(), fd)
+        self._changes.register(fd, select.POLLPRI | select.POLLERR)
+        self._devices = proc_devices(read_whole(fd))
+
+    def _close(self) -> None:
+        if self._table is not None:
+            with contextlib.suppress(OSError):  # (a forked child closes its own copy)
+                os.close(self._table[1])
+        self._table = None
+
+
+PROCESS_MOUNTS = ProcessMounts()
+
+
+def read_whole(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def proc_devices(table: bytes) -> frozenset[int]:
+    """The devices of the `proc` mounts in a mount table (`/proc/self/mountinfo`'s lines)."""
     devices = set()
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as mounts:
-            for line in mounts:
-                fields, _, kind = line.partition(" - ")
-                numbers = fields.split()
-                if kind.split(" ", 1)[0] == "proc" and len(numbers) > 2:
-                    major, _, minor = numbers[2].partition(":")
-                    devices.add(os.makedev(int(major), int(minor)))
-    except (OSError, ValueError):
-        return frozenset()
+    for line in table.decode("utf-8", errors="replace").splitlines():
+        fields, _, kind = line.partition(" - ")
+        numbers = fields.split()
+        if kind.split(" ", 1)[0] == "proc" and len(numbers) > 2:
+            major, _, minor = numbers[2].partition(":")
+            devices.add(os.makedev(int(major), int(minor)))
     return frozenset(devices)
 
 

@@ -342,7 +342,7 @@ def test_a_small_file_read_under_a_large_bound_takes_its_size_not_the_bounds(tmp
 def test_the_state_dirs_missing_parents_are_made_private_whatever_the_umask(tmp_path):
     """With Debian's user umask 002, `~/.local` and `~/.local/share` came out 0775 when the worker made
     them for its default state dir, and the next check refused them: every start failed."""
-    from npu_worker.paths import make_private_dir
+    from npu_worker.state_dir import make_private_dir
 
     state = tmp_path / "home" / ".local" / "share" / "npu-worker"
     previous = os.umask(0o002)

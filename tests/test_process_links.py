@@ -10,11 +10,13 @@ to check."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from npu_worker.planted_links import UnfollowedLink, resolve_unplanted
+from npu_worker.planted_links import ProcessMounts, UnfollowedLink, resolve_unplanted
 from tests.test_http_bad_input import assert_error_body
 
 
@@ -88,3 +90,67 @@ def test_the_walk_names_the_process_link(open_file):
 
 def test_a_path_under_proc_that_holds_no_link_is_resolved_as_before():
     assert resolve_unplanted("/proc/version") == "/proc/version"
+
+
+MOUNT_TABLE_OPENS: list[str] = []  # filled while a test below listens (an audit hook cannot be removed)
+
+
+def _count_mount_table_opens(event: str, args: tuple) -> None:
+    if MOUNT_TABLE_OPENS and event == "open" and args and str(args[0]) == "/proc/self/mountinfo":
+        MOUNT_TABLE_OPENS.append(str(args[0]))
+
+
+sys.addaudithook(_count_mount_table_opens)
+
+
+def chain_of_links(folder: Path, count: int) -> Path:
+    """`count` links of this process's own, each to the next, the last to a folder."""
+    (folder / "real").mkdir()
+    target = "real"
+    for i in range(count):
+        (folder / f"l{i}").symlink_to(target)
+        target = f"l{i}"
+    return folder / target
+
+
+def test_the_walk_reads_the_mount_table_once_while_it_is_unchanged(tmp_path):
+    """Each link a walk met read /proc/self/mountinfo again: a path of 39 links (anyone's: `/bin/../bin/..`
+    where /bin is a link) read it 39 times, and a batch carries 1000 paths."""
+    path = f"{chain_of_links(tmp_path, 39)}/s00.wav"
+    resolve_unplanted(path)  # (the first walk of this process may read it)
+    MOUNT_TABLE_OPENS.append("listening")
+    try:
+        for _ in range(20):
+            assert resolve_unplanted(path) == str(tmp_path / "real" / "s00.wav")
+        assert MOUNT_TABLE_OPENS == ["listening"]
+    finally:
+        MOUNT_TABLE_OPENS.clear()
+
+
+@pytest.fixture
+def new_proc(tmp_path: Path):
+    """A proc filesystem mounted after the worker's first walks (a new device number)."""
+    mounted = tmp_path / "proc"
+    mounted.mkdir()
+    if subprocess.run(["mount", "-t", "proc", "proc", str(mounted)], capture_output=True).returncode:
+        pytest.skip("mounting a proc filesystem needs root")
+    try:
+        yield mounted
+    finally:
+        subprocess.run(["umount", "-l", str(mounted)], check=True)
+
+
+def test_a_proc_mounted_after_the_first_walk_is_refused_too(tmp_path, new_proc):
+    resolve_unplanted(f"{chain_of_links(tmp_path, 1)}/s00.wav")  # the table read before the mount
+    with pytest.raises(UnfollowedLink, match="a link of the process filesystem"):
+        resolve_unplanted(f"{new_proc}/self/cwd/s00.wav")
+
+
+def test_a_mount_table_that_cannot_be_read_leaves_no_descriptor_open(tmp_path):
+    """Each link met while the table could not be read (here a folder: EISDIR) left its descriptor
+    open, a caller's 39 links a path, 1000 paths a batch: the worker out of descriptors."""
+    mounts = ProcessMounts(table=str(tmp_path))
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        assert mounts.devices() == frozenset()
+    assert len(os.listdir("/proc/self/fd")) < before + 25  # (another thread of the process may open some)

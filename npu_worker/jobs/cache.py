@@ -21,6 +21,10 @@ from ..files import TooLarge, private_folder, read_own, write_atomic
 
 log = logging.getLogger(__name__)
 
+ROOM_SLACK = (
+    64 << 10
+)  # bytes given up beyond twice a write's own where it found no room (its blocks, a log line)
+
 
 def whole_wav(data: bytes, rate: int) -> bool:
     """Whether `data` is what `audio.wav_bytes` writes at `rate`, not cut short: its one 44-byte header
@@ -67,6 +71,7 @@ class SynthesisCache:
         self._lock = threading.Lock()
         self._index: OrderedDict[str, int] | None = None  # key → bytes, oldest first
         self._total = 0
+        self._given = 0  # the times the cache gave up its room (`give_room`)
 
     def prepare(self) -> None:
         """Create the directory (blocking I/O: at start-up, off the loop)."""
@@ -106,20 +111,45 @@ class SynthesisCache:
             self._fit(self._index)  # a restart with a smaller bound: within it now, not at the next put
         return self._index
 
-    def give_room(self, path: str) -> bool:
-        """Drop every entry when the cache lies on the disk of `path`, where a write found no room:
-        the cache is an aid, a section's file is what its caller asked for (walk33: the cache had
-        filled a small state disk, and every default output after it failed `WriteFailed`). True when
-        something was dropped, so the write is worth one more try."""
+    def give_room(self, path: str, needed: int | None = None) -> bool:
+        """Drop the least recently used entries, twice the `needed` bytes and 64 KiB more (None: every
+        one), when the cache lies on the disk of `path`, where a write found no room: the cache is an
+        aid, a section's file is what its caller asked for (walk33: the cache had filled a small state
+        disk, and every default output after it failed `WriteFailed`). Not every entry for any write: at
+        the disk's capacity each put filled it again, and the next record or wav emptied the cache. True
+        when something was dropped, so the write is worth one more try."""
         if not self.enabled or not same_disk(self.directory, path):
             return False
         with self._lock:
             entries = self._entries()
-            had = bool(entries)
-            self._fit(entries, bound=0)
-        if had:
-            log.warning("the synthesis cache gave up its entries: no room left to write %s", path)
-        return had
+            had = len(entries)
+            self._fit(entries, bound=0 if needed is None else self._total - 2 * needed - ROOM_SLACK)
+            dropped = had - len(entries)
+            self._given += dropped
+        if dropped:
+            log.warning("the synthesis cache gave up %d entries: no room left to write %s", dropped, path)
+        return dropped > 0
+
+    def making_room(self, path: str, write: Callable[[], object], needed: int) -> None:
+        """`write()` of the file at `path` (`needed` bytes); once more where its disk was full and the
+        cache gave up room there, and where that was not enough, once more after it gave up all: a
+        section's wav (`Runner`, `ClusterRunner`), a batch's record (`LocalJournal.create`: every batch
+        was a 503 `StateUnavailable` while the cache held the state disk)."""
+        given = self._given
+        try:
+            write()
+            return
+        except OSError as exc:
+            # nothing left to drop, but another write had the cache drop some after this one failed:
+            # the room is there (that write's 503 or WriteFailed on a disk with room again)
+            if not no_room(exc) or (not self.give_room(path, needed) and self._given == given):
+                raise
+        try:
+            write()
+        except OSError as exc:  # the disk filled again meanwhile, or the entries were small: all of them
+            if not no_room(exc) or not self.give_room(path):
+                raise
+            write()
 
     def _fit(self, entries: OrderedDict[str, int], bound: int | None = None) -> None:
         """Drop the least recently used entries until the rest fit the bound (`max_bytes`)."""
@@ -167,6 +197,10 @@ class SynthesisCache:
             self._total += len(wav) - entries.pop(key, 0)
             entries[key] = len(wav)
             self._fit(entries)
+
+
+def no_room(error: OSError) -> bool:
+    return error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def same_disk(folder: Path, path: str) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from ..protocol import Done, Event, Progress, Start, StateUnavailable, WriteFailed
+from .cache import SynthesisCache
 from .job_bytes import JobBytes
 from .loop_handoff import LoopHandoff
 from .model import Job, KeptJob, LogEntry, apply_event
@@ -117,9 +118,11 @@ class LocalJournal(Journal):
         max_open: int = 32,
         observer: SchedulerObserver | None = None,
         job_bytes: JobBytes | None = None,
+        cache: SynthesisCache | None = None,
     ) -> None:
         super().__init__(handoff, observer)
         self.store = store
+        self.cache = cache  # gives up its room on the state disk where a record finds none
         # --jobs-max-bytes: a record is counted (and room made) before it is written, a log at its `done`
         self.job_bytes = job_bytes
         self.max_open = max_open
@@ -141,7 +144,7 @@ class LocalJournal(Journal):
         )
         try:
             with counted:
-                self.store.create(job, record)
+                self._create(job, record)
         except WriteFailed:  # running jobs fill --jobs-max-bytes: nothing was queued, nothing removed
             assert self.job_bytes is not None
             bound = f"--jobs-max-bytes ({self.job_bytes.max_bytes} bytes)"
@@ -158,6 +161,14 @@ class LocalJournal(Journal):
                 f"the job could not be recorded in the worker's state directory ({exc.strerror or exc}); "
                 "nothing was queued, retry later"
             ) from None
+
+    def _create(self, job: Job, record: bytes) -> None:
+        """The record; once more where the cache gave up its room on a full state disk."""
+        if self.cache is None:
+            self.store.create(job, record)
+        else:
+            path = self.store.record_path(job.id)
+            self.cache.making_room(path, lambda: self.store.create(job, record), len(record))
 
     def begin_run(self, unfinished: Sequence[Job]) -> None:
         with self._lock:

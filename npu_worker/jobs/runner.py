@@ -9,7 +9,6 @@ bytes go to the output file and the cache) and written once, through `PathPolicy
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import threading
 import time
@@ -277,10 +276,10 @@ class Runner(AudioHandover):
         try:
             if section.output_path is not None:
                 try:
-                    wav = audio.file_wav()
-                    with self._counted(job, section.output_path, len(wav)):
+                    wav, path = audio.file_wav(), section.output_path
+                    with self._counted(job, path, len(wav)):
                         # Opened again without following links: the path may have changed since admission.
-                        self._write(section.output_path, wav)
+                        self.cache.making_room(path, lambda: self.paths.write_output(path, wav), len(wav))
                 except OSError as exc:
                     raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
             done = Progress(
@@ -296,15 +295,6 @@ class Runner(AudioHandover):
             audio.ok = True
         except Exception as exc:  # noqa: BLE001 - reported as the section's error
             self._fail(job, section, exc)
-
-    def _write(self, path: str, wav: bytes) -> None:
-        """The section's file; once more where its disk was full and the cache gave up its room there."""
-        try:
-            self.paths.write_output(path, wav)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not self.cache.give_room(path):
-                raise
-            self.paths.write_output(path, wav)
 
     def _keep(self, audio: SectionAudio) -> None:
         """Put a section that ended `ok` in the cache: after its job's `done`, when that is its last

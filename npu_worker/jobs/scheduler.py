@@ -116,7 +116,7 @@ class Scheduler(JobListening):
 
             self.engine = await loop.run_in_executor(None, build_engine, self.settings)
         journal = self.journal = LocalJournal(
-            self.store, LoopHandoff(loop), observer=self.observer, job_bytes=self.job_bytes
+            self.store, LoopHandoff(loop), observer=self.observer, job_bytes=self.job_bytes, cache=self.cache
         )
         self.retention = Retention(
             self.registry,

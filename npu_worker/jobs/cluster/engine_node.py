@@ -132,7 +132,7 @@ class ClusterRunner(Runner):
                 return False
             try:
                 with self._counted(job, path, len(wav)):  # --jobs-max-bytes (`outputs`: this node's)
-                    self.paths.write_output(path, wav)
+                    self.cache.making_room(path, lambda: self.paths.write_output(path, wav), len(wav))
             except OSError as exc:
                 raise WriteFailed(f"{path}: {exc.strerror or exc}") from exc
         cached = True if meta["cached"] else None
