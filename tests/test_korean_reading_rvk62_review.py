@@ -30,3 +30,26 @@ from npu_worker.engine.korean_reading import spoken_form
 def test_an_accented_letter_s_power(text: str, lang: str, said: str) -> None:
     """korean62 named the accent in Korean and then took the power after 바 for a word's footnote: x̄² heard as x 바."""
     assert spoken_form(text, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("cmd [-h] [-v] 파일", "cmd [-h] [-v] 파일"),  # korean62: [마이너스 h] [마이너스 v]
+        ("usage: tool [-f FILE]", "usage: tool [-f FILE]"),  # korean62: [마이너스 f FILE]
+        ("[-v|--verbose]", "[-v|--verbose]"),  # korean62: [마이너스 v|--verbose]
+        ("상세 출력(-v)을 켠다", "상세 출력(-v)을 켠다"),  # korean62: 출력(마이너스 v)을
+        ("(-rf 옵션)", "(-rf 옵션)"),  # korean62: (마이너스 rf 옵션)
+        ("(-d) 옵션", "(-d) 옵션"),  # korean62: (마이너스 d) 옵션
+        # as korean62: a call's, a sign's or a formula's bracket
+        ("f(-x) = f(x)", "f(마이너스 x)는 f(x)"),
+        ("y = -(-x)", "y는 마이너스 (마이너스 x)"),
+        ("a + (-b)", "a 더하기 (마이너스 b)"),
+        ("(-x)^2 = x^2", "(마이너스 x)의 2제곱은 x의 2제곱"),
+        ("구간 [-a, a]에서", "구간 [마이너스 a, a]에서"),
+        ("(-x + 1)", "(마이너스 x 더하기 1)"),
+    ],
+)
+def test_a_command_s_option_in_brackets(text: str, said: str) -> None:
+    """korean62 read a usage line's bracketed option as a glued minus: "[-h]" heard as 마이너스 h."""
+    assert spoken_form(text, "ko") == said
