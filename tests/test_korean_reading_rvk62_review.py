@@ -53,3 +53,23 @@ def test_an_accented_letter_s_power(text: str, lang: str, said: str) -> None:
 def test_a_command_s_option_in_brackets(text: str, said: str) -> None:
     """korean62 read a usage line's bracketed option as a glued minus: "[-h]" heard as 마이너스 h."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize("text", ["3--5", "1--2쪽", "2020--2024년"])
+def test_a_double_hyphen_between_numbers_is_no_step_down(text: str) -> None:
+    """korean62 read a TeX range's "--" between numbers as code's step down, 3 minus minus5: English words glued to the
+    number (the range itself is left as before korean62, a leftover)."""
+    assert "minus" not in spoken_form(text, "ko")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("i--를 쓴다", "i minus minus를 쓴다"),
+        ("arr[i]--", "arr[i] minus minus"),
+        ("x1--;", "x1 minus minus;"),
+    ],
+)
+def test_a_step_down_after_a_name_as_korean62(text: str, said: str) -> None:
+    """A step down after a name, a bracket or a name's digit is still code's, as korean62 read it."""
+    assert spoken_form(text, "ko") == said
