@@ -73,3 +73,21 @@ def test_a_double_hyphen_between_numbers_is_no_step_down(text: str) -> None:
 def test_a_step_down_after_a_name_as_korean62(text: str, said: str) -> None:
     """A step down after a name, a bracket or a name's digit is still code's, as korean62 read it."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("점수는 10:30부터 공개된다.", "점수는 열 시 30분부터 공개된다."),  # korean62: 10 대 30부터
+        ("점수가 10:30에 발표된다.", "점수가 열 시 30분에 발표된다."),  # korean62: 10 대 30에
+        ("스코어 9:00까지 입력", "스코어 아홉 시까지 입력"),  # korean62: 9 대 00까지
+        ("03:05로 이겼다.", "세 시 5분으로 이겼다."),  # korean62: 03 대 05로
+        # as korean62: a score
+        ("점수는 3:16이었다.", "점수는 3 대 16이었다."),
+        ("3:16로 이겼다.", "3 대 16으로 이겼다."),
+        ("한국이 일본을 3:0으로 꺾었다.", "한국이 일본을 3 대 0으로 꺾었다."),
+    ],
+)
+def test_a_time_after_the_word_score(text: str, said: str) -> None:
+    """korean62 read any time after 점수 or 스코어 as a score: the scores' release at 10:30 heard as 10 대 30부터."""
+    assert spoken_form(text, "ko") == said
