@@ -91,3 +91,22 @@ def test_a_step_down_after_a_name_as_korean62(text: str, said: str) -> None:
 def test_a_time_after_the_word_score(text: str, said: str) -> None:
     """korean62 read any time after 점수 or 스코어 as a score: the scores' release at 10:30 heard as 10 대 30부터."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("-X-ray 촬영", "-X-ray 촬영"),  # korean62: 마이너스 X-ray 촬영
+        ("-E-mail 주소", "-E-mail 주소"),  # korean62: 마이너스 E-mail
+        ("-C++ 기초\n-Java 기초", "-C++ 기초\n-Java 기초"),  # korean62: 마이너스 C++ 기초
+        ("-A+ 학점: 95점 이상", "-A+ 학점: 95점 이상"),  # korean62: 마이너스 A+ 학점
+        ("-f - 파일", "-f - 파일"),  # korean62: 마이너스 f - 파일
+        # as korean62: a formula opening a line
+        ("-x² + 1 = 0", "마이너스 x의 2제곱 더하기 1은 0"),
+        ("-n + 1 = 0", "마이너스 n 더하기 1은 0"),
+        ("-a = b", "마이너스 a는 b"),
+    ],
+)
+def test_a_bullet_s_hyphen_before_a_capital_s_word(text: str, said: str) -> None:
+    """korean62 read a glued bullet's hyphen before a letter and a sign as a formula's minus: -X-ray 마이너스 X-ray."""
+    assert spoken_form(text, "ko") == said
