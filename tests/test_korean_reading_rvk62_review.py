@@ -110,3 +110,28 @@ def test_a_time_after_the_word_score(text: str, said: str) -> None:
 def test_a_bullet_s_hyphen_before_a_capital_s_word(text: str, said: str) -> None:
     """korean62 read a glued bullet's hyphen before a letter and a sign as a formula's minus: -X-ray 마이너스 X-ray."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["=-=-=-=-=-=", "제목\n=-=-=-=-=\n본문", "-=-=-=-=-", "-=-=- 중요 -=-=-"],
+)
+def test_a_rule_of_hyphens_and_equals_is_no_formula(text: str) -> None:
+    """korean62 read a plain-text rule's "=-" and "-=" as a glued minus and code's step, 마이너스는 마이너스는, minus equals."""
+    said = spoken_form(text, "ko")
+    assert "마이너스" not in said
+    assert "minus" not in said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [  # as korean62
+        ("x -= 1로 줄인다.", "x minus equals 1로 줄인다."),
+        ("x -= (a+b)", "x minus equals (a 플러스 b)"),
+        ("F = -kx", "F는 마이너스 kx"),
+        ("x ≥ -y", "x 마이너스 y 이상"),
+    ],
+)
+def test_a_step_and_a_minus_beside_such_a_rule_s_signs(text: str, said: str) -> None:
+    """Code's "-=" before a term and a minus after "=" before a letter are still read."""
+    assert spoken_form(text, "ko") == said
