@@ -135,3 +135,21 @@ def test_a_rule_of_hyphens_and_equals_is_no_formula(text: str) -> None:
 def test_a_step_and_a_minus_beside_such_a_rule_s_signs(text: str, said: str) -> None:
     """Code's "-=" before a term and a minus after "=" before a letter are still read."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("x > -∞", "x 마이너스 무한대 초과"),  # korean62: x 마이너스 초과 무한대 (greater than infinity)
+        ("f(x) > -∞이면", "f(x) 마이너스 무한대 초과이면"),  # korean62: f(x) 마이너스 초과 무한대이면
+        ("x < ∞", "x 무한대 미만"),  # korean62: x < 무한대 (the bound unsaid)
+        ("x > -b/a", "x > 마이너스 b/a"),  # korean62: x 마이너스 초과 b/a
+        # as korean62
+        ("x ≥ -y", "x 마이너스 y 이상"),
+        ("x > -2b", "x 마이너스 2b 초과"),
+        ("0 < x < ∞", "x는 0 초과 무한대 미만"),
+    ],
+)
+def test_a_bound_on_a_glued_minus_s_term(text: str, said: str) -> None:
+    """korean62's 마이너스 before ∞ or a fraction was taken for the whole bound: x > -∞ heard as greater than infinity."""
+    assert spoken_form(text, "ko") == said
