@@ -153,3 +153,19 @@ def test_a_step_and_a_minus_beside_such_a_rule_s_signs(text: str, said: str) -> 
 def test_a_bound_on_a_glued_minus_s_term(text: str, said: str) -> None:
     """korean62's 마이너스 before ∞ or a fraction was taken for the whole bound: x > -∞ heard as greater than infinity."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("첫째<br>-둘째", "첫째<br>-둘째"),  # korean62: 첫째<br>마이너스 둘째 (a tag's ">" taken for a bound)
+        ("<li>-항목</li>", "<li>-항목</li>"),  # korean62: <li>마이너스 항목
+        ("첫째<br> -둘째", "첫째<br> -둘째"),  # korean62: 첫째<br> 마이너스 둘째
+        # as korean62: a bound's sign after a letter
+        ("x>-y", "x 마이너스 y 초과"),
+        ("2x>-y", "2x 마이너스 y 초과"),
+    ],
+)
+def test_a_hyphen_after_a_tag_s_bracket(text: str, said: str) -> None:
+    """korean62 read a markup tag's closing ">" before a glued bullet as a bound's: <br>-둘째 heard as 마이너스 둘째."""
+    assert spoken_form(text, "ko") == said

@@ -149,9 +149,9 @@ LEADING_POINT = re.compile(r"(?:(?<==)|(?<== ))(?=\.\d)")
 # line before one letter and its power or an operator; not an option, "ls -l", "-p 8080", nor R's "x<-y". A bracket not a
 # call's nor a sign's, "[-h]", "(-v 옵션)", "옵션(-v)을" (rvk62: korean62's 마이너스 h), only before an operator or a comma;
 # a line's only before a power or an operator and a term, not a bullet's "-X-ray", "-C++ 언어", "-A+ 학점" (rvk62: 마이너스 X);
-# nor a rule's "=-=-=-" (rvk62: korean62's 마이너스는 마이너스는).
+# nor a rule's "=-=-=-", nor after a tag, "<br>-둘째" (rvk62: korean62's 마이너스는 마이너스는, 마이너스 둘째).
 UNARY_MINUS = re.compile(
-    r"(?:(?<=[=≥≤>≠])|(?<=[=≥≤<>≠] ))[-−](?=[^\s\d.,;:)\]}>=-])"
+    r"(?:(?<=[=≥≤>≠])|(?<=[=≥≤<>≠] ))(?<![A-Za-z<][A-Za-z]>)(?<![A-Za-z<][A-Za-z]> )[-−](?=[^\s\d.,;:)\]}>=-])"
     r"|(?:(?<=[A-Za-z\d)\]=+\-−*/^×÷][(\[])|(?<=[=+*/^×÷≤≥<>] [(\[]))[-−](?=[A-Za-z]{1,3}(?![A-Za-z])|[(√])"
     r"|(?<=[(\[])[-−](?=[A-Za-z]{1,3} ?(?:[-+−*/^=,²³]|\) ?[-+−*/^=(²³])|[(√])"
     r"|(?m:^)[-−](?=[A-Za-z](?:[²³^]| ?[-+−] ?(?:\d|[A-Za-z](?![A-Za-z]))| ?= ?[-−]?[A-Za-z\d(√]))"
