@@ -169,3 +169,23 @@ def test_a_bound_on_a_glued_minus_s_term(text: str, said: str) -> None:
 def test_a_hyphen_after_a_tag_s_bracket(text: str, said: str) -> None:
     """korean62 read a markup tag's closing ">" before a glued bullet as a bound's: <br>-둘째 heard as 마이너스 둘째."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "구간 (-∞, 0)에서",
+            "구간 (마이너스 무한대, 0)에서",
+        ),  # korean62: (-무한대, 0) (the sign unsaid, as (-a, b) was)
+        ("[-π, π]", "[마이너스 파이, 파이]"),  # korean62: [-파이, 파이]
+        ("f(-π)", "f(마이너스 파이)"),  # korean62: f(-파이)
+        ("(-π/2, π/2)", "(마이너스 2분의 파이, 2분의 파이)"),  # korean62: (-2분의 파이, …)
+        # as korean62: a letter's term, an option
+        ("(-a, b)", "(마이너스 a, b)"),
+        ("옵션(-π)", "옵션(-파이)"),
+    ],
+)
+def test_a_minus_glued_before_a_greek_letter_or_infinity_in_a_bracket(text: str, said: str) -> None:
+    """korean62 read an interval's glued minus before a letter, (-a, b), but not before ∞ or π: (-∞, 0) heard as (∞, 0)."""
+    assert spoken_form(text, "ko") == said
