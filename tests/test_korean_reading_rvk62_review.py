@@ -189,3 +189,21 @@ def test_a_hyphen_after_a_tag_s_bracket(text: str, said: str) -> None:
 def test_a_minus_glued_before_a_greek_letter_or_infinity_in_a_bracket(text: str, said: str) -> None:
     """korean62 read an interval's glued minus before a letter, (-a, b), but not before ∞ or π: (-∞, 0) heard as (∞, 0)."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "xᵢ₁과 xᵢ₂의 차이",
+            "x i₁과 x i₂의 차이",
+        ),  # korean62: xᵢ₁과 xᵢ₂의 (the index unsaid, as korean61 read it)
+        ("aᵢ₂를 구한다.", "a i₂를 구한다."),  # korean62: aᵢ₂를
+        # as korean62
+        ("xₙ₊₁을 구한다.", "x n 플러스 1을 구한다."),
+        ("aₙ₋₁을 구한다.", "a n 마이너스 1을 구한다."),
+    ],
+)
+def test_a_letter_index_before_a_digit_index(text: str, said: str) -> None:
+    """korean62's index pattern took no index a subscript digit follows: "xᵢ₁" was left whole, its i unsaid."""
+    assert spoken_form(text, "ko") == said
