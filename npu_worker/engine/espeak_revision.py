@@ -186,5 +186,11 @@
 # 영사팔 (not .048, espeak's 영사팔); "χ² 검정" 카이제곱 검정 (not 카이의 2제곱 검정); "x -= 1", "i--" x minus equals 1, i minus
 # minus (not x equals 1, i: the minus lost); "C++17" C++ 17 (not C+플러스 17); "C#으로" C 샵으로 (not C hash); "a⃗" a 벡터
 # (not a, the arrow unsaid); "2π√(L/g)" 2파이루트 (not 2파이√, the root unsaid); "(x-μ)²" (x 빼기 뮤)의 2제곱 (not
-# (x-뮤)², the minus and the power unsaid); "1e-4로" 4제곱으로 (not 4제곱로).
+# (x-뮤)², the minus and the power unsaid); "1e-4로" 4제곱으로 (not 4제곱로); its review (rvk62): "x̄²", "σ̂²" x 바의 2제곱,
+# 시그마 햇의 2제곱 (not x 바, 시그마 햇: the power dropped); a usage line's "[-h]", "(-v 옵션)" as written (not 마이너스 h), a
+# bullet's "-X-ray", "-C++ 언어" too (not 마이너스 X-ray); "3--5" as before korean62 (not 3 minus minus5); "점수는
+# 10:30부터" 열 시 30분부터 (not 10 대 30부터); a rule's "=-=-=-", "-=-=-" as written (not 마이너스는 마이너스는, minus equals);
+# "x > -∞", "x < ∞" x 마이너스 무한대 초과, x 무한대 미만 (not x 마이너스 초과 무한대: greater than infinity; x < 무한대); "<br>-둘째" as written (not 마이너스 둘째);
+# "(-∞, 0)", "[-π, π]" (마이너스 무한대, 0), [마이너스 파이, 파이] (not -무한대, -파이: the sign unsaid);
+# "xᵢ₁" x i₁ as before korean62 (not xᵢ₁, the index unsaid).
 AUDIO_REVISION = 30

@@ -30,10 +30,15 @@ _PRECOMPOSED = (
     "ÂÃÄÊËÎÏÑÔÕÖÛÜâãäêëîïñôõöûüÿĀāĈĉĊċĒēĖėĜĝĠġĤĥĨĩĪīİĴĵŌōŜŝŨũŪūŴŵŶŷŸŻżȦȧȮȯȲȳΪΫϊϋḂḃḊḋḞḟḠḡḢḣḦḧṀṁṄṅṖṗṘṙṠṡṪṫṼṽẄẅẆẇẊẋẌẍẎẏ"
     "ẐẑẗẼẽỸỹ"
 )
+# ... and its power, "x̄²", "σ̂² = 4" (rvk62: x 바, 시그마 햇은 4: after the accent's Korean name the power was taken for a
+# word's footnote and dropped): x 바의 2제곱, in English x bar squared.
 ACCENTED = re.compile(
     rf"(?<![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff])([{_LETTER}][\u0302-\u0308\u20d1\u20d7]|[{_PRECOMPOSED}])"
-    rf"(?![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff])(?:{PARTICLE})?"
+    r"(?:([⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2})|\^(\d{1,2}))?"
+    rf"(?![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff⁰¹²³⁴⁵⁶⁷⁸⁹\d])(?:{PARTICLE})?"
 )
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_ENGLISH_POWERS = {"2": "squared", "3": "cubed"}
 
 
 def accents_said(text: str) -> str:
@@ -51,7 +56,9 @@ def _korean(match: re.Match[str]) -> str:
     if mark not in _NAMES:
         return match.group()
     said = f"{letter} {_NAMES[mark][0]}"
-    particle = match.group(2)
+    if exponent := _exponent(match):
+        said += f"의 {exponent}제곱"
+    particle = match.group(4)
     return said + (particle_after(said, particle) if particle else "")
 
 
@@ -59,7 +66,16 @@ def _english(match: re.Match[str]) -> str:
     letter, mark = _parts(match.group(1))
     if mark not in _NAMES:
         return match.group()
-    return f"{letter} {_NAMES[mark][1]}" + (match.group(2) or "")
+    said = f"{letter} {_NAMES[mark][1]}"
+    if exponent := _exponent(match):
+        said += " " + _ENGLISH_POWERS.get(exponent, f"to the power of {exponent}")
+    return said + (match.group(4) or "")
+
+
+def _exponent(match: re.Match[str]) -> str:
+    """The power after the accented letter, "²" or "^2", as digits ("" for none)."""
+    superscript, caret = match.group(2), match.group(3)
+    return str(int(superscript.translate(_SUPERSCRIPT_DIGITS))) if superscript else caret or ""
 
 
 def _parts(accented: str) -> tuple[str, str]:

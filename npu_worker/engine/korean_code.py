@@ -126,12 +126,14 @@ def assignments_said(text: str) -> str:
 
 # Code's compound assignment and step down by one, "x -= 1", "i--" (korean61: espeak said x equals 1 and i, the minus lost):
 # minus equals, minus minus, in the English words espeak says for "+=" and "++" (plus equals, plus plus), which are left; a
-# step after a name's letter, a bracket or a digit, not before a letter (an option's "--version", a dash's "word--word" as
-# written). "C++17" apart, C++ 17 (korean61: C+플러스 17, the second plus a sum's). The languages C# and F#, "C#으로 작성"
-# (korean61: espeak's C hash): C 샵, as a Korean programmer says them.
+# step after a name's letter, a bracket or a digit, not before a letter or a digit (an option's "--version", a dash's
+# "word--word", a range's "3--5", "2020--2024" as before: rvk62, korean62 read 3 minus minus5), nor a rule's "-=-=-" (rvk62:
+# korean62's minus equals). "C++17" apart, C++ 17
+# (korean61: C+플러스 17, the second plus a sum's). The languages C# and F#, "C#으로 작성" (korean61: espeak's C hash): C 샵,
+# as a Korean programmer says them.
 CODE_STEP = re.compile(
-    r"(?<=[\w)\]]) ?-[=\ufdd0] ?(?=[\w(\-])"  # an English sentence's "=" held as U+FDD0 by then
-    r"|(?<=[A-Za-z_)\]\d])--(?![A-Za-z_+\-])|(?<![\w+])(C\+\+)(?=\d)|(?<![\w#])([CF])#(?![A-Za-z\d_#])"
+    r"(?<=[\w)\]]) ?-[=\ufdd0] ?(?=[\w(]|-[\w(])"  # an English sentence's "=" held as U+FDD0 by then
+    r"|(?<=[A-Za-z_)\]\d])--(?![A-Za-z_\d+\-])|(?<![\w+])(C\+\+)(?=\d)|(?<![\w#])([CF])#(?![A-Za-z\d_#])"
 )
 
 

@@ -140,11 +140,12 @@ CLOCK = re.compile(
 
 # A game's score the clock would read, "3:16로 이겼다", "스코어는 2:15였다" (korean61: 세 시 16분으로 이겼다): a score's 대, the
 # particle as the second number takes it, 3 대 16으로 (and "10:3로 이겼다" 10 대 3으로, the ratio's 3로 before). Only with a
-# game's verb after it (이겼다, 졌다, 비겼다, 승리, 패배, 역전, 앞섰다, 꺾었다 …) or 스코어, 점수 before it.
+# game's verb after it (이겼다, 졌다, 비겼다, 승리, 패배, 역전, 앞섰다, 꺾었다 …) or 스코어, 점수 before it; not a time a particle of
+# time follows, "점수는 10:30부터 공개", nor one of a clock's zero, "03:05로 이겼다" (rvk62: korean62's 10 대 30부터, 03 대 05로).
 SCORE = re.compile(
-    rf"(?<![\d:.])(\d{{1,3}}):(\d{{1,3}})(?![\d:]|\.\d)(?:{PARTICLE})?"
+    rf"(?<![\d:.])(?!0\d)(\d{{1,3}}):(?!0\d)(\d{{1,3}})(?![\d:]|\.\d)(?:{PARTICLE})?"
     r"(?= ?(?:이겼|이기|졌|지고|비겼|비기|승리|패배|패했|역전|앞섰|앞서|뒤졌|뒤지|꺾|제압|완승|완패|신승|석패|대승|대패))"
-    r"|((?:스코어|점수)(?:는|가|도)? )(\d{1,3}):(\d{1,3})(?![\d:]|\.\d)"
+    r"|((?:스코어|점수)(?:는|가|도)? )(?!0\d)(\d{1,3}):(?!0\d)(\d{1,3})(?![\d:]|\.\d|에|부터|까지|쯤|경)"
 )
 
 

@@ -145,11 +145,17 @@ CHI_SQUARE = re.compile(r"(?<![\u0370-\u03ff])χ(?:²|\^2)(?![\d⁰¹²³⁴⁵�
 # 영사팔, the point lost): its zero, 0 점 영사팔, as a bound's "p < .05" is read.
 LEADING_POINT = re.compile(r"(?:(?<==)|(?<== ))(?=\.\d)")
 # A minus glued before a term, not a number, "F = -kx", "f(-x)", "x ≥ -y", "-x² + 1 = 0" (korean61: F는 -kx, which espeak
-# said F는 kx, the sign lost): 마이너스, after "=" or a relation, an opening bracket before a letter's term, or opening a
-# line before one letter and its power or an operator; not an option, "ls -l", "-p 8080", nor R's "x<-y".
+# said F는 kx, the sign lost): 마이너스, after "=" or a relation, an opening bracket before a letter's term, a Greek letter
+# or ∞ ("(-∞, 0)"; rvk62: -무한대), or opening a line before one letter and its power or an operator; not an option, "ls -l",
+# "-p 8080", nor R's "x<-y". A bracket not a call's nor a sign's, "[-h]", "(-v 옵션)", "옵션(-v)을" (rvk62: korean62's
+# 마이너스 h), only before an operator or a comma; a line's only before a power or an operator and a term, not a bullet's
+# "-X-ray", "-C++ 언어", "-A+ 학점"; nor a rule's "=-=-=-", nor after a tag, "<br>-둘째" (rvk62: 마이너스 X-ray, 마이너스는).
 UNARY_MINUS = re.compile(
-    r"(?:(?<=[=≥≤>≠])|(?<=[=≥≤<>≠] ))[-−](?=[^\s\d.,;:)\]}>-])"
-    r"|(?<=[(\[])[-−](?=[A-Za-z]{1,3}(?![A-Za-z])|[(√])|(?m:^)[-−](?=[A-Za-z](?:[²³^]| ?[-+=−]))"
+    r"(?:(?<=[=≥≤>≠])|(?<=[=≥≤<>≠] ))(?<![A-Za-z<][A-Za-z]>)(?<![A-Za-z<][A-Za-z]> )[-−](?=[^\s\d.,;:)\]}>=-])"
+    r"|(?:(?<=[A-Za-z\d)\]=+\-−*/^×÷][(\[])|(?<=[=+*/^×÷≤≥<>] [(\[]))"
+    r"[-−](?=(?:[A-Za-z]{1,3}|[∞α-ω])(?![A-Za-zα-ω])|[(√])"
+    r"|(?<=[(\[])[-−](?=(?:[A-Za-z]{1,3}|[∞α-ω]) ?(?:[-+−*/^=,²³]|\) ?[-+−*/^=(²³])|[(√])"
+    r"|(?m:^)[-−](?=[A-Za-z](?:[²³^]| ?[-+−] ?(?:\d|[A-Za-z](?![A-Za-z]))| ?= ?[-−]?[A-Za-z\d(√]))"
 )
 PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # A factorial inside a formula, "3! = 6", "n!/(k!(n-k)!)" (espeak: the sign unsaid, or a sentence's end): 팩토리얼. Not

@@ -397,9 +397,10 @@ def _count_said(count: str) -> str:
 # x을, the index unsaid): the index's letters after a space, 알파 n, x n을, a i j, as a lecturer names an index. Read last,
 # once the bounds' rules have placed an index by its term ("x ≤ 2σᵢ"); a Greek subscript, "xᵦ", is left. A particle after
 # it takes the index's last letter's form, "xₙ를", "aᵢ을" x n을, a i를 (korean61: x n를, a i을, the term's letter's form).
-# One more or less, "xₙ₊₁", "aₙ₋₁을" (korean61: x n₊₁, the sign and its digit unsaid): x n 플러스 1, a n 마이너스 1을, as ℝ^{n+1}'s.
+# One more or less, "xₙ₊₁", "aₙ₋₁을" (korean61: x n₊₁, the sign and its digit unsaid): x n 플러스 1, a n 마이너스 1을, as ℝ^{n+1}'s;
+# an index and a digit, "xᵢ₁", "aᵢ₂를", x i₁ as before (rvk62: korean62 left xᵢ₁ whole, the index unsaid).
 SUBSCRIPT_INDEX = re.compile(
-    rf"(?<=[A-Za-z가-힣\u0370-\u03ff)])([ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ]{{1,8}})(?:([₊₋])([₀-₉]{{1,3}}))?(?![ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ₀-₉])"
+    rf"(?<=[A-Za-z가-힣\u0370-\u03ff)])([ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ]{{1,8}})(?:([₊₋])([₀-₉]{{1,3}})(?![₀-₉]))?(?![ₐₑₒₓₕ-ₜᵢᵣᵤᵥⱼ])"
     rf"(?:{PARTICLE})?"
 )
 

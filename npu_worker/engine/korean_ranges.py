@@ -146,16 +146,21 @@ VARIABLE_BOUND = re.compile(
 _SAID_ABSOLUTE = "(?:의 절댓값)?"
 _FORMULA_WORD = (
     r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|[a-z]/\d{1,3}(?![\d/.])|\d[\d.]{0,11}(?:[a-z]{0,3}[α-ω]|[A-Za-z]{0,3})|[A-Za-z](?:\d{1,3}|[α-ω])?(?![A-Za-z])|더하기|빼기"
-    r"|곱하기|나누기|플러스|마이너스)"
+    r"|곱하기|나누기|플러스|마이너스|∞)"
 )
 # ... and after a formula's last number, "x + 1 ≤ 2x", "x + 1 ≤ 2yᵢ" (it was left, x 더하기 1 ≤ 2x: `BOUND` leaves a
 # term to this rule, which wanted a letter before the sign): the number its subject, x 더하기 1이 2x 이하, as `BOUND`'s.
 _SAID_FORMULA_BEFORE = re.compile(
     r"(?:[a-zα-ω)²³]|제곱) (?:더하기|빼기|플러스|마이너스) (\d{1,6}(?:\.\d{1,6})?) ?$"
 )
+# ... not one ending on an operator's word, "x > -b/a" (rvk62: korean62's x 마이너스 초과 b/a, the term after it unread).
+_NOT_AN_OPERATOR = "".join(
+    f"(?<!{word})" for word in ("더하기", "빼기", "곱하기", "나누기", "플러스", "마이너스")
+)
 EXPRESSION_BOUND = re.compile(
     rf"(?=[ <>≤≥])(?:(?<=[a-z)\d])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
-    rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}})(?!의 절댓값)(?![A-Za-zα-ω\d(./])(?! ?[<>≤≥])"
+    rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}}){_NOT_AN_OPERATOR}(?!의 절댓값)"
+    r"(?![A-Za-zα-ω\d(./])(?! ?[<>≤≥])"
     rf"(?:{PARTICLE})?"
 )
 # ... and a number that ends a formula's left side, "2x - 3 > 0이면", "x^2 < 4", "x² - 4 ≥ 0" (it was left, 2x 빼기 3 > 0이면:
