@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import errno
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO
 
 from ..protocol import Done, Event, Progress, Start, StateUnavailable, WriteFailed
@@ -117,9 +118,12 @@ class LocalJournal(Journal):
         max_open: int = 32,
         observer: SchedulerObserver | None = None,
         job_bytes: JobBytes | None = None,
+        make_room: Callable[[str], bool] | None = None,
     ) -> None:
         super().__init__(handoff, observer)
         self.store = store
+        # the synthesis cache's `give_room`: a record a full disk refused gets one more try once it gave room
+        self.make_room = make_room
         # --jobs-max-bytes: a record is counted (and room made) before it is written, a log at its `done`
         self.job_bytes = job_bytes
         self.max_open = max_open
@@ -141,7 +145,7 @@ class LocalJournal(Journal):
         )
         try:
             with counted:
-                self.store.create(job, record)
+                self._write_record(job, record)
         except WriteFailed:  # running jobs fill --jobs-max-bytes: nothing was queued, nothing removed
             assert self.job_bytes is not None
             bound = f"--jobs-max-bytes ({self.job_bytes.max_bytes} bytes)"
@@ -158,6 +162,17 @@ class LocalJournal(Journal):
                 f"the job could not be recorded in the worker's state directory ({exc.strerror or exc}); "
                 "nothing was queued, retry later"
             ) from None
+
+    def _write_record(self, job: Job, record: bytes) -> None:
+        """`job.json`; once more where its disk was full and the cache gave up its room there (a cache
+        that filled the state disk made every batch a 503 `StateUnavailable`, contract62)."""
+        try:
+            self.store.create(job, record)
+        except OSError as exc:
+            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            if not full or self.make_room is None or not self.make_room(self.store.record_path(job.id)):
+                raise
+            self.store.create(job, record)
 
     def begin_run(self, unfinished: Sequence[Job]) -> None:
         with self._lock:

@@ -116,7 +116,11 @@ class Scheduler(JobListening):
 
             self.engine = await loop.run_in_executor(None, build_engine, self.settings)
         journal = self.journal = LocalJournal(
-            self.store, LoopHandoff(loop), observer=self.observer, job_bytes=self.job_bytes
+            self.store,
+            LoopHandoff(loop),
+            observer=self.observer,
+            job_bytes=self.job_bytes,
+            make_room=self.cache.give_room,
         )
         self.retention = Retention(
             self.registry,
