@@ -24,6 +24,7 @@ from .openapi_refusals import (
     WEBSOCKET_REFUSAL,
     error_refs,
     refusal_responses,
+    with_request_ids,
     with_route_refusals,
     with_status_waits,
 )
@@ -399,7 +400,7 @@ def document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "npu-worker", "version": PROTOCOL_VERSION},
         "security": [{"bearer": []}, {"query_token": []}],
-        "paths": with_status_waits(with_route_refusals(PATHS)),
+        "paths": with_request_ids(with_status_waits(with_route_refusals(PATHS))),
         "components": {
             "schemas": schemas(),
             "responses": refusal_responses(),

@@ -62,10 +62,16 @@ def refusal_responses() -> dict[str, Any]:
     each as a socket route's refused handshake (its 400 names the WebSocket version spoken)."""
     return {
         "Error": _refusal("ErrorBody", "the fixed error body"),
-        "OpenAIError": _refusal("OpenAIError", "the error body of the /v1 routes", _should_retry_header()),
+        "OpenAIError": _refusal(
+            "OpenAIError",
+            "the error body of the /v1 routes",
+            {**_should_retry_header(), **request_id_header()},
+        ),
         "WebSocketRefused": _refusal("ErrorBody", HANDSHAKE_REFUSED, _websocket_version_header()),
         "OpenAIWebSocketRefused": _refusal(
-            "OpenAIError", HANDSHAKE_REFUSED, {**_should_retry_header(), **_websocket_version_header()}
+            "OpenAIError",
+            HANDSHAKE_REFUSED,
+            {**_should_retry_header(), **_websocket_version_header(), **request_id_header()},
         ),
     }
 
@@ -145,6 +151,39 @@ def with_status_waits(paths: dict[str, Any]) -> dict[str, Any]:
         responses = paths[path]["get"]["responses"]
         responses["503"] = {**responses["503"], "headers": {"Retry-After": header}}
     return paths
+
+
+def request_id_header() -> dict[str, Any]:
+    """OpenAI's `x-request-id`, on every answer of the /v1 routes, refusals made before a handler too."""
+    from .openai_compat.errors import REQUEST_ID_HEADER
+
+    return {
+        REQUEST_ID_HEADER: {
+            "description": "the answer's id: a speech request's job id (16 hex digits), else req_ and 16 hex digits",
+            "schema": {"type": "string", "pattern": "^([0-9a-f]{16}|req_[0-9a-f]{16})$"},
+        }
+    }
+
+
+def with_request_ids(paths: dict[str, Any]) -> dict[str, Any]:
+    """`paths` with `x-request-id` on the /v1 routes' answers (their refusals have it from
+    `refusal_responses`); new dicts, the route table is left as it is."""
+    done: dict[str, Any] = {}
+    for path, item in paths.items():
+        done[path] = {method: _with_request_id(operation) for method, operation in item.items()}
+        if not path.startswith("/v1/"):
+            done[path] = item
+    return done
+
+
+def _with_request_id(operation: dict[str, Any]) -> dict[str, Any]:
+    responses = {
+        status: {**response, "headers": {**response.get("headers", {}), **request_id_header()}}
+        if status.startswith("2")
+        else response
+        for status, response in operation["responses"].items()
+    }
+    return {**operation, "responses": responses}
 
 
 def _should_retry_header() -> dict[str, Any]:

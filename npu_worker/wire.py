@@ -11,8 +11,9 @@ from typing import Any
 
 import msgspec
 
+from .duplicate_keys import refuse_duplicate_keys
 from .errors import BadRequest
-from .refusals import invalid, malformed, refuse_hostile
+from .refusals import MAX_WORDED_BYTES, invalid, malformed, refuse_hostile
 
 ENCODER = msgspec.json.Encoder()  # one encoder for every body, line and frame the worker sends
 # RFC 8259 lets a parser ignore a leading byte-order mark, and Python's `json.loads` of bytes does (what
@@ -31,13 +32,16 @@ def decode(raw: bytes | str, into: Any) -> Any:
     data = data.removeprefix(UTF8_BOM)
     refuse_hostile(data)
     try:
-        return _decoder(into).decode(data)
+        document = _decoder(into).decode(data)
     except msgspec.ValidationError as exc:
         failure = exc
     except msgspec.DecodeError as exc:
         raise malformed(data, str(exc)) from None
     except RecursionError:
         raise BadRequest("invalid JSON: nested too deeply") from None
+    else:
+        refuse_duplicate_keys(data, into)  # a key given twice: msgspec kept the last, a proxy the first?
+        return document
     # A type error may be found before the document's end: a document that is not JSON at all is
     # reported as such first (as Python's parser, which read it whole, did). Error path only, but on
     # the event loop: the syntax is checked without building the document (decoding 8 MiB of small
@@ -48,6 +52,8 @@ def decode(raw: bytes | str, into: Any) -> Any:
         raise malformed(data, str(exc)) from None
     except RecursionError:
         raise BadRequest("invalid JSON: nested too deeply") from None
+    if len(data) <= MAX_WORDED_BYTES:  # the key given twice first: the value refused may be the one not meant
+        refuse_duplicate_keys(data, into)
     raise invalid(failure, into, msgspec.Raw(data)) from None
 
 

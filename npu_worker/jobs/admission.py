@@ -325,7 +325,7 @@ class Admission:
         """A waiting lane would take a section of `job` now (`_lane_work`'s rules for one job)."""
         wanted = job.preview and ((job.stream_audio and not self._engine_waiting) or bool(self._running))
         free = not job.cancel_requested.requested and not self._open.get(job.id)
-        return wanted and free and _next_of(job) is not None
+        return wanted and free and job.next_untaken() is not None
 
     def _any_takeable(self) -> bool:
         for job in self._active:  # (a loop, not `any` of a generator: a call a job less; the lanes' hot path)
@@ -335,9 +335,8 @@ class Admission:
 
     def _takeable(self, job: Job) -> bool:
         """`job` has a section a waiting thread could take now (`_pick` passes over the others)."""
-        return (
-            not job.cancel_requested.requested and not _among(job, self._beside) and _next_of(job) is not None
-        )
+        free = not job.cancel_requested.requested and not _among(job, self._beside)
+        return free and job.next_untaken() is not None
 
     def _lends(self, running: Job, to: Job | None = None) -> bool:
         """`running`'s section may still pause for a preview (for `to`, where given: `lending.py`): it
@@ -362,7 +361,7 @@ class Admission:
             else:
                 key = (True, _heard(job), not job.preview, job.last_served)
             if best_key is None or key < best_key:
-                section = _next_of(job)
+                section = job.next_untaken()
                 if section is not None:
                     best, best_key, picked = job, key, section
         if best is None or picked is None:
@@ -375,7 +374,7 @@ class Admission:
         for job in self._active:
             if not wanted(job) or job.cancel_requested.requested or self._open.get(job.id):
                 continue
-            section = _next_of(job)
+            section = job.next_untaken()
             if section is not None and (best is None or _served_key(job) < _served_key(best[0])):
                 best = job, section
         return best
@@ -406,16 +405,6 @@ class Admission:
         return job, section
 
 
-def _next_of(job: Job) -> Section | None:
-    """The job's first section not yet handed to the engine thread (one may still be ending). A loop
-    over `final` itself: `next` of a generator asking `finished` cost three calls a section looked at,
-    each section a preview lane takes and ends (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 53)."""
-    for section in job.sections:
-        if not section.taken and section.final is None:
-            return section
-    return None
-
-
 def _served_key(job: Job) -> tuple[bool, int]:
     """Previews without audio yet first, then the least recently served."""
     return _heard(job), job.last_served
@@ -427,7 +416,7 @@ def _heard(job: Job) -> bool:
 
 
 def _among(job: Job, jobs: list[Job]) -> bool:
-    """By identity (a Job compares equal field by field); a loop, as `_next_of`."""
+    """By identity (a Job compares equal field by field); a loop, as `Job.next_untaken`."""
     for other in jobs:
         if other is job:
             return True

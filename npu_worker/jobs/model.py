@@ -181,6 +181,8 @@ class Job:
     _index: tuple[list[Section], dict[int, Section], dict[type, int]] | None = field(
         default=None, repr=False, compare=False
     )
+    # Where `next_untaken` looks first: sections before it are taken or ended, for good.
+    untaken_from: int = field(default=0, repr=False, compare=False)
 
     @property
     def total(self) -> int:
@@ -240,6 +242,23 @@ class Job:
     @property
     def pending(self) -> list[Section]:
         return [s for s in self.sections if not s.finished]
+
+    def next_untaken(self) -> Section | None:
+        """The first section not yet handed to an engine thread nor ended (`Admission`'s pick). From a
+        cursor: a section once taken or ended stays so, and each pick scanned a batch from its first
+        section, quadratic in its sections under the admission lock (a 1 000-section batch: 500 500
+        sections looked at, now 2 000; tests/test_admission_cursor.py). A loop over `final` itself:
+        `next` of a generator asking `finished` cost three calls a section (stop 53)."""
+        sections = self.sections
+        at = self.untaken_from
+        end = len(sections)
+        while at < end:
+            section = sections[at]
+            if not section.taken and section.final is None:
+                break
+            at += 1
+        self.untaken_from = at
+        return sections[at] if at < end else None
 
     @property
     def all_ended(self) -> bool:

@@ -58,8 +58,13 @@ def request_id(request: web.Request) -> str:
     """This request's id: the one given to it (`name_request`), else a new `req_` + 16 hex digits."""
     found = request.get(_REQUEST_ID)
     if found is None:
-        found = request[_REQUEST_ID] = "req_" + secrets.token_hex(8)
+        found = request[_REQUEST_ID] = own_request_id()
     return found
+
+
+def own_request_id() -> str:
+    """An answer's id where no job names it: `req_` + 16 random hex digits."""
+    return "req_" + secrets.token_hex(8)
 
 
 def name_request(request: web.Request, job_id: str) -> str:
@@ -88,9 +93,13 @@ def openai_error(error: BaseException, status: int | None = None) -> tuple[Error
 
 def openai_refusal(error: WorkerError, status: int) -> web.Response:
     """A refusal no handler saw under `/v1/` (app_keys.ERROR_SHAPES_KEY: an unknown path, a wrong
-    method, an access or `Expect` refusal), in OpenAI's shape (with `Retry-After` where waiting helps)."""
+    method, an access or `Expect` refusal, the connection guard's), in OpenAI's shape (with `Retry-After`
+    where waiting helps) and with an `x-request-id` of its own, as every answer of these routes has
+    (these had none: an SDK's `request_id` on the error was None)."""
     detail, status = openai_error(error, status)
-    return refusal_response(error, OpenAIError(detail), status)
+    response = refusal_response(error, OpenAIError(detail), status)
+    response.headers[REQUEST_ID_HEADER] = own_request_id()
+    return response
 
 
 def unversioned_refusal(error: WorkerError, status: int) -> web.Response:
