@@ -35,4 +35,5 @@ async def test_a_batch_record_on_a_disk_the_cache_filled_is_written(worker, tmp_
     ended = [e for e in events if e.get("event") in ("progress", "error") and e.get("status") != "synth"]
     assert [e["status"] for e in ended] == ["ok"], ended
     assert Path(tmp_path / "b.wav").stat().st_size > 0
-    assert not kept & set(cache.glob("*.wav"))  # given up (the new section's own may come in after `done`)
+    # room given up: the least recently used entries, as much as the writes needed (not every entry)
+    assert kept - set(cache.glob("*.wav"))
