@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
+from npu_worker.bench.interrupted import RunSoFar
 from npu_worker.bench.load import (
     MAX_REQUESTS,
     AccessRefused,
@@ -383,8 +384,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
         return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_at_start = load_average()
+    so_far, stopped = RunSoFar(), None
     try:
-        result = asyncio.run(run_load(config, say=tell))
+        result = asyncio.run(run_load(config, say=tell, so_far=so_far))
     except LanguageRefused as exc:
         tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
@@ -394,7 +396,12 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except (OSError, aiohttp.ClientError) as exc:
         tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
+    except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): what was measured is written, then it ends
+        if so_far.health is None:  # before the run began: nothing measured
+            raise
+        stopped, result = exc, so_far.result()
     report = build_report(result, config, command, started, baseline, args.note, load_at_start)
+    report["interrupted"] = so_far.why_partial(stopped) if stopped is not None else None
     backend = file_label(report["health"].get("backend"))
     prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
     paths = write_report(report, prefix)
@@ -402,6 +409,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     tell("written: " + ", ".join(map(str, paths)))
     if not any(path.suffix == ".png" for path in paths):
         tell(PLOT_HINT)
+    if stopped is not None:  # `main` says it, with 128 + the signal's number
+        raise stopped
     # a benchmark of nothing, or a dead worker's figures, is no success
     if failed := run_failed(report["health"], report["health_after"], report["records"]):
         tell(f"npu-worker bench: {failed}")

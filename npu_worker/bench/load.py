@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from npu_worker.bench.bounded_body import AnswerTooLarge, bounded_text
+from npu_worker.bench.interrupted import RunSoFar
 from npu_worker.bench.measure import RequestRecord, http_request, ws_request
 from npu_worker.client.common import auth_headers
 from npu_worker.printable import one_line, printable
@@ -317,9 +318,18 @@ async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> 
 
 
 async def run_rate(
-    session: aiohttp.ClientSession, config: LoadConfig, transport: str, rate: float, out_dir: str
+    session: aiohttp.ClientSession,
+    config: LoadConfig,
+    transport: str,
+    rate: float,
+    out_dir: str,
+    so_far: RunSoFar | None = None,
 ) -> list[RequestRecord]:
-    """One rate on one transport; the same seed gives both transports the same arrivals and texts."""
+    """One rate on one transport; the same seed gives both transports the same arrivals and texts. Each
+    request is told to `so_far` as it is sent and as it ends (a stopped run reports those that ended)."""
+    so_far = so_far or RunSoFar()
+    so_far.begin(transport, rate)
+    run = so_far.runs
     rng = random.Random(f"{config.seed}:{rate}")
     offsets = poisson_schedule(rate, config.duration, config.max_requests, rng)
     text_indices = [rng.randrange(len(config.texts)) for _ in offsets]
@@ -331,6 +341,7 @@ async def run_rate(
         record = RequestRecord(transport, rate, index, text_indices[index], offset)
         await asyncio.sleep(max(0.0, t0 - loop.time()))
         record.sched_lag_ms = (loop.time() - t0) * 1000.0
+        so_far.sent += 1
         # A fresh seed per request keeps the synthesis cache from answering instead of the engine.
         params = {"lang": config.lang, "seed": rng_seed(config.seed, transport, rate, index)}
         text = config.texts[record.text_idx]
@@ -344,6 +355,7 @@ async def run_rate(
             record.timeout, record.error = True, f"timeout after {config.timeout:g} s"
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
+        so_far.ended.append((run, record))
         if refused := language_refused(config, record):
             raise refused
         return record
@@ -380,8 +392,12 @@ def wav_dir_hint(batch: list[RequestRecord], out_dir: str) -> str | None:
     )
 
 
-async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
-    """Every rate on every transport, the worker drained in between; returns health and raw records."""
+async def run_load(
+    config: LoadConfig, say: Callable[[str], None] = lambda line: None, so_far: RunSoFar | None = None
+) -> dict[str, Any]:
+    """Every rate on every transport, the worker drained in between; returns health and raw records.
+    `so_far` is told what is measured as it is (a run stopped midway reports it)."""
+    so_far = so_far or RunSoFar()
     records: list[RequestRecord] = []
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else None
     # No connection limit: the load generator must never be the queue (requests per rate are bounded).
@@ -393,13 +409,14 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
         if refused := unspoken(config.lang, before):
             raise refused
         await check_access(session, config.base, config.token is not None)
+        so_far.health = before  # the run begins
         out_dir = await asyncio.to_thread(temp_wav_dir, config.wav_dir)
         try:
             for rate in config.rates:
                 for transport in config.transports:
                     if problem := await wait_idle(session, config.base, config.drain_timeout):
                         say(f"warning: {problem}; going on")
-                    batch = await run_rate(session, config, transport, rate, out_dir)
+                    batch = await run_rate(session, config, transport, rate, out_dir, so_far)
                     records.extend(batch)
                     failed = sum(1 for r in batch if r.error)
                     say(f"{transport} at {rate:g}/s: {len(batch)} requests, {failed} failed")

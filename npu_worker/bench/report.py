@@ -165,6 +165,8 @@ def markdown(report: dict[str, Any]) -> str:
         "excluded) on a simulated playback timeline that starts with the first chunk. RTF = elapsed / audio "
         "seconds (lower is faster). Percentiles by nearest rank.",
     ]
+    if stopped := report.get("interrupted"):  # a run stopped midway: its record read as a whole run's
+        lines += ["", f"**Stopped before its end**: {one_line(str(stopped))}."]
     for transport in ("ws", "http"):
         rows = [r for r in report["summary"] if r["transport"] == transport]
         if rows:
