@@ -10,10 +10,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
-import os
 import random
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -24,6 +22,7 @@ import aiohttp
 from npu_worker.bench.bounded_body import AnswerTooLarge, bounded_text
 from npu_worker.bench.interrupted import RunSoFar
 from npu_worker.bench.measure import RequestRecord, http_request, ws_request
+from npu_worker.bench.wav_folder import temp_wav_dir, wav_dir_hint
 from npu_worker.client.common import auth_headers
 from npu_worker.printable import one_line, printable
 
@@ -139,20 +138,29 @@ def no_redirects() -> aiohttp.TraceConfig:
 ERROR_WORDS = 300  # characters of a server's error said before the run
 
 
+ASK_SECONDS = 10.0  # /health and /v1/models: a worker answers them in milliseconds, loaded or not
+ASK_TIMEOUT = aiohttp.ClientTimeout(total=ASK_SECONDS)
+UNANSWERED = f"no answer within {ASK_SECONDS:g} s: is a worker listening there?"
+
+
 class NotAWorker(ValueError):
     """The target's /health answered no JSON object: something else listens on that port."""
 
 
 async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     """/health's JSON object, its body read up to MAX_ANSWER_BYTES (it was read whole: an endless or
-    gzip-bomb body from a server on that port filled the bench's memory); NotAWorker past it."""
-    async with session.get(base + "/health") as response:
-        try:
-            body = json.loads(await bounded_text(response, f"{base}/health"))
-        except AnswerTooLarge as exc:
-            raise NotAWorker(f"{exc}: is a worker listening there?") from None
-        except (ValueError, RecursionError):
-            body = None
+    gzip-bomb body from a server on that port filled the bench's memory); NotAWorker past it, or past
+    ASK_SECONDS (a port that accepts and says nothing held the bench 5 minutes, aiohttp's default)."""
+    try:
+        async with session.get(base + "/health", timeout=ASK_TIMEOUT) as response:
+            try:
+                body = json.loads(await bounded_text(response, f"{base}/health"))
+            except AnswerTooLarge as exc:
+                raise NotAWorker(f"{exc}: is a worker listening there?") from None
+            except (ValueError, RecursionError):
+                body = None
+    except TimeoutError:
+        raise NotAWorker(f"{base}/health: {UNANSWERED}") from None
     if not isinstance(body, dict):
         raise NotAWorker(f"{base}/health did not answer a JSON object: is a worker listening there?")
     if 400 <= response.status < 500:  # a --base with a path (/x: 404, /jobs: 405): every request fails so
@@ -195,8 +203,11 @@ class AccessRefused(ValueError):
 async def check_access(session: aiohttp.ClientSession, base: str, token_given: bool) -> None:
     """Ask `GET /v1/models`, which wants the token as the measured routes do (`/health` does not): a
     refusal now is one line before the run, not a whole run of failed requests."""
-    async with session.get(base + "/v1/models") as response:
-        status = response.status
+    try:
+        async with session.get(base + "/v1/models", timeout=ASK_TIMEOUT) as response:
+            status = response.status
+    except TimeoutError:
+        raise NotAWorker(f"{base}/v1/models: {UNANSWERED}") from None
     if status in (401, 403):
         hint = (
             "check the token"
@@ -375,23 +386,6 @@ def rng_seed(seed: int, transport: str, rate: float, index: int) -> int:
     ) % 2**31
 
 
-def temp_wav_dir(wav_dir: str | None) -> str:
-    """A fresh folder for the /synth wavs, as an absolute path: the worker would read a relative one
-    from its own folder (blocking: call from a thread)."""
-    return os.path.abspath(tempfile.mkdtemp(prefix="npu-bench-", dir=wav_dir))
-
-
-def wav_dir_hint(batch: list[RequestRecord], out_dir: str) -> str | None:
-    """What to do when the worker refused the folder of the /synth wavs: its own message tells its
-    operator to widen --output-roots, which a caller of the benchmark may not be."""
-    if not any((r.error or "").startswith("OutputPathNotAllowed") for r in batch):
-        return None
-    return (
-        f"the worker does not allow writing the /synth wavs in {out_dir}: give --wav-dir a folder"
-        " inside the worker's --output-roots"
-    )
-
-
 async def run_load(
     config: LoadConfig, say: Callable[[str], None] = lambda line: None, so_far: RunSoFar | None = None
 ) -> dict[str, Any]:
@@ -402,8 +396,11 @@ async def run_load(
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else None
     # No connection limit: the load generator must never be the queue (requests per rate are bounded).
     connector = aiohttp.TCPConnector(limit=0)
+    # No session-wide bound: --timeout bounds each request (aiohttp's 5 minutes cut a `--timeout 600` one,
+    # said as "timeout after 600 s"); the asks have their own, ASK_TIMEOUT.
+    unbounded = aiohttp.ClientTimeout(total=None)
     async with aiohttp.ClientSession(
-        headers=headers, connector=connector, trace_configs=[no_redirects()]
+        headers=headers, connector=connector, trace_configs=[no_redirects()], timeout=unbounded
     ) as session:
         before = await health_before_run(session, config.base)
         if refused := unspoken(config.lang, before):
