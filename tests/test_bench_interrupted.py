@@ -65,3 +65,39 @@ def test_a_bench_stopped_midway_writes_what_it_measured_and_ends_as_stopped(tmp_
     finally:
         worker.kill()
         worker.wait(seconds(30))
+
+
+def test_a_fragments_run_stopped_midway_writes_the_texts_it_measured(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"], env)
+    prefix = tmp_path / "f"
+    try:  # the lecture's 39 texts, 3 characters every 30 ms: each takes seconds, the run a minute
+        argv = [sys.executable, "-c", CONSOLE_SCRIPT, "bench", "--mode", "fragments", "--base"]
+        argv += [worker.wait_ready(), "--timeout", str(seconds(30)), "--out", str(prefix)]
+        bench = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert bench.stderr is not None
+        said = []
+        try:
+            for line in bench.stderr:  # the first text measured, the second being sent
+                said.append(line)
+                if line.startswith("text 0: "):
+                    break
+            bench.send_signal(signal.SIGINT)
+            said.append(bench.stderr.read())
+            code = bench.wait(seconds(60))
+        finally:
+            bench.kill()
+            bench.wait(seconds(30))
+    finally:
+        worker.kill()
+        worker.wait(seconds(30))
+    told = "".join(said)
+    assert code == 130 and told.rstrip().endswith("npu-worker bench: interrupted"), told
+    assert "Traceback" not in told, told
+    report = json.loads(prefix.with_suffix(".json").read_text())
+    assert report["records"] and report["records"][0]["error"] is None, report["records"]
+    assert report["interrupted"].startswith("Interrupted while sending text "), report
+    assert report["interrupted"].endswith(f"{len(report['records'])} texts that had ended, of 39"), report
+    assert report["health_after"] is None, report["health_after"]
+    record = prefix.with_suffix(".md").read_text()
+    assert "**Stopped before its end**: Interrupted while sending text " in record, record

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import math
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from npu_worker.bench.load import lost_under_load_lines
+from npu_worker.bench.load import LoadConfig, lost_under_load_lines
 from npu_worker.bench.report_files import check_ours, write_file
 from npu_worker.bench.stats import summarize
 from npu_worker.cli_progress import printable_json
@@ -83,6 +84,29 @@ def summarize_runs(
             }
         )
     return rows
+
+
+def build_report(
+    result: dict[str, Any],
+    config: LoadConfig,
+    command: str,
+    started: str,
+    baseline: dict[str, Any] | None,
+    note: str | None,
+    load_at_start: list[float] | None = None,
+) -> dict[str, Any]:
+    return {
+        "command": command,
+        "started_at": started,
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": machine_info(note, load_at_start),
+        "config": config.public(),
+        "health": result["health"],
+        "health_after": result["health_after"],
+        "engine_baseline": baseline,
+        "summary": summarize_runs(result["records"], baseline),
+        "records": result["records"],
+    }
 
 
 def load_average() -> list[float] | None:
