@@ -195,18 +195,27 @@ def markdown(report: dict[str, Any]) -> str:
         rows = [r for r in report["summary"] if r["transport"] == transport]
         if rows:
             lines += ["", f"## {TITLES[transport]}", "", HEADER, *map(_row, rows)]
-            notes = [
-                f"At {r['rate']:g}/s, {r['no_onset']} of {r['ok']} successful requests had no audible onset "
-                "(silence only): left out of the TTFA columns.  "
-                for r in rows
-                if r["no_onset"]  # not in the TTFA columns: say so beside them
-            ] + [
-                f"At {r['rate']:g}/s, {r['cached']} of {r['ok']} successful requests were answered from the "
-                "worker's cache: their figures are the cache's (a rerun with the same --seed; start the worker "
-                "with --cache-max-bytes 0).  "
-                for r in rows
-                if r["cached"]
-            ]
+            notes = (
+                [
+                    f"At {r['rate']:g}/s, {r['errors']} of {r['sent']} requests failed ({r['timeouts']} timed out): "
+                    f"left out of every column, whose figures are of the {r['ok']} that succeeded.  "
+                    for r in rows
+                    if r["errors"]  # an overloaded run's p95 read as every request's (its timeouts left out)
+                ]
+                + [
+                    f"At {r['rate']:g}/s, {r['no_onset']} of {r['ok']} successful requests had no audible onset "
+                    "(silence only): left out of the TTFA columns.  "
+                    for r in rows
+                    if r["no_onset"]  # not in the TTFA columns: say so beside them
+                ]
+                + [
+                    f"At {r['rate']:g}/s, {r['cached']} of {r['ok']} successful requests were answered from the "
+                    "worker's cache: their figures are the cache's (a rerun with the same --seed; start the worker "
+                    "with --cache-max-bytes 0).  "
+                    for r in rows
+                    if r["cached"]
+                ]
+            )
             lines += [""] * bool(notes) + notes
     overhead = [r for r in report["summary"] if r["metrics"]["overhead_ms"]["n"]]
     if overhead:
