@@ -18,7 +18,13 @@ from typing import Any
 
 import aiohttp
 
-from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
+from npu_worker.bench.fragments import (
+    FragmentConfig,
+    fragments_markdown,
+    run_fragments,
+    stopped_fragments,
+)
+from npu_worker.bench.interrupted import RunSoFar
 from npu_worker.bench.load import (
     MAX_REQUESTS,
     AccessRefused,
@@ -33,10 +39,10 @@ from npu_worker.bench.measure import figure
 from npu_worker.bench.mode_flags import flag_of_the_other_mode, mode_defaults, transport_names
 from npu_worker.bench.report import (
     PLOT_HINT,
+    build_report,
     load_average,
     machine_info,
     markdown,
-    summarize_runs,
     write_report,
 )
 from npu_worker.bench.report_files import (
@@ -281,29 +287,6 @@ def file_label(backend: Any) -> str:
     return label.lstrip(".") or "worker"
 
 
-def build_report(
-    result: dict[str, Any],
-    config: LoadConfig,
-    command: str,
-    started: str,
-    baseline: dict[str, Any] | None,
-    note: str | None,
-    load_at_start: list[float] | None = None,
-) -> dict[str, Any]:
-    return {
-        "command": command,
-        "started_at": started,
-        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine_info(note, load_at_start),
-        "config": config.public(),
-        "health": result["health"],
-        "health_after": result["health_after"],
-        "engine_baseline": baseline,
-        "summary": summarize_runs(result["records"], baseline),
-        "records": result["records"],
-    }
-
-
 def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     try:
         texts, lang = load_texts(args.texts)
@@ -327,8 +310,10 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     ):
         tell(f"npu-worker bench: {problem}")
         return 2
+    so_far: dict[str, Any] = {}
+    stopped = None
     try:
-        result = asyncio.run(run_fragments(config, say=tell))
+        result = asyncio.run(run_fragments(config, say=tell, so_far=so_far))
     except LanguageRefused as exc:
         tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
@@ -338,6 +323,10 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     except (OSError, aiohttp.ClientError) as exc:
         tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
+    except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): the texts measured are written, as the load's
+        if "health" not in so_far:  # before the run began: nothing measured
+            raise
+        stopped, result = exc, stopped_fragments(config, so_far, exc)
     result = {"command": command, "started_at": started, "machine": machine_info(args.note), **result}
     backend = file_label(result["health"].get("backend"))
     prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
@@ -347,6 +336,8 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
     print(text)
     tell(f"written: {prefix}.json, {prefix}.md")
+    if stopped is not None:  # `main` says it, with 128 + the signal's number
+        raise stopped
     if failed := run_failed(result["health"], result["health_after"], result["records"]):
         tell(f"npu-worker bench: {failed}")  # (a worker that died: it was exit 1 with no line saying so)
     return 0 if result["summary"]["errors"] == 0 and failed is None else 1
@@ -383,8 +374,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
         return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_at_start = load_average()
+    so_far, stopped = RunSoFar(), None
     try:
-        result = asyncio.run(run_load(config, say=tell))
+        result = asyncio.run(run_load(config, say=tell, so_far=so_far))
     except LanguageRefused as exc:
         tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
@@ -394,7 +386,12 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except (OSError, aiohttp.ClientError) as exc:
         tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
+    except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): what was measured is written, then it ends
+        if so_far.health is None:  # before the run began: nothing measured
+            raise
+        stopped, result = exc, so_far.result()
     report = build_report(result, config, command, started, baseline, args.note, load_at_start)
+    report["interrupted"] = so_far.why_partial(stopped) if stopped is not None else None
     backend = file_label(report["health"].get("backend"))
     prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
     paths = write_report(report, prefix)
@@ -402,6 +399,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     tell("written: " + ", ".join(map(str, paths)))
     if not any(path.suffix == ".png" for path in paths):
         tell(PLOT_HINT)
+    if stopped is not None:  # `main` says it, with 128 + the signal's number
+        raise stopped
     # a benchmark of nothing, or a dead worker's figures, is no success
     if failed := run_failed(report["health"], report["health_after"], report["records"]):
         tell(f"npu-worker bench: {failed}")

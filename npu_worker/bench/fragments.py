@@ -32,6 +32,7 @@ from npu_worker.bench.load import (
 from npu_worker.bench.measure import Listener, figure, json_object, sample_rate
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
+from npu_worker.held_signals import how_stopped
 from npu_worker.printable import one_line, printable_lines
 
 
@@ -205,20 +206,50 @@ def _audio_figures(record: FragmentRecord, listener: Listener, text: str, chars:
         record.ttfa_from_sentence_ms = round((heard - record.sent_at[carrier]) * 1000.0, 1)
 
 
-async def run_fragments(config: FragmentConfig, say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Every text once, one after another; records and p50/p95/p99 of each figure."""
+async def run_fragments(
+    config: FragmentConfig, say: Callable[[str], None] = print, so_far: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every text once, one after another; records and p50/p95/p99 of each figure. `so_far` is given
+    `/health` before the run, each text's record as it ends, and the text being sent (`stopped_fragments`)."""
+    so_far = {} if so_far is None else so_far
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
     async with aiohttp.ClientSession(headers=headers, trace_configs=[no_redirects()]) as session:
         before = await health_before_run(session, config.base)
         if refused := unspoken(config.lang, before):
             raise refused
         await check_access(session, config.base, config.token is not None)
-        records = []
+        records: list[dict[str, Any]] = so_far.setdefault("records", [])
+        so_far["health"] = before  # the run begins
         for idx in range(len(config.texts)):
+            so_far["sending"] = idx
             record = await stream_one(session, config, idx)
             say(f"text {idx}: ttfa from sentence {record.ttfa_from_sentence_ms} ms, error {record.error}")
             records.append(record.to_dict())
         after = await health_or_why_not(session, config.base)  # (a worker that died: `run_failed` says so)
+    return fragments_result(config, before, after, records)
+
+
+def stopped_fragments(
+    config: FragmentConfig, so_far: dict[str, Any], stopped: KeyboardInterrupt
+) -> dict[str, Any]:
+    """The result of a run stopped midway (Ctrl-C, SIGTERM): the texts that had ended, no `/health` asked
+    after it, and `interrupted` saying so (it wrote nothing, the texts measured lost)."""
+    records = so_far["records"]
+    result = fragments_result(config, so_far["health"], None, records)
+    result["interrupted"] = (
+        f"{how_stopped(stopped)[0].capitalize()} while sending text {so_far.get('sending', 0)}: the figures are"
+        f" of the {len(records)} texts that had ended, of {len(config.texts)}"
+    )
+    return result
+
+
+def fragments_result(
+    config: FragmentConfig,
+    before: dict[str, Any],
+    after: dict[str, Any] | None,
+    records: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The run's record: its config, `/health` before and after, each text's figures and their summary."""
     figures = ("ttfa_from_sentence_ms", "ttfa_from_first_fragment_ms", "server_ttfa_ms")
     ok = [r for r in records if r["error"] is None]
     summary: dict[str, Any] = {name: summarize(r[name] for r in ok) for name in figures}
@@ -252,5 +283,8 @@ def fragments_markdown(result: dict[str, Any], command: str) -> str:
             None if row[k] is None else round(row[k], 1) for k in ("p50", "p95", "p99", "max")
         ]
         lines.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
-    lines += lost_under_load_lines(result["health"], result["health_after"])  # as the load's record
+    if stopped := result.get("interrupted"):  # a run stopped midway: its record read as a whole run's
+        lines += ["", f"**Stopped before its end**: {one_line(str(stopped))}."]
+    elif result["health_after"] is not None:  # (none asked after a stopped run)
+        lines += lost_under_load_lines(result["health"], result["health_after"])  # as the load's record
     return printable_lines("\n".join(lines)) + "\n"  # a server's words run nothing in a terminal

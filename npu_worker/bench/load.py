@@ -10,10 +10,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
-import os
 import random
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -22,7 +20,9 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from npu_worker.bench.bounded_body import AnswerTooLarge, bounded_text
+from npu_worker.bench.interrupted import RunSoFar
 from npu_worker.bench.measure import RequestRecord, http_request, ws_request
+from npu_worker.bench.wav_folder import temp_wav_dir, wav_dir_hint
 from npu_worker.client.common import auth_headers
 from npu_worker.printable import one_line, printable
 
@@ -138,20 +138,29 @@ def no_redirects() -> aiohttp.TraceConfig:
 ERROR_WORDS = 300  # characters of a server's error said before the run
 
 
+ASK_SECONDS = 10.0  # /health and /v1/models: a worker answers them in milliseconds, loaded or not
+ASK_TIMEOUT = aiohttp.ClientTimeout(total=ASK_SECONDS)
+UNANSWERED = f"no answer within {ASK_SECONDS:g} s: is a worker listening there?"
+
+
 class NotAWorker(ValueError):
     """The target's /health answered no JSON object: something else listens on that port."""
 
 
 async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     """/health's JSON object, its body read up to MAX_ANSWER_BYTES (it was read whole: an endless or
-    gzip-bomb body from a server on that port filled the bench's memory); NotAWorker past it."""
-    async with session.get(base + "/health") as response:
-        try:
-            body = json.loads(await bounded_text(response, f"{base}/health"))
-        except AnswerTooLarge as exc:
-            raise NotAWorker(f"{exc}: is a worker listening there?") from None
-        except (ValueError, RecursionError):
-            body = None
+    gzip-bomb body from a server on that port filled the bench's memory); NotAWorker past it, or past
+    ASK_SECONDS (a port that accepts and says nothing held the bench 5 minutes, aiohttp's default)."""
+    try:
+        async with session.get(base + "/health", timeout=ASK_TIMEOUT) as response:
+            try:
+                body = json.loads(await bounded_text(response, f"{base}/health"))
+            except AnswerTooLarge as exc:
+                raise NotAWorker(f"{exc}: is a worker listening there?") from None
+            except (ValueError, RecursionError):
+                body = None
+    except TimeoutError:
+        raise NotAWorker(f"{base}/health: {UNANSWERED}") from None
     if not isinstance(body, dict):
         raise NotAWorker(f"{base}/health did not answer a JSON object: is a worker listening there?")
     if 400 <= response.status < 500:  # a --base with a path (/x: 404, /jobs: 405): every request fails so
@@ -194,8 +203,11 @@ class AccessRefused(ValueError):
 async def check_access(session: aiohttp.ClientSession, base: str, token_given: bool) -> None:
     """Ask `GET /v1/models`, which wants the token as the measured routes do (`/health` does not): a
     refusal now is one line before the run, not a whole run of failed requests."""
-    async with session.get(base + "/v1/models") as response:
-        status = response.status
+    try:
+        async with session.get(base + "/v1/models", timeout=ASK_TIMEOUT) as response:
+            status = response.status
+    except TimeoutError:
+        raise NotAWorker(f"{base}/v1/models: {UNANSWERED}") from None
     if status in (401, 403):
         hint = (
             "check the token"
@@ -317,9 +329,18 @@ async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> 
 
 
 async def run_rate(
-    session: aiohttp.ClientSession, config: LoadConfig, transport: str, rate: float, out_dir: str
+    session: aiohttp.ClientSession,
+    config: LoadConfig,
+    transport: str,
+    rate: float,
+    out_dir: str,
+    so_far: RunSoFar | None = None,
 ) -> list[RequestRecord]:
-    """One rate on one transport; the same seed gives both transports the same arrivals and texts."""
+    """One rate on one transport; the same seed gives both transports the same arrivals and texts. Each
+    request is told to `so_far` as it is sent and as it ends (a stopped run reports those that ended)."""
+    so_far = so_far or RunSoFar()
+    so_far.begin(transport, rate)
+    run = so_far.runs
     rng = random.Random(f"{config.seed}:{rate}")
     offsets = poisson_schedule(rate, config.duration, config.max_requests, rng)
     text_indices = [rng.randrange(len(config.texts)) for _ in offsets]
@@ -331,6 +352,7 @@ async def run_rate(
         record = RequestRecord(transport, rate, index, text_indices[index], offset)
         await asyncio.sleep(max(0.0, t0 - loop.time()))
         record.sched_lag_ms = (loop.time() - t0) * 1000.0
+        so_far.sent += 1
         # A fresh seed per request keeps the synthesis cache from answering instead of the engine.
         params = {"lang": config.lang, "seed": rng_seed(config.seed, transport, rate, index)}
         text = config.texts[record.text_idx]
@@ -344,6 +366,7 @@ async def run_rate(
             record.timeout, record.error = True, f"timeout after {config.timeout:g} s"
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
+        so_far.ended.append((run, record))
         if refused := language_refused(config, record):
             raise refused
         return record
@@ -363,43 +386,34 @@ def rng_seed(seed: int, transport: str, rate: float, index: int) -> int:
     ) % 2**31
 
 
-def temp_wav_dir(wav_dir: str | None) -> str:
-    """A fresh folder for the /synth wavs, as an absolute path: the worker would read a relative one
-    from its own folder (blocking: call from a thread)."""
-    return os.path.abspath(tempfile.mkdtemp(prefix="npu-bench-", dir=wav_dir))
-
-
-def wav_dir_hint(batch: list[RequestRecord], out_dir: str) -> str | None:
-    """What to do when the worker refused the folder of the /synth wavs: its own message tells its
-    operator to widen --output-roots, which a caller of the benchmark may not be."""
-    if not any((r.error or "").startswith("OutputPathNotAllowed") for r in batch):
-        return None
-    return (
-        f"the worker does not allow writing the /synth wavs in {out_dir}: give --wav-dir a folder"
-        " inside the worker's --output-roots"
-    )
-
-
-async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
-    """Every rate on every transport, the worker drained in between; returns health and raw records."""
+async def run_load(
+    config: LoadConfig, say: Callable[[str], None] = lambda line: None, so_far: RunSoFar | None = None
+) -> dict[str, Any]:
+    """Every rate on every transport, the worker drained in between; returns health and raw records.
+    `so_far` is told what is measured as it is (a run stopped midway reports it)."""
+    so_far = so_far or RunSoFar()
     records: list[RequestRecord] = []
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else None
     # No connection limit: the load generator must never be the queue (requests per rate are bounded).
     connector = aiohttp.TCPConnector(limit=0)
+    # No session-wide bound: --timeout bounds each request (aiohttp's 5 minutes cut a `--timeout 600` one,
+    # said as "timeout after 600 s"); the asks have their own, ASK_TIMEOUT.
+    unbounded = aiohttp.ClientTimeout(total=None)
     async with aiohttp.ClientSession(
-        headers=headers, connector=connector, trace_configs=[no_redirects()]
+        headers=headers, connector=connector, trace_configs=[no_redirects()], timeout=unbounded
     ) as session:
         before = await health_before_run(session, config.base)
         if refused := unspoken(config.lang, before):
             raise refused
         await check_access(session, config.base, config.token is not None)
+        so_far.health = before  # the run begins
         out_dir = await asyncio.to_thread(temp_wav_dir, config.wav_dir)
         try:
             for rate in config.rates:
                 for transport in config.transports:
                     if problem := await wait_idle(session, config.base, config.drain_timeout):
                         say(f"warning: {problem}; going on")
-                    batch = await run_rate(session, config, transport, rate, out_dir)
+                    batch = await run_rate(session, config, transport, rate, out_dir, so_far)
                     records.extend(batch)
                     failed = sum(1 for r in batch if r.error)
                     say(f"{transport} at {rate:g}/s: {len(batch)} requests, {failed} failed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import math
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from npu_worker.bench.load import lost_under_load_lines
+from npu_worker.bench.load import LoadConfig, lost_under_load_lines
 from npu_worker.bench.report_files import check_ours, write_file
 from npu_worker.bench.stats import summarize
 from npu_worker.cli_progress import printable_json
@@ -83,6 +84,29 @@ def summarize_runs(
             }
         )
     return rows
+
+
+def build_report(
+    result: dict[str, Any],
+    config: LoadConfig,
+    command: str,
+    started: str,
+    baseline: dict[str, Any] | None,
+    note: str | None,
+    load_at_start: list[float] | None = None,
+) -> dict[str, Any]:
+    return {
+        "command": command,
+        "started_at": started,
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": machine_info(note, load_at_start),
+        "config": config.public(),
+        "health": result["health"],
+        "health_after": result["health_after"],
+        "engine_baseline": baseline,
+        "summary": summarize_runs(result["records"], baseline),
+        "records": result["records"],
+    }
 
 
 def load_average() -> list[float] | None:
@@ -165,22 +189,33 @@ def markdown(report: dict[str, Any]) -> str:
         "excluded) on a simulated playback timeline that starts with the first chunk. RTF = elapsed / audio "
         "seconds (lower is faster). Percentiles by nearest rank.",
     ]
+    if stopped := report.get("interrupted"):  # a run stopped midway: its record read as a whole run's
+        lines += ["", f"**Stopped before its end**: {one_line(str(stopped))}."]
     for transport in ("ws", "http"):
         rows = [r for r in report["summary"] if r["transport"] == transport]
         if rows:
             lines += ["", f"## {TITLES[transport]}", "", HEADER, *map(_row, rows)]
-            notes = [
-                f"At {r['rate']:g}/s, {r['no_onset']} of {r['ok']} successful requests had no audible onset "
-                "(silence only): left out of the TTFA columns.  "
-                for r in rows
-                if r["no_onset"]  # not in the TTFA columns: say so beside them
-            ] + [
-                f"At {r['rate']:g}/s, {r['cached']} of {r['ok']} successful requests were answered from the "
-                "worker's cache: their figures are the cache's (a rerun with the same --seed; start the worker "
-                "with --cache-max-bytes 0).  "
-                for r in rows
-                if r["cached"]
-            ]
+            notes = (
+                [
+                    f"At {r['rate']:g}/s, {r['errors']} of {r['sent']} requests failed ({r['timeouts']} timed out): "
+                    f"left out of every column, whose figures are of the {r['ok']} that succeeded.  "
+                    for r in rows
+                    if r["errors"]  # an overloaded run's p95 read as every request's (its timeouts left out)
+                ]
+                + [
+                    f"At {r['rate']:g}/s, {r['no_onset']} of {r['ok']} successful requests had no audible onset "
+                    "(silence only): left out of the TTFA columns.  "
+                    for r in rows
+                    if r["no_onset"]  # not in the TTFA columns: say so beside them
+                ]
+                + [
+                    f"At {r['rate']:g}/s, {r['cached']} of {r['ok']} successful requests were answered from the "
+                    "worker's cache: their figures are the cache's (a rerun with the same --seed; start the worker "
+                    "with --cache-max-bytes 0).  "
+                    for r in rows
+                    if r["cached"]
+                ]
+            )
             lines += [""] * bool(notes) + notes
     overhead = [r for r in report["summary"] if r["metrics"]["overhead_ms"]["n"]]
     if overhead:

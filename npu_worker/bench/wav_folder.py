@@ -11,6 +11,7 @@ import os
 import stat
 import tempfile
 
+from npu_worker.bench.measure import RequestRecord
 from npu_worker.other_writers import replaceable_by_others, writable_by_others
 
 
@@ -59,3 +60,20 @@ def _others_can_replace(path: str) -> str | None:
     ):
         return f"others can write in it (mode {info.st_mode & 0o7777:o}, not sticky)"
     return None
+
+
+def temp_wav_dir(wav_dir: str | None) -> str:
+    """A fresh folder for the /synth wavs, as an absolute path: the worker would read a relative one
+    from its own folder (blocking: call from a thread)."""
+    return os.path.abspath(tempfile.mkdtemp(prefix="npu-bench-", dir=wav_dir))
+
+
+def wav_dir_hint(batch: list[RequestRecord], out_dir: str) -> str | None:
+    """What to do when the worker refused the folder of the /synth wavs: its own message tells its
+    operator to widen --output-roots, which a caller of the benchmark may not be."""
+    if not any((r.error or "").startswith("OutputPathNotAllowed") for r in batch):
+        return None
+    return (
+        f"the worker does not allow writing the /synth wavs in {out_dir}: give --wav-dir a folder"
+        " inside the worker's --output-roots"
+    )
