@@ -122,13 +122,17 @@ def many_sections(count: int, extra: str = "", text: str = "가") -> bytes:
         (', "junk": {"k": 1, "k": 2}', "가", 'the key "k" is given twice'),
     ],
 )
-@pytest.mark.parametrize("count", [40, 4000])  # many strings: under, then over MAX_WORDED_BYTES
+# many strings: under KEYS_SCANNED_BYTES (every string looked at), under MAX_WORDED_BYTES (the objects the
+# worker reads, in C, the key then named), over it (told without the name)
+@pytest.mark.parametrize("count", [40, 200, 4000])
 def test_a_batch_of_many_sections_is_checked_object_by_object(extra, text, said, count):
-    from npu_worker import wire
+    from npu_worker import duplicate_keys, wire
     from npu_worker.protocol import BadRequest, BatchBody
 
     body = many_sections(count, extra, text)
-    if count > 1000 and "junk" in extra:  # a large body: an ignored field's value is not looked into
+    scanned = len(body) <= duplicate_keys.KEYS_SCANNED_BYTES
+    assert scanned == (count == 40) and (len(body) <= duplicate_keys.MAX_WORDED_BYTES) == (count < 1000)
+    if count > 40 and "junk" in extra:  # a larger body: an ignored field's value is not looked into
         said = None
     if said is None:
         assert len(wire.decode(body, BatchBody).sections) == count
