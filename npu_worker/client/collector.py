@@ -104,7 +104,9 @@ class BatchCollector:
             # goes on, so the stream is re-attached after the last seq seen
             return TransportError(f"the stream failed: {one_line(event.get('error'))}"[:300])
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-            raise WorkerProtocolError(f"the worker sent a {kind} event without its seq: {event}"[:300])
+            raise WorkerProtocolError(
+                f"the worker sent a {one_line(kind)} event without its seq: {event}"[:300]
+            )
         if seq <= self.last_seq + 1:
             return None
         if self.skipped == (self.last_seq, seq):

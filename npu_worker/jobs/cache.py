@@ -71,7 +71,7 @@ class SynthesisCache:
         self._lock = threading.Lock()
         self._index: OrderedDict[str, int] | None = None  # key → bytes, oldest first
         self._total = 0
-        self._given = 0  # the times the cache gave up its room (`give_room`)
+        self._given = 0  # the entries given up for room so far (`give_room`): another write's drop seen
 
     def prepare(self) -> None:
         """Create the directory (blocking I/O: at start-up, off the loop)."""
