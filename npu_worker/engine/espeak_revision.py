@@ -192,5 +192,6 @@
 # 10:30부터" 열 시 30분부터 (not 10 대 30부터); a rule's "=-=-=-", "-=-=-" as written (not 마이너스는 마이너스는, minus equals);
 # "x > -∞", "x < ∞" x 마이너스 무한대 초과, x 무한대 미만 (not x 마이너스 초과 무한대: greater than infinity; x < 무한대); "<br>-둘째" as written (not 마이너스 둘째);
 # "(-∞, 0)", "[-π, π]" (마이너스 무한대, 0), [마이너스 파이, 파이] (not -무한대, -파이: the sign unsaid);
-# "xᵢ₁" x i₁ as before korean62 (not xᵢ₁, the index unsaid).
+# "xᵢ₁" x i₁ as before korean62 (not xᵢ₁, the index unsaid). Its leftovers (korean63, same revision: unreleased): a
+# language's letter, "ü 발음", "Ä는", pinyin's "ā", "Ō사카" as before korean62 (not u 더블 닷, A 더블 닷, a 바, O 바사카).
 AUDIO_REVISION = 30

@@ -2,7 +2,9 @@
 is read): a sample mean's bar, an estimate's hat, a tilde, a time derivative's dots, a vector's arrow, "x̄", "p̂", "x̃", "ẋ",
 "ẍ", "a⃗" (korean61: left to espeak, which said the letter alone, x, p: a mean heard as its variable): x 바, p 햇, x 틸드, x 닷,
 x 더블 닷, a 벡터; in an English sentence of a Korean text, x bar, p hat, a vector (`in_english`). Only a letter standing alone, Latin or Greek, not one of a
-word ("Māori", "naïve", "tōkyō"). One pattern anchored on the letter: linear in the text.
+word ("Māori", "naïve", "tōkyō"). A language's own letter, "ü", "Ä", pinyin's "ā", "Ō사카" (korean62: u 더블 닷, A 더블 닷,
+a 바, O 바사카: a lesson's letter read as a formula's), only beside a formula's operator, "ā = 3" (`_LANGUAGE_LETTERS`).
+One pattern anchored on the letter: linear in the text.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ ACCENTED = re.compile(
     r"(?:([⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2})|\^(\d{1,2}))?"
     rf"(?![{_LETTER}\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff⁰¹²³⁴⁵⁶⁷⁸⁹\d])(?:{PARTICLE})?"
 )
+# The precomposed letters a language writes (vowels with a diaeresis, macron, circumflex or tilde, "ñ", Esperanto's "ĉ",
+# Polish "ż", Greek "ϊ"): espeak's as before korean62 unless an operator stands beside them. A mean's "ȳ", a derivative's
+# "ẋ", "ȧ", "ṁ" and every letter with a combining mark NFC keeps apart ("x̄", "p̂", "a⃗") stay a formula's.
+_LANGUAGE_LETTERS = frozenset("ÂÃÄÊËÎÏÑÔÕÖÛÜâãäêëîïñôõöûüÿĀāĈĉĊċĒēĖėĜĝĠġĤĥĨĩĪīİĴĵŌōŜŝŨũŪūŴŵŶŷŸŻżΪΫϊϋṄṅẄẅẼẽỸỹ")
+_OPERATORS = frozenset("=≠≈≡<>≤≥+−±×·*/^₀₁₂₃₄₅₆₇₈₉")
 _SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 _ENGLISH_POWERS = {"2": "squared", "3": "cubed"}
 
@@ -53,7 +60,7 @@ def in_english(sentence: str) -> str:
 
 def _korean(match: re.Match[str]) -> str:
     letter, mark = _parts(match.group(1))
-    if mark not in _NAMES:
+    if mark not in _NAMES or _a_language_s_letter(match):
         return match.group()
     said = f"{letter} {_NAMES[mark][0]}"
     if exponent := _exponent(match):
@@ -64,12 +71,29 @@ def _korean(match: re.Match[str]) -> str:
 
 def _english(match: re.Match[str]) -> str:
     letter, mark = _parts(match.group(1))
-    if mark not in _NAMES:
+    if mark not in _NAMES or _a_language_s_letter(match):
         return match.group()
     said = f"{letter} {_NAMES[mark][1]}"
     if exponent := _exponent(match):
         said += " " + _ENGLISH_POWERS.get(exponent, f"to the power of {exponent}")
     return said + (match.group(4) or "")
+
+
+def _a_language_s_letter(match: re.Match[str]) -> bool:
+    """Whether the letter is one a language writes ("ü", "ā") with no operator beside it: a lesson's, not a formula's."""
+    if (
+        unicodedata.normalize("NFC", match.group(1)) not in _LANGUAGE_LETTERS
+        or match.group(2)
+        or match.group(3)
+    ):
+        return False
+    text = match.string
+    before = text[max(0, match.start() - 4) : match.start()].rstrip()
+    after = "" if match.group(4) else text[match.end() : match.end() + 4].lstrip()
+    return not (
+        (before[-1:] and (before[-1] in _OPERATORS or before.endswith(" -")))
+        or (after[:1] and (after[0] in _OPERATORS or after.startswith("- ")))
+    )
 
 
 def _exponent(match: re.Match[str]) -> str:
