@@ -35,3 +35,53 @@ from npu_worker.engine.korean_reading import spoken_form
 def test_a_language_s_letter_is_no_formula_s_accent(text: str, lang: str, said: str) -> None:
     """korean62 read a language lesson's letter as a formula letter's accent: "ü 발음" heard as u 더블 닷 발음."""
     assert spoken_form(text, lang) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # korean62: one dot two dot three dot four (an IP address's digits)
+        ("Install version 1.2.3.4 now.", "Install version one point two point three point four now."),
+        (
+            "Release 2.0.1.3 is out.",
+            "Release two point zero point one point three is out.",
+        ),  # korean62: two dot zero …
+        (
+            "Install v1.2.3.4 now.",
+            "Install v one point two point three point four now.",
+        ),  # korean62: v1 점 2 점 3 점 4
+        ("version 1.2.3 is out.", "version one point two point three is out."),  # korean62: 1 점 2 점 3
+        ("See section 2.10.1.", "See section two point ten point one."),  # korean62: 2 점 10 점 1
+        ("Use Python 3.11 here.", "Use Python three point eleven here."),  # korean62: three point one one
+        (
+            "The result was significant (p = .048).",
+            "The result was significant (p = zero point zero four eight).",
+        ),
+        ("It is r = .82 here.", "It is r = zero point eight two here."),  # korean62: r = .82, espeak's 팔이
+        # as korean62: an IP address, a decimal
+        ("The server 10.0.0.1 is up.", "The server one zero dot zero dot zero dot one is up."),
+        ("The battery is 3.7V.", "The battery is three point seven volts."),
+        ("Use HTTP/1.1 here.", "Use HTTP one point one here."),
+    ],
+)
+def test_an_english_sentence_s_version_and_section(text: str, said: str) -> None:
+    """korean62 read a four-part version as an IP address, one dot two dot three dot four, and left "p = .048"."""
+    assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Python 3.11을 설치한다.", "Python 3 점 11을 설치한다."),  # korean62: 3 점 일일을
+        ("파이썬 3.9로 실행", "파이썬 3 점 9로 실행"),  # korean62: 3 점 구로
+        ("CUDA 12.1 설치", "CUDA 12 점 1 설치"),
+        ("Node 18.12 버전", "Node 18 점 12 버전"),
+        ("Python 3.10", "Python 3 점 10"),  # korean62: 3 점 일영
+        # as korean62: a name not one of a language's or a platform's, a three-part version
+        ("MyPython 3.11", "MyPython 3 점 일일"),
+        ("Python 3.11.4", "Python 3 점 11 점 4"),
+    ],
+)
+def test_a_language_s_version(text: str, said: str) -> None:
+    """korean62 read a language's version as a decimal, "Python 3.11" 3 점 일일 (a version is 삼 점 십일)."""
+    assert spoken_form(text, "ko") == said

@@ -193,5 +193,8 @@
 # "x > -∞", "x < ∞" x 마이너스 무한대 초과, x 무한대 미만 (not x 마이너스 초과 무한대: greater than infinity; x < 무한대); "<br>-둘째" as written (not 마이너스 둘째);
 # "(-∞, 0)", "[-π, π]" (마이너스 무한대, 0), [마이너스 파이, 파이] (not -무한대, -파이: the sign unsaid);
 # "xᵢ₁" x i₁ as before korean62 (not xᵢ₁, the index unsaid). Its leftovers (korean63, same revision: unreleased): a
-# language's letter, "ü 발음", "Ä는", pinyin's "ā", "Ō사카" as before korean62 (not u 더블 닷, A 더블 닷, a 바, O 바사카).
+# language's letter, "ü 발음", "Ä는", pinyin's "ā", "Ō사카" as before korean62 (not u 더블 닷, A 더블 닷, a 바, O 바사카); an
+# English sentence's "version 1.2.3.4", "section 2.10.1", "Python 3.11" one point two point three point four, two point ten
+# point one, three point eleven (not one dot two …, 2 점 10 점 1, three point one one), its "(p = .048)" zero point zero four
+# eight (not .048); "Python 3.11을" 3 점 11을 (not 3 점 일일을).
 AUDIO_REVISION = 30
