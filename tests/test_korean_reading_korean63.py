@@ -85,3 +85,26 @@ def test_an_english_sentence_s_version_and_section(text: str, said: str) -> None
 def test_a_language_s_version(text: str, said: str) -> None:
     """korean62 read a language's version as a decimal, "Python 3.11" 3 점 일일 (a version is 삼 점 십일)."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("-a ≤ x ≤ a", "x는 마이너스 a 이상 a 이하"),  # korean62: -a ≤ x ≤ a (espeak: the signs unsaid)
+        ("-a < x < a", "x는 마이너스 a 초과 a 미만"),  # korean62: as written
+        ("-L/2 ≤ x ≤ L/2", "x는 마이너스 2분의 L 이상 2분의 L 이하"),  # korean62: as written
+        ("-L/2 < x < L/2에서", "x가 마이너스 2분의 L 초과 2분의 L 미만에서"),  # korean62: as written
+        ("x ≤ -y ≤ z", "마이너스 y는 x 이상 z 이하"),  # korean62: x 마이너스 y z 이하 이하
+        ("0 ≤ x ≤ -a", "x는 0 이상 마이너스 a 이하"),  # korean62: 0 이상 x 마이너스 a 이하
+        ("-σ ≤ x ≤ σ", "x는 마이너스 시그마 이상 시그마 이하"),  # korean62: as written
+        # as korean62: a number's, π's and an absolute value's minus, names ranked, a longer chain
+        ("-1 ≤ x ≤ 1", "x는 마이너스 1 이상 1 이하"),
+        ("-π/2 < θ < π/2", "세타는 마이너스 2분의 파이 초과 2분의 파이 미만"),
+        ("-|x| ≤ x ≤ |x|", "x는 마이너스 x의 절댓값 이상 x의 절댓값 이하"),
+        ("-A < B < C", "-A < B < C"),
+        ("-a < b < c < d", "-a < b < c < d"),
+    ],
+)
+def test_a_chain_s_glued_minus_before_a_letter(text: str, said: str) -> None:
+    """korean62 left a chain whose side a minus is glued to, "-a ≤ x ≤ a": espeak said a x a, the bounds unsaid."""
+    assert spoken_form(text, "ko") == said

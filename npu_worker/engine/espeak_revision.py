@@ -196,5 +196,6 @@
 # language's letter, "ü 발음", "Ä는", pinyin's "ā", "Ō사카" as before korean62 (not u 더블 닷, A 더블 닷, a 바, O 바사카); an
 # English sentence's "version 1.2.3.4", "section 2.10.1", "Python 3.11" one point two point three point four, two point ten
 # point one, three point eleven (not one dot two …, 2 점 10 점 1, three point one one), its "(p = .048)" zero point zero four
-# eight (not .048); "Python 3.11을" 3 점 11을 (not 3 점 일일을).
+# eight (not .048); "Python 3.11을" 3 점 11을 (not 3 점 일일을); "-a ≤ x ≤ a", "-L/2 ≤ x ≤ L/2", "x ≤ -y ≤ z" x는 마이너스 a
+# 이상 a 이하, x는 마이너스 2분의 L 이상 …, 마이너스 y는 x 이상 z 이하 (not as written, the signs unsaid; x 마이너스 y z 이하 이하).
 AUDIO_REVISION = 30
