@@ -108,3 +108,33 @@ def test_a_language_s_version(text: str, said: str) -> None:
 def test_a_chain_s_glued_minus_before_a_letter(text: str, said: str) -> None:
     """korean62 left a chain whose side a minus is glued to, "-a ≤ x ≤ a": espeak said a x a, the bounds unsaid."""
     assert spoken_form(text, "ko") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "said"),
+    [
+        ("x̄ - μ", "ko", "x 바 빼기 뮤"),  # korean62: x 바 - 뮤 (espeak: the minus unsaid)
+        ("x̄ − μ = 0", "ko", "x 바 빼기 뮤는 0"),  # korean62: x 바 − 뮤는 0
+        ("(x̄ - μ)²", "ko", "(x 바 빼기 뮤)의 2제곱"),  # korean62: (x 바 - 뮤)²
+        ("(x̄ - μ)²의 평균", "ko", "(x 바 빼기 뮤)의 2제곱의 평균"),  # korean62: (x 바 - 뮤)²의 평균
+        ("p̂(1-p̂)", "ko", "p 햇(1 빼기 p 햇)"),  # korean62: p 햇(1-p 햇)
+        ("x̄₁ = 3", "ko", "x 바 1은 3"),  # korean62: x 바₁는 3
+        ("x̄₁ - x̄₂", "ko", "x 바 1 빼기 x 바 2"),  # korean62: x 바₁ - x 바₂
+        ("(ȳ - 3)³", "ko", "(y 바 빼기 3)의 3제곱"),  # korean62: (y 바 - 3)³
+        ("x̄₁ = 3", "en", "x bar 1 = 3"),  # korean62: x bar₁ = 3
+        # as korean62: a power, a particle, a language's letter beside a hyphen, a bracket without an accent
+        ("x̄² - 1", "ko", "x 바의 2제곱 빼기 1"),
+        ("x̄는 평균이다.", "ko", "x 바는 평균이다."),
+        ("ü-Laut", "ko", "ü-Laut"),
+        ("(x - μ)²", "ko", "(x 빼기 뮤)의 2제곱"),
+    ],
+)
+def test_an_accented_letter_s_operators(text: str, lang: str, said: str) -> None:
+    """korean62 named the accent and left the operators beside it: "x̄ - μ" heard as x 바 뮤, "(x̄ - μ)²" without its
+    power, "x̄₁ = 3" with the particle after 바."""
+    assert spoken_form(text, lang) == said
+
+
+def test_a_plain_power_s_minus_beside_an_accented_letter_is_the_powers_rule_s() -> None:
+    """An accented letter elsewhere in the text leaves another formula's unspaced minus to its own rule."""
+    assert spoken_form("x²-y²이고 x̄ - μ", "ko") == "x의 2제곱 마이너스 y의 2제곱이고 x 바 빼기 뮤"
