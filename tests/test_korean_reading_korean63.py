@@ -138,3 +138,19 @@ def test_an_accented_letter_s_operators(text: str, lang: str, said: str) -> None
 def test_a_plain_power_s_minus_beside_an_accented_letter_is_the_powers_rule_s() -> None:
     """An accented letter elsewhere in the text leaves another formula's unspaced minus to its own rule."""
     assert spoken_form("x²-y²이고 x̄ - μ", "ko") == "x의 2제곱 마이너스 y의 2제곱이고 x 바 빼기 뮤"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("2x̄ = 4", "2 x 바는 4"),  # korean62: 2배 바는 4 (the x before 바 read as times)
+        ("3x̄를 구한다", "3 x 바를 구한다"),  # korean62: 3배 바를
+        ("10x̃", "10 x 틸드"),  # korean62: 10배 틸드
+        # as korean62: another letter's coefficient, a plain x's times
+        ("2p̂", "2p 햇"),
+        ("3x 크기", "3배 크기"),
+    ],
+)
+def test_an_accented_x_after_its_coefficient_is_no_times(text: str, said: str) -> None:
+    """korean62 named the accent after a coefficient's x, and the times rule then read "2x 바" as 2배 바."""
+    assert spoken_form(text, "ko") == said

@@ -199,5 +199,5 @@
 # eight (not .048); "Python 3.11을" 3 점 11을 (not 3 점 일일을); "-a ≤ x ≤ a", "-L/2 ≤ x ≤ L/2", "x ≤ -y ≤ z" x는 마이너스 a
 # 이상 a 이하, x는 마이너스 2분의 L 이상 …, 마이너스 y는 x 이상 z 이하 (not as written, the signs unsaid; x 마이너스 y z 이하 이하); "x̄ - μ",
 # "(x̄ - μ)²", "p̂(1-p̂)", "x̄₁ = 3" x 바 빼기 뮤, (x 바 빼기 뮤)의 2제곱, p 햇(1 빼기 p 햇), x 바 1은 3 (not x 바 - 뮤, the minus and
-# the power unsaid; x 바₁는).
+# the power unsaid; x 바₁는); "2x̄ = 4" 2 x 바는 4 (not 2배 바는 4).
 AUDIO_REVISION = 30

@@ -97,7 +97,9 @@ def _korean(match: re.Match[str]) -> str:
     if exponent := _exponent(match):
         said += f"의 {exponent}제곱"
     particle = match.group("particle")
-    return said + (particle_after(said, particle) if particle else "")
+    # a coefficient's "2x̄" (korean62: 2배 바, the x before a Korean word read as times): 2 x 바
+    apart = " " if letter in "xX" and match.string[match.start() - 1 : match.start()].isdigit() else ""
+    return apart + said + (particle_after(said, particle) if particle else "")
 
 
 def _english(match: re.Match[str]) -> str:
