@@ -90,7 +90,8 @@ def test_english_text_says_its_set_signs(written: str, said: str) -> None:
             "배터리는 3.7V입니다. The battery is 3.7V.",
             "배터리는 3 점 칠 볼트입니다. The battery is three point seven volts.",
         ),
-        ("Use version 2.10.1 in the lab.", "Use version 2 점 10 점 1 in the lab."),
+        # korean63: a version after its word in English words (korean62: 2 점 10 점 1, the Korean chain)
+        ("Use version 2.10.1 in the lab.", "Use version two point ten point one in the lab."),
     ],
 )
 def test_an_english_sentence_says_its_decimal_point_in_english(written: str, said: str) -> None:

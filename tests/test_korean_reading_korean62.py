@@ -78,7 +78,8 @@ def test_a_subscript_letter_index_one_more_or_less(text: str, said: str) -> None
         ),
         # as before: a Korean sentence's, a version's chain, no address's part over 255
         ("서버 주소는 192.168.0.1입니다.", "서버 주소는 192 점 168 점 0 점 1입니다."),
-        ("Install version 2.10.3 now. 그렇다.", "Install version 2 점 10 점 3 now. 그렇다."),
+        # korean63: a version after its word in English words (korean62: 2 점 10 점 3, the Korean chain)
+        ("Install version 2.10.3 now. 그렇다.", "Install version two point ten point three now. 그렇다."),
         ("Use 256.1.1.1 here. 그렇다.", "Use 256 점 1 점 1 점 1 here. 그렇다."),
     ],
 )

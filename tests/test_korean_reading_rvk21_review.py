@@ -135,7 +135,8 @@ def test_a_tilde_s_range_before_a_unit_in_an_english_sentence_is_said_to(written
         # a unit's, a mantissa's and a version's decimal as before
         ("The battery is 3.7V.", "The battery is three point seven volts."),
         ("It is 1.5e-3 here.", "It is 1 점 오 곱하기 10의 마이너스 3제곱 here."),
-        ("Use v2.0 here.", "Use v2 점 0 here."),
+        # korean63: a version after its word in English words (korean62: v2 점 0, the Korean chain)
+        ("Use v2.0 here.", "Use v two point zero here."),
     ],
 )
 def test_a_decimal_glued_to_a_letter_in_an_english_sentence_is_english(written: str, said: str) -> None:

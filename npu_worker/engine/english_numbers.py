@@ -125,8 +125,29 @@ LETTER_OVER = re.compile(r"(?<![\w./\\])([A-Za-z])/([1-9]\d{0,2})(?![\w/]|[.,]\d
 _PARTS = "_ _ half third quarter fifth sixth seventh eighth ninth tenth".split()
 
 
+# A version or a section after its word, "version 1.2.3.4", "Use Python 3.11", "section 2.10.1", "v1.2.3" (korean62: one
+# dot two dot three dot four, an IP address's; three point one one, a decimal's digits; 2 점 10 점 1, the Korean rules'
+# chain): each part a number, one point two point three point four, three point eleven, two point ten point one.
+_NUMBERED_BY = (
+    r"(?:[Vv]ersion|[Rr]elease|[Ss]ection|[Cc]hapter|[Ff]igure|[Tt]able|Python|Java|Node(?:\.js)?|Ubuntu|Android|iOS"
+    r"|macOS|CUDA|PyTorch|TensorFlow)"
+)
+VERSION = re.compile(rf"(?<![\w.])({_NUMBERED_BY} |v)(\d{{1,4}}(?:\.\d{{1,4}}){{1,3}})(?!\w|\.\d)")
+# A report's decimal without its leading zero after "=", "(p = .048)" (korean62: left, espeak's Korean voice said 영사팔,
+# the point lost; "p < .05" was said): zero point zero four eight, as "p = 0.048" is.
+_LEADING_POINT = re.compile(r"(?:(?<==)|(?<== ))\.(?=\d)")
+
+
 def amounts_said(sentence: str) -> str:
-    """`sentence` with its dollars, clock times, ratios and small fractions in English words."""
+    """`sentence` with its versions, dollars, clock times, ratios and small fractions in English words."""
+    if "." in sentence:
+        sentence = VERSION.sub(
+            lambda m: (
+                m.group(1).rstrip() + " " + " point ".join(map(_number_or_digits, m.group(2).split(".")))
+            ),
+            sentence,
+        )
+        sentence = _LEADING_POINT.sub("0.", sentence)
     if "$" in sentence:
         sentence = DOLLARS.sub(_dollars, SCALED_DOLLARS.sub(_scaled_dollars, sentence))
     if ":" in sentence:

@@ -192,5 +192,12 @@
 # 10:30부터" 열 시 30분부터 (not 10 대 30부터); a rule's "=-=-=-", "-=-=-" as written (not 마이너스는 마이너스는, minus equals);
 # "x > -∞", "x < ∞" x 마이너스 무한대 초과, x 무한대 미만 (not x 마이너스 초과 무한대: greater than infinity; x < 무한대); "<br>-둘째" as written (not 마이너스 둘째);
 # "(-∞, 0)", "[-π, π]" (마이너스 무한대, 0), [마이너스 파이, 파이] (not -무한대, -파이: the sign unsaid);
-# "xᵢ₁" x i₁ as before korean62 (not xᵢ₁, the index unsaid).
+# "xᵢ₁" x i₁ as before korean62 (not xᵢ₁, the index unsaid). Its leftovers (korean63, same revision: unreleased): a
+# language's letter, "ü 발음", "Ä는", pinyin's "ā", "Ō사카" as before korean62 (not u 더블 닷, A 더블 닷, a 바, O 바사카); an
+# English sentence's "version 1.2.3.4", "section 2.10.1", "Python 3.11" one point two point three point four, two point ten
+# point one, three point eleven (not one dot two …, 2 점 10 점 1, three point one one), its "(p = .048)" zero point zero four
+# eight (not .048); "Python 3.11을" 3 점 11을 (not 3 점 일일을); "-a ≤ x ≤ a", "-L/2 ≤ x ≤ L/2", "x ≤ -y ≤ z" x는 마이너스 a
+# 이상 a 이하, x는 마이너스 2분의 L 이상 …, 마이너스 y는 x 이상 z 이하 (not as written, the signs unsaid; x 마이너스 y z 이하 이하); "x̄ - μ",
+# "(x̄ - μ)²", "p̂(1-p̂)", "x̄₁ = 3" x 바 빼기 뮤, (x 바 빼기 뮤)의 2제곱, p 햇(1 빼기 p 햇), x 바 1은 3 (not x 바 - 뮤, the minus and
+# the power unsaid; x 바₁는); "2x̄ = 4" 2 x 바는 4 (not 2배 바는 4).
 AUDIO_REVISION = 30

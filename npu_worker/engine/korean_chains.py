@@ -29,14 +29,21 @@ from .korean_words import MATH_NAMES, UNITS
 # 세타 < 2분의 파이, the signs unsaid).
 # ... or a short formula, "n - 1 < k < n" (k7 took its last term alone: n 빼기 k는 1 초과 n 미만): k는 n 빼기 1 초과 n
 # 미만; a longer one too (`korean_ranges.LONG_SIDE`).
-_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{LONG_SIDE}"
+# ... and a glued minus before a letter's side, "-a ≤ x ≤ a", "-L/2 ≤ x ≤ L/2", "x ≤ -y ≤ z", "0 ≤ x ≤ -a" (korean62: left
+# as written, espeak's sign unsaid; x 마이너스 y z 이하 이하): 마이너스 a, 마이너스 L/2, 마이너스 y (`_NEGATIVE_TERM`).
+_LETTER_SIDE = r"[-−](?:[a-zα-ω]|[A-Z](?=/\d))(?:/\d{1,3})?(?![\w.(/^²³])"
+_EDGE = (
+    rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{_LETTER_SIDE}"
+    rf"|{LONG_SIDE}"
+)
 _EDGE_AHEAD = (
     r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,11} ?[<>≤≥]"
     r"|\d[\d.]{0,12} [가-힣A-Za-z]{1,4} ?[<>≤≥]"  # a number and its spaced counter or unit, "10 명 < n"
     r"|\d{1,12} ?분의 \d[\d.]{0,12} ?[<>≤≥]"  # a fraction said in Korean, "3분의 1 < x"
     r"|[-−]?\|[^|\n]{1,40}\| ?[<>≤≥]"  # an absolute value, "-|x| ≤ x ≤ |x|"
 )
-_NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
+_NEGATIVE_TERM = re.compile(r"^[-−](?=\d{0,2}π|[A-Za-zα-ω])")  # said 마이너스, as "-1" is
+_CAPITAL_OVER = re.compile(r"(?<![A-Za-z])([A-Z])/(\d{1,3})(?= |$)")  # "L/2" said 2분의 L, as "a/2" is
 # ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이
 # 초과 파이 미만.
 _LAST_NEGATIVE_PI = r"[-−]\d{0,2}π(?:/\d{1,2})?(?![A-Za-z\d_/^²³(])"
@@ -74,7 +81,7 @@ _BRACKET_PRODUCT = (
 )
 _MIDDLE = (
     rf"[-−]?\d+(?:\.\d+)?(?![\w.(])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{_LIMIT_TERM}|{_BRACKET_PRODUCT}|{SIDE}|{_WORD}"
-    rf"|{_INDEXED}"
+    rf"|{_INDEXED}|{_LETTER_SIDE}"
 )
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹]|\^[-−]?[a-z]{1,2})$")  # said 제곱: a closed syllable
 _FRACTION = re.compile(r"(\d{1,3})/([a-zα-ω]\d?)")  # "1/n" said n분의 1, as "1/2" is 2분의 1
@@ -109,7 +116,7 @@ _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|입니[다까]|
 CHAIN = re.compile(
     rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<!분의 )(?<![-+−*/×÷^] )"
     rf"({_FUNCTION}|{_COUNTED}|{_EDGE}|[-−]?{ABSOLUTE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI}|{ABSOLUTE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI}|{_LETTER_SIDE}|[A-Z]/\d{{1,3}}(?![A-Za-z\d./_])|{ABSOLUTE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
@@ -209,7 +216,9 @@ def chain(match: re.Match[str]) -> str:
     else:
         lower = f"{last} {BOUND_WORDS[falling_2]}"
         upper, word = first, LOWER_BOUND_WORDS[falling]
-    lower, upper = _NEGATIVE_PI.sub("마이너스 ", lower), _NEGATIVE_PI.sub("마이너스 ", upper)
+    lower, upper = (
+        _CAPITAL_OVER.sub(_over, _NEGATIVE_TERM.sub("마이너스 ", term)) for term in (lower, upper)
+    )
     # "0 < |x| ≤ |y|" (k8 left it to the single bounds: 0 초과 x의 절댓값이 y의 절댓값 이하); "-|x| ≤ x ≤ |x|" (it was
     # left whole, both signs unsaid): x는 마이너스 x의 절댓값 이상 x의 절댓값 이하.
     lower, upper = (
@@ -222,6 +231,10 @@ def chain(match: re.Match[str]) -> str:
     return f"{_middle_said(middle, match, before, particle)} {lower} {upper} {word}{ending}"
 
 
+def _over(match: re.Match[str]) -> str:
+    return f"{match.group(2)}분의 {match.group(1)}"
+
+
 def _middle_said(middle: str, match: re.Match[str], before: str, particle: str | None) -> str:
     """A chain's middle term as its subject or topic, "|x|" as its absolute value and "1/n" as n분의 1, with the
     particle its last sound takes."""
@@ -230,6 +243,7 @@ def _middle_said(middle: str, match: re.Match[str], before: str, particle: str |
     fraction = _FRACTION.fullmatch(middle)
     if fraction:
         middle = f"{fraction.group(2)}분의 {fraction.group(1)}"
+    middle = _NEGATIVE_TERM.sub("마이너스 ", middle)  # "x ≤ -y ≤ z": 마이너스 y는
     sound = middle.rstrip(")")  # "f(n)": n's sound
     said_middle = sound[:-1] + MATH_NAMES.get(sound[-1], sound[-1])
     closed = bool(_POWER_END.search(middle) or final_sound(said_middle))

@@ -19,8 +19,10 @@ from .korean_words import NATIVE_TENS as _NATIVE_TENS
 GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 # A version with one point, "v2.10", "버전 3.12", "3.10 버전" (espeak: 이 점 일영, a decimal's digits one by
 # one): its parts are numbers, 이 점 십.
+# ... and after a language's or a platform's name, "Python 3.11", "파이썬 3.11로", "CUDA 12.1" (korean62: 3 점 일일): 삼 점 십일.
 VERSION = re.compile(
-    r"(?:[Vv](?<![A-Za-z][Vv])(?:er(?:sion)?\.? ?)?|버전 ?)\d+\.\d+(?!\d|\.\d)|(?<![\d.])\d+\.\d+(?= ?버전)"
+    r"(?:[Vv](?<![A-Za-z][Vv])(?:er(?:sion)?\.? ?)?|버전 ?|(?<![A-Za-z])(?:Python|파이썬|Java|Node(?:\.js)?|Ubuntu|Android"
+    r"|iOS|macOS|CUDA|PyTorch|TensorFlow) )\d+\.\d+(?!\d|\.\d)|(?<![\d.])\d+\.\d+(?= ?버전)"
 )
 # "No. 1", "No.5" (espeak: the English "no", the point a pause): 넘버, a single digit in English as in a name.
 # ... and the numero sign, "№ 5" (espeak said nothing for it): 넘버 파이브 as "No. 5".
