@@ -9,6 +9,7 @@ import asyncio
 import base64
 import io
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -50,34 +51,41 @@ async def uploads_at_once(base: str, audio: bytes, first: int) -> list[tuple[int
         return list(await asyncio.gather(*(upload(session, base, name, audio) for name in names)))
 
 
-def one_decode_slot_worker(tmp_path) -> ServeProcess:
-    """A real `serve` that decodes one voice file at a time and lets no one wait for the slot."""
-    args = ["--state-dir", str(tmp_path / "state"), "--voice-decodes", "1", "--voice-decode-wait", "0"]
+@pytest.fixture(scope="module")
+def audio() -> bytes:
+    return telephone_at_192_khz()  # ≈ 0.5 s of CPU: made once for the module
+
+
+@pytest.fixture(scope="module")
+def one_decode_slot_worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    """A real `serve` that decodes one voice file at a time and lets no one wait for the slot, shared by
+    the module's two tests (each started its own: ≈ 1.5 s of CPU and 3 s of wall to ready): each sends
+    its requests once the other's have all been answered, and an upload's voice is no input to an
+    inline reference's speech."""
+    state = tmp_path_factory.mktemp("decode-slots") / "state"
+    args = ["--state-dir", str(state), "--voice-decodes", "1", "--voice-decode-wait", "0"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("NPU_WORKER_TOKEN", None)
-    return ServeProcess(args, env)
+    process = ServeProcess(args, env)
+    try:
+        yield process
+    finally:
+        process.terminate_and_log(seconds(30))
 
 
 @pytest.mark.allow_blocking
-def test_uploads_past_the_decode_slots_get_a_503_with_retry_after(tmp_path):
-    audio = telephone_at_192_khz()
-    process = one_decode_slot_worker(tmp_path)
-    try:
-        base = process.base
-        answers = asyncio.run(uploads_at_once(base, audio, 0))
-        statuses = sorted(status for status, _wait, _body in answers)
-        assert set(statuses) <= {201, 503} and statuses[0] == 201, answers
-        busy = [(wait, body) for status, wait, body in answers if status == 503]
-        assert busy, answers  # eight at once, one slot, no wait: all but those that ran alone refused
-        for wait, body in busy:
-            assert wait == "1" and body["error"]["code"] == "DecodersBusy", body
-            assert body["error"]["message"].startswith("the worker decodes 1 voice audio file(s) at once"), (
-                body
-            )
-        again = asyncio.run(_one(base, audio))
-        assert again[0] == 201, again  # the slot was given back
-    finally:
-        process.terminate_and_log(seconds(30))
+def test_uploads_past_the_decode_slots_get_a_503_with_retry_after(one_decode_slot_worker, audio):
+    base = one_decode_slot_worker.base
+    answers = asyncio.run(uploads_at_once(base, audio, 0))
+    statuses = sorted(status for status, _wait, _body in answers)
+    assert set(statuses) <= {201, 503} and statuses[0] == 201, answers
+    busy = [(wait, body) for status, wait, body in answers if status == 503]
+    assert busy, answers  # eight at once, one slot, no wait: all but those that ran alone refused
+    for wait, body in busy:
+        assert wait == "1" and body["error"]["code"] == "DecodersBusy", body
+        assert body["error"]["message"].startswith("the worker decodes 1 voice audio file(s) at once"), body
+    again = asyncio.run(_one(base, audio))
+    assert again[0] == 201, again  # the slot was given back
 
 
 async def _one(base: str, audio: bytes) -> tuple[int, str, dict]:
@@ -111,14 +119,9 @@ async def speeches_at_once(base: str, audio: bytes) -> list[tuple[int, str, dict
 
 
 @pytest.mark.allow_blocking
-def test_inline_ref_audio_past_the_decode_slots_gets_a_503_with_retry_after(tmp_path):
-    audio = telephone_at_192_khz()
-    process = one_decode_slot_worker(tmp_path)
-    try:
-        answers = asyncio.run(speeches_at_once(process.base, audio))
-    finally:
-        log = process.terminate_and_log(seconds(30))
-    assert {status for status, _wait, _said in answers} <= {200, 503}, (answers, log)
+def test_inline_ref_audio_past_the_decode_slots_gets_a_503_with_retry_after(one_decode_slot_worker, audio):
+    answers = asyncio.run(speeches_at_once(one_decode_slot_worker.base, audio))
+    assert {status for status, _wait, _said in answers} <= {200, 503}, (answers, one_decode_slot_worker.log())
     busy = [(wait, said) for status, wait, said in answers if status == 503]
     assert busy and len(busy) < UPLOADS, answers
     assert all(wait == "1" and said and said["error"]["code"] == "DecodersBusy" for wait, said in busy), busy

@@ -4,6 +4,7 @@ counts checked before the model is read."""
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,18 @@ import pytest
 from tests.zipvoice.test_providers import qnn, x86_only
 
 PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
+
+
+def model_copy(tiny_model_dir: Path, target: Path, precision: str) -> Path:
+    """The session's tiny model with only `precision`'s encoder and decoder: what
+    `build_model_dir(target, "tiny", (precision,))` writes (the same seed; the int8 files are quantised
+    from the same fp32 graphs, then those are removed), without building and quantising again (≈ 2 s of
+    CPU each, 20-30 s of a loaded worker's wall)."""
+    dropped = ("fm_decoder_int8.onnx", "text_encoder_int8.onnx")
+    if precision == "int8":
+        dropped = ("fm_decoder.onnx", "text_encoder.onnx")
+    shutil.copytree(tiny_model_dir, target, ignore=shutil.ignore_patterns(*dropped))
+    return target
 
 
 def prepare(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
@@ -45,12 +58,12 @@ def test_calibration_counts_out_of_range_are_refused_before_the_model_is_read(tm
 
 
 @pytest.mark.parametrize("precision", ["a16w8", "a8w8"])
-def test_a_quantised_prepare_of_an_int8_only_folder_says_it_needs_the_fp32_files(tmp_path, precision):
+def test_a_quantised_prepare_of_an_int8_only_folder_says_it_needs_the_fp32_files(
+    tiny_model_dir, tmp_path, precision
+):
     """sherpa-onnx's int8-only release: `--precision a16w8` said "text encoder (fp32) not found ...
     (try --precision int8)", no word that a16w8 is calibrated from the fp32 files."""
-    from npu_worker.testing.zipvoice_model import build_model_dir
-
-    build_model_dir(tmp_path / "model", "tiny", ("int8",))
+    model_copy(tiny_model_dir, tmp_path / "model", "int8")
     done = prepare(tmp_path, "--precision", precision)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     said = done.stderr.strip().splitlines()[-1]
@@ -122,17 +135,18 @@ def test_a_blank_calibration_file_is_the_default(flag):
     assert getattr(args, flag[2:].replace("-", "_")) is None
 
 
-def test_calibration_texts_under_a_tilde_are_read_from_the_home(tmp_path, monkeypatch, capsys):
+def test_calibration_texts_under_a_tilde_are_read_from_the_home(
+    tiny_model_dir, tmp_path, monkeypatch, capsys
+):
     """`--calibration-texts=~/texts.json` was looked for in a folder named `~` under the current one:
     "cannot read calibration texts ~/texts.json: No such file or directory"."""
     from npu_worker import cli
-    from npu_worker.testing.zipvoice_model import build_model_dir
 
     home, here = tmp_path / "home", tmp_path / "here"
     home.mkdir()
     here.mkdir()
     (home / "texts.json").write_text("[]", encoding="utf-8")
-    build_model_dir(tmp_path / "model", "tiny", ("fp32",))
+    model_copy(tiny_model_dir, tmp_path / "model", "fp32")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(here)
     command = ["prepare", "--buckets", "63", "--precision", "a16w8", "--model-dir", str(tmp_path / "model")]
