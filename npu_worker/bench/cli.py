@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import errno
 import hashlib
@@ -24,7 +23,7 @@ from npu_worker.bench.fragments import (
     run_fragments,
     stopped_fragments,
 )
-from npu_worker.bench.interrupted import RunSoFar
+from npu_worker.bench.interrupted import RunSoFar, run_stoppable
 from npu_worker.bench.load import (
     MAX_REQUESTS,
     AccessRefused,
@@ -313,7 +312,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     so_far: dict[str, Any] = {}
     stopped = None
     try:
-        result = asyncio.run(run_fragments(config, say=tell, so_far=so_far))
+        result = run_stoppable(run_fragments(config, say=tell, so_far=so_far))
     except LanguageRefused as exc:
         tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
@@ -376,7 +375,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     load_at_start = load_average()
     so_far, stopped = RunSoFar(), None
     try:
-        result = asyncio.run(run_load(config, say=tell, so_far=so_far))
+        result = run_stoppable(run_load(config, say=tell, so_far=so_far))
     except LanguageRefused as exc:
         tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
