@@ -17,17 +17,17 @@ from tests.serve_process import ServeProcess
 from tests.timing import seconds
 
 REPO = Path(__file__).resolve().parents[1]
-# The real console script, its third /synth stopping the bench from inside that request's task: the
-# instant a stop under load lands on (a kill from outside lands there only some of the time).
+# The real console script, stopped from inside its second /synth's task as that request ends (its record
+# kept): the instant a stop under load lands on (a kill from outside lands there only some of the time).
 STOPPED_IN_A_REQUEST = """
 import os, signal, sys
 from npu_worker.bench import load
-sent = load.http_request
-async def http_request(session, base, text, params, record, t0, out_dir):
-    if record.index == 2:
+told = load.language_refused
+def language_refused(config, record):
+    if record.index == 1:
         os.kill(os.getpid(), signal.SIGTERM)
-    return await sent(session, base, text, params, record, t0, out_dir)
-load.http_request = http_request
+    return told(config, record)
+load.language_refused = language_refused
 from npu_worker.cli import main
 sys.exit(main())
 """
@@ -54,3 +54,40 @@ def test_a_stop_inside_a_request_cancels_the_run_and_removes_its_wav_folder(tmp_
     assert not list(wavs.iterdir())  # the run's own folder removed, as a run that ends removes it
     report = json.loads(prefix.with_suffix(".json").read_text())
     assert report["interrupted"].startswith("Terminated while loading http at 20/s"), report["interrupted"]
+
+
+# The real console script stopped by a Ctrl-C as it waits for the worker to be idle before its first
+# rate: the run has begun (its /health asked), no request has ended.
+STOPPED_BEFORE_ANY_ENDED = """
+import os, signal, sys
+from npu_worker.bench import load
+waited = load.wait_idle
+async def wait_idle(session, base, limit):
+    os.kill(os.getpid(), signal.SIGINT)
+    return await waited(session, base, limit)
+load.wait_idle = wait_idle
+from npu_worker.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_stop_before_any_request_ended_writes_nothing_over_an_earlier_report(tmp_path):
+    """It wrote a report of nothing, `Interrupted while loading : the figures are of the 0 requests`,
+    over the earlier run's files at that --out (a run stopped in its first second, its flags wrong)."""
+    prefix = tmp_path / "run"
+    earlier = {suffix: f"the earlier run's {suffix}" for suffix in (".json", ".md")}
+    for suffix, text in earlier.items():
+        Path(f"{prefix}{suffix}").write_text(text)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"], env)
+    try:
+        argv = [sys.executable, "-c", STOPPED_BEFORE_ANY_ENDED, "bench", "--base", worker.wait_ready()]
+        argv += ["--rps", "5", "--duration", "5", "--transports", "ws", "--out", str(prefix)]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=seconds(120))
+    finally:
+        worker.kill()
+        worker.wait(seconds(30))
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "npu-worker bench: interrupted\n", done.stderr
+    assert {suffix: Path(f"{prefix}{suffix}").read_text() for suffix in earlier} == earlier
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run.json", "run.md", "state"]

@@ -323,7 +323,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
         tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
     except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): the texts measured are written, as the load's
-        if "health" not in so_far:  # before the run began: nothing measured
+        if not so_far.get("records"):  # no text had ended: a record of nothing replaced an earlier one
             raise
         stopped, result = exc, stopped_fragments(config, so_far, exc)
     result = {"command": command, "started_at": started, "machine": machine_info(args.note), **result}
@@ -386,7 +386,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
     except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): what was measured is written, then it ends
-        if so_far.health is None:  # before the run began: nothing measured
+        if not so_far.ended:  # no request had ended: a report of nothing replaced an earlier one
             raise
         stopped, result = exc, so_far.result()
     report = build_report(result, config, command, started, baseline, args.note, load_at_start)
