@@ -91,3 +91,46 @@ def test_a_stop_before_any_request_ended_writes_nothing_over_an_earlier_report(t
     assert done.stderr == "npu-worker bench: interrupted\n", done.stderr
     assert {suffix: Path(f"{prefix}{suffix}").read_text() for suffix in earlier} == earlier
     assert sorted(path.name for path in tmp_path.iterdir()) == ["run.json", "run.md", "state"]
+
+
+# The real console script sent a SIGTERM once its first rate has ended, then a Ctrl-C as its report's
+# JSON is written (a second stop, impatient or another tool's).
+STOPPED_AGAIN_AS_IT_WRITES = """
+import os, signal, sys
+from npu_worker.bench import load, report
+hint = load.wav_dir_hint
+def wav_dir_hint(batch, out_dir):
+    os.kill(os.getpid(), signal.SIGTERM)
+    return hint(batch, out_dir)
+load.wav_dir_hint = wav_dir_hint
+write = report.write_file
+def write_file(path, data):
+    write(path, data)
+    if path.suffix == ".json":
+        os.kill(os.getpid(), signal.SIGINT)
+report.write_file = write_file
+from npu_worker.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_second_stop_as_the_stopped_runs_report_is_written_leaves_it_whole(tmp_path):
+    """A Ctrl-C as the report of a run stopped by SIGTERM was written cut it after its JSON: the markdown
+    beside it was an earlier run's (or none), and the command said `interrupted`, 130."""
+    prefix = tmp_path / "run"
+    Path(f"{prefix}.md").write_text("the earlier run's record")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"], env)
+    try:
+        argv = [sys.executable, "-c", STOPPED_AGAIN_AS_IT_WRITES, "bench", "--base", worker.wait_ready()]
+        argv += ["--rps", "50,0.01", "--duration", "600", "--requests", "3", "--transports", "ws"]
+        argv += ["--timeout", str(seconds(30)), "--out", str(prefix)]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=seconds(120))
+    finally:
+        worker.kill()
+        worker.wait(seconds(30))
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.rstrip().endswith("npu-worker bench: terminated"), done.stderr
+    report = json.loads(prefix.with_suffix(".json").read_text())
+    assert report["interrupted"].startswith("Terminated while loading ws at 50/s"), report["interrupted"]
+    assert "**Stopped before its end**: Terminated while loading" in Path(f"{prefix}.md").read_text()

@@ -23,7 +23,7 @@ from npu_worker.bench.fragments import (
     run_fragments,
     stopped_fragments,
 )
-from npu_worker.bench.interrupted import RunSoFar, run_stoppable
+from npu_worker.bench.interrupted import RunSoFar, run_stoppable, stops_ignored_once_stopped
 from npu_worker.bench.load import (
     MAX_REQUESTS,
     AccessRefused,
@@ -331,8 +331,9 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     text = fragments_markdown(result, command)
-    write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
-    write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
+    with stops_ignored_once_stopped(stopped):
+        write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
+        write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
     print(text)
     tell(f"written: {prefix}.json, {prefix}.md")
     if stopped is not None:  # `main` says it, with 128 + the signal's number
@@ -393,7 +394,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     report["interrupted"] = so_far.why_partial(stopped) if stopped is not None else None
     backend = file_label(report["health"].get("backend"))
     prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
-    paths = write_report(report, prefix)
+    with stops_ignored_once_stopped(stopped):
+        paths = write_report(report, prefix)
     print(markdown(report))
     tell("written: " + ", ".join(map(str, paths)))
     if not any(path.suffix == ".png" for path in paths):

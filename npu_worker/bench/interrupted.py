@@ -4,14 +4,21 @@ every figure, the requests already answered with the rest, and ended with no rep
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from npu_worker.bench.measure import RequestRecord
-from npu_worker.held_signals import HEARD_AT_START, StartTerminated, how_stopped
+from npu_worker.held_signals import (
+    HEARD_AT_START,
+    STOPPING,
+    StartTerminated,
+    how_stopped,
+    signals_handled_by,
+)
 
 T = TypeVar("T")
 
@@ -80,3 +87,15 @@ async def _heard(main: Coroutine[Any, Any, T], stops: list[int]) -> T:
     finally:
         for signum, handler in before.items():
             signal.signal(signum, signal.SIG_IGN if stops else handler)
+
+
+@contextlib.contextmanager
+def stops_ignored_once_stopped(stopped: KeyboardInterrupt | None) -> Iterator[None]:
+    """Once a run was stopped (`stopped`), a Ctrl-C, SIGTERM or SIGHUP meanwhile is ignored: the stopped
+    run's report is written as a whole (a second Ctrl-C as it was written left its JSON beside an earlier
+    run's markdown, or no markdown). A run that ended is written as before, a stop cutting it short."""
+    if stopped is None:
+        yield
+        return
+    with signals_handled_by(lambda signum, frame: None, STOPPING):
+        yield
