@@ -132,5 +132,48 @@ def test_a_second_stop_as_the_stopped_runs_report_is_written_leaves_it_whole(tmp
     assert done.returncode == 143, done.stderr
     assert done.stderr.rstrip().endswith("npu-worker bench: terminated"), done.stderr
     report = json.loads(prefix.with_suffix(".json").read_text())
-    assert report["interrupted"].startswith("Terminated while loading ws at 50/s"), report["interrupted"]
+    assert report["interrupted"].startswith("Terminated while loading ws at "), report["interrupted"]
+    assert [r["rate"] for r in report["records"]] == [50, 50, 50], report["records"]
     assert "**Stopped before its end**: Terminated while loading" in Path(f"{prefix}.md").read_text()
+
+
+# The real console script stopped by a Ctrl-C as it waits for the worker to be idle before its second
+# rate, the first one's requests all ended.
+STOPPED_BETWEEN_RATES = """
+import os, signal, sys
+from npu_worker.bench import load
+waited, calls = load.wait_idle, []
+async def wait_idle(session, base, limit):
+    calls.append(limit)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGINT)
+    return await waited(session, base, limit)
+load.wait_idle = wait_idle
+from npu_worker.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_stop_between_two_rates_names_the_rate_to_come_not_the_one_that_ended(tmp_path):
+    """It said `Interrupted while loading ws at 50/s: … 0 in flight were cut` of a rate whose requests had
+    all ended: its row read as one cut short."""
+    prefix = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"], env)
+    try:
+        argv = [sys.executable, "-c", STOPPED_BETWEEN_RATES, "bench", "--base", worker.wait_ready()]
+        argv += ["--rps", "50,0.01", "--duration", "600", "--requests", "3", "--transports", "ws"]
+        argv += ["--timeout", str(seconds(30)), "--out", str(prefix)]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=seconds(120))
+    finally:
+        worker.kill()
+        worker.wait(seconds(30))
+    assert done.returncode == 130, done.stderr
+    report = json.loads(prefix.with_suffix(".json").read_text())
+    assert [r["rate"] for r in report["records"]] == [50, 50, 50], report["records"]
+    said = (
+        "Interrupted while loading ws at 0.01/s (before its first request: waiting for the worker to be idle)"
+    )
+    assert report["interrupted"].startswith(f"{said}: the figures are of the 3 requests"), report[
+        "interrupted"
+    ]

@@ -38,6 +38,13 @@ class RunSoFar:
         self.runs += 1
         self.loading = f"{transport} at {rate:g}/s"
 
+    def waiting_before(self, transport: str, rate: float) -> None:
+        """The worker's drain awaited before this run: a stop now named the run before, whose requests
+        had all ended, as the one cut."""
+        self.loading = (
+            f"{transport} at {rate:g}/s (before its first request: waiting for the worker to be idle)"
+        )
+
     def result(self) -> dict[str, Any]:
         """`run_load`'s result of the requests that had ended; `/health` after the run is not asked."""
         ordered = sorted(self.ended, key=lambda ended: (ended[0], ended[1].index))  # as a whole run's
