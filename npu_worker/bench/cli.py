@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import errno
 import hashlib
@@ -24,7 +23,7 @@ from npu_worker.bench.fragments import (
     run_fragments,
     stopped_fragments,
 )
-from npu_worker.bench.interrupted import RunSoFar
+from npu_worker.bench.interrupted import RunSoFar, run_stoppable, stops_ignored_once_stopped
 from npu_worker.bench.load import (
     MAX_REQUESTS,
     AccessRefused,
@@ -313,7 +312,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     so_far: dict[str, Any] = {}
     stopped = None
     try:
-        result = asyncio.run(run_fragments(config, say=tell, so_far=so_far))
+        result = run_stoppable(run_fragments(config, say=tell, so_far=so_far))
     except LanguageRefused as exc:
         tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
@@ -324,7 +323,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
         tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
     except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): the texts measured are written, as the load's
-        if "health" not in so_far:  # before the run began: nothing measured
+        if not so_far.get("records"):  # no text had ended: a record of nothing replaced an earlier one
             raise
         stopped, result = exc, stopped_fragments(config, so_far, exc)
     result = {"command": command, "started_at": started, "machine": machine_info(args.note), **result}
@@ -332,8 +331,9 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     text = fragments_markdown(result, command)
-    write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
-    write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
+    with stops_ignored_once_stopped(stopped):
+        write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
+        write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
     print(text)
     tell(f"written: {prefix}.json, {prefix}.md")
     if stopped is not None:  # `main` says it, with 128 + the signal's number
@@ -376,7 +376,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     load_at_start = load_average()
     so_far, stopped = RunSoFar(), None
     try:
-        result = asyncio.run(run_load(config, say=tell, so_far=so_far))
+        result = run_stoppable(run_load(config, say=tell, so_far=so_far))
     except LanguageRefused as exc:
         tell(f"npu-worker bench: {language_refused(exc, args)}")
         return 2
@@ -387,14 +387,15 @@ def run_bench_command(args: argparse.Namespace) -> int:
         tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
         return 2
     except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): what was measured is written, then it ends
-        if so_far.health is None:  # before the run began: nothing measured
+        if not so_far.ended:  # no request had ended: a report of nothing replaced an earlier one
             raise
         stopped, result = exc, so_far.result()
     report = build_report(result, config, command, started, baseline, args.note, load_at_start)
     report["interrupted"] = so_far.why_partial(stopped) if stopped is not None else None
     backend = file_label(report["health"].get("backend"))
     prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
-    paths = write_report(report, prefix)
+    with stops_ignored_once_stopped(stopped):
+        paths = write_report(report, prefix)
     print(markdown(report))
     tell("written: " + ", ".join(map(str, paths)))
     if not any(path.suffix == ".png" for path in paths):

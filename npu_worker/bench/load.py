@@ -411,6 +411,7 @@ async def run_load(
         try:
             for rate in config.rates:
                 for transport in config.transports:
+                    so_far.waiting_before(transport, rate)
                     if problem := await wait_idle(session, config.base, config.drain_timeout):
                         say(f"warning: {problem}; going on")
                     batch = await run_rate(session, config, transport, rate, out_dir, so_far)
