@@ -37,7 +37,8 @@ _MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _OBJECTS = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
 ONCE = "give each key once"
 # A JSON string whole, its escapes stepped over in C (a Python loop over 4 M escaped quotes or 8 MiB of
-# spaces between strings held the event loop over a second: 70 times msgspec's decode of the body).
+# spaces between strings held the event loop 1.2–1.3 s, 70–120 times msgspec's decode of the body:
+# benchmarks/SERVER_OVERHEAD.md, stop 61, rvc62).
 _STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _SPACES = re.compile(rb"[ \t\r\n]*+")
 _ARRAYS = (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Set)  # a JSON array
@@ -52,7 +53,7 @@ def refuse_duplicate_keys(data: bytes, into: Any = None) -> None:
         _name_repeated(data)
         return
     # Many strings, or a key escaped or written twice in a body past MAX_WORDED_BYTES: Python's parser
-    # on megabytes of `[],` held the event loop 50 times msgspec's decode; the objects read, in C.
+    # on 8 MiB of `[], ` held the event loop 0.7 s, 30 times msgspec's decode; the objects read, in C.
     try:
         _refuse_in_objects_read(data, into)
     except BadRequest:
