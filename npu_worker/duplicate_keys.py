@@ -35,7 +35,9 @@ KEY_SHOWN = 60  # characters of a repeated key its refusal quotes, at most
 _ENCODER = msgspec.json.Encoder()
 _MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _OBJECTS = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
+_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])
 ONCE = "give each key once"
+READ_AS = "read_as"  # a `Meta.extra` key: the Struct an array of `Any` is read as, item by item
 # A JSON string whole, its escapes stepped over in C (a Python loop over 4 M escaped quotes or 8 MiB of
 # spaces between strings held the event loop 1.2–1.3 s, 70–120 times msgspec's decode of the body:
 # benchmarks/SERVER_OVERHEAD.md, stop 61, rvc62).
@@ -71,32 +73,54 @@ def _refuse_in_objects_read(data: bytes, into: Any) -> None:
         members = _MEMBERS.decode(data)
     except msgspec.ValidationError:  # not an object (`into` is Any): no member of it is read by name
         return
-    _refuse_dropped([members], data)
+    _refuse_dropped([members], data.count(b":"))
     _refuse_in_members_read([members], into)
 
 
 def _refuse_in_members_read(objects: list[dict[str, msgspec.Raw]], into: Any) -> None:
-    """The members of `objects` that `into` reads as an object or an array of objects, checked in C."""
+    """The members of `objects` that `into` reads as an object or an array of objects, checked in C,
+    all of one field's objects at once, then their own members read."""
     for name, (inner, listed) in _objects_read(into).items():
-        for one in objects:
-            raw = one.get(name)
-            if raw is None or memoryview(raw)[:1].tobytes() not in (b"[", b"{"):
-                continue
-            try:  # not an object (or an array of them) here: refused as a type, not read
-                nested = _OBJECTS.decode(raw) if listed else [_MEMBERS.decode(raw)]
-            except msgspec.ValidationError:
-                continue
-            _refuse_dropped(nested, bytes(raw))
-            _refuse_in_members_read(nested, inner)
+        values = [bytes(raw) for one in objects if (raw := one.get(name)) is not None]
+        nested, colons, braces = _objects_in(values, listed)
+        if nested:
+            _refuse_dropped(nested, colons)
+            if braces > len(
+                nested
+            ):  # (else no member of them is an object or holds one: a Python step an object less)
+                _refuse_in_members_read(nested, inner)
 
 
-def _refuse_dropped(objects: list[dict[str, msgspec.Raw]], written: bytes) -> None:
-    """BadRequest when decoding `written` into `objects` (their members' values left as written) dropped
+def _objects_in(values: list[bytes], listed: bool) -> tuple[list[dict[str, msgspec.Raw]], int, int]:
+    """The objects among `values` (JSON values written; where `listed`, the objects in those that are
+    arrays), decoded in C, and the colons and opening braces written in them. An array of objects whole, as it is; of
+    another, each element that is an object (one that is not fails on its own, as an OpenAI batch's
+    item does: the others are read)."""
+    objects: list[dict[str, msgspec.Raw]] = []
+    colons = braces = 0
+    pieces = [] if listed else [value for value in values if value[:1] == b"{"]
+    for array in values if listed else ():
+        if array[:1] != b"[":
+            continue
+        try:
+            objects.extend(_OBJECTS.decode(array))
+            colons, braces = colons + array.count(b":"), braces + array.count(b"{")
+        except msgspec.ValidationError:
+            pieces.extend(item for raw in _ELEMENTS.decode(array) if (item := bytes(raw))[:1] == b"{")
+    if pieces:
+        joined = b"[" + b",".join(pieces) + b"]"
+        objects.extend(_OBJECTS.decode(joined))
+        colons, braces = colons + joined.count(b":"), braces + joined.count(b"{")
+    return objects, colons, braces
+
+
+def _refuse_dropped(objects: list[dict[str, msgspec.Raw]], colons: int) -> None:
+    """BadRequest when decoding JSON that held `colons` colons into `objects` (their members' values left as written) dropped
     a member: a key given twice. Encoded again, the values are byte for byte as written and every colon
     but a key's own is in them; so the colons counted in both differ exactly when a member went, unless
     a key holds a colon (written escaped, encoded as is): no field's name does, that is refused too."""
     again = _ENCODER.encode(objects)
-    if written.count(b":") == again.count(b":") and not any(":" in key for one in objects for key in one):
+    if colons == again.count(b":") and not any(":" in key for one in objects for key in one):
         return
     raise BadRequest(f"an object of the body gives a key twice, or a key holding a colon; {ONCE}")
 
@@ -109,10 +133,20 @@ def _objects_read(into: Any) -> dict[str, tuple[Any, bool]]:
     for field in (field for kind in structs for field in msgspec.structs.fields(kind)):
         for value in _kinds(field.type):
             if typing.get_origin(value) in _ARRAYS:
-                read[field.encode_name] = ((typing.get_args(value) or (Any,))[0], True)
+                element = (typing.get_args(value) or (Any,))[0]
+                read[field.encode_name] = (_read_as(field.type) if element is Any else element, True)
             elif _is_struct(value):
                 read[field.encode_name] = (value, False)
     return read
+
+
+def _read_as(kind: Any) -> Any:
+    """What an array of `Any` is read as later, named by its `Meta(extra={READ_AS: Struct})` (an OpenAI
+    batch's items, each checked on its own after the batch decoded, are speech bodies); else Any."""
+    metas = typing.get_args(kind)[1:] if typing.get_origin(kind) is Annotated else ()
+    return next(
+        (meta.extra[READ_AS] for meta in metas if READ_AS in (getattr(meta, "extra", None) or {})), Any
+    )
 
 
 def _is_struct(kind: Any) -> bool:

@@ -16,7 +16,7 @@ import pytest
 
 from npu_worker import wire
 from npu_worker.errors import BadRequest
-from npu_worker.openai_compat.request import SpeechBody
+from npu_worker.openai_compat.request import SpeechBatchBody, SpeechBody
 from npu_worker.protocol import SynthBody
 
 HEADERS = {"Content-Type": "application/json"}
@@ -60,6 +60,42 @@ def test_the_voice_object_is_checked_whatever_the_body_around_it(padding):
         wire.decode(body, SpeechBody)
     once = body.replace(b'"id": "other"', b'"name": "other"')
     assert wire.decode(once, SpeechBody).voice.id == "alloy"
+
+
+def large_batch(item: str) -> bytes:
+    """An OpenAI batch over 4 KiB of more than 32 strings, `item` among plain ones."""
+    plain = ", ".join(f'{{"input": "문장 {i}", "voice": {{"id": "alloy"}}}}' for i in range(90))
+    return ('{"items": [' + plain + ", " + item + "]}").encode()
+
+
+@pytest.mark.parametrize(
+    ("item", "said"),
+    [
+        ('{"input": "안녕", ' + TWO_VOICES + "}", 'the key "id" is given twice'),  # an item's voice object
+        (
+            '5, {"input": "안녕", "input": "하세요"}',
+            'the key "input" is given twice',
+        ),  # beside an item not an object
+        ('{"input": "안녕", "voice": {"id": "alloy"}}', None),
+    ],
+)
+def test_a_large_openai_batch_has_each_item_and_its_voice_checked(item, said):
+    body = large_batch(item)
+    assert len(body) > 4096
+    if said is None:
+        assert len(wire.decode(body, SpeechBatchBody).items) == 91
+        return
+    with pytest.raises(BadRequest, match=said):
+        wire.decode(body, SpeechBatchBody)
+
+
+async def test_a_large_openai_batch_whose_item_gives_its_voice_id_twice_is_refused(worker):
+    client = await worker()
+    body = large_batch('{"input": "안녕", ' + TWO_VOICES + "}")
+    async with client.post("/v1/audio/speech/batch", data=body, headers=HEADERS) as response:
+        assert response.status == 400, await response.text()
+        error = (await response.json())["error"]
+    assert error["code"] == "BadRequest" and 'the key "id" is given twice' in error["message"], error
 
 
 SYNTH_TAIL = b'"lang": "ko", "output_path": "/tmp/rvc62.wav"}'
