@@ -67,7 +67,7 @@ def refuse_duplicate_keys(data: bytes, into: Any = None) -> None:
 def _refuse_in_objects_read(data: bytes, into: Any) -> None:
     """A large body: its top level and each object the worker reads in it (`into`'s Struct fields,
     an object or an array of them, level by level: a batch's sections, an OpenAI body's `voice`
-    object), in C; an ignored field's value is not looked into, as it is not read (8 MiB of small
+    object, an OpenAI batch's items and theirs), in C; an ignored field's value is not looked into, as it is not read (8 MiB of small
     objects in one: parsing them again held the event loop many times longer than decoding them)."""
     try:
         members = _MEMBERS.decode(data)
@@ -85,17 +85,16 @@ def _refuse_in_members_read(objects: list[dict[str, msgspec.Raw]], into: Any) ->
         nested, colons, braces = _objects_in(values, listed)
         if nested:
             _refuse_dropped(nested, colons)
-            if braces > len(
-                nested
-            ):  # (else no member of them is an object or holds one: a Python step an object less)
+            # (no more `{` than objects: no member of them is an object or holds one, no Python step each)
+            if braces > len(nested):
                 _refuse_in_members_read(nested, inner)
 
 
 def _objects_in(values: list[bytes], listed: bool) -> tuple[list[dict[str, msgspec.Raw]], int, int]:
     """The objects among `values` (JSON values written; where `listed`, the objects in those that are
-    arrays), decoded in C, and the colons and opening braces written in them. An array of objects whole, as it is; of
-    another, each element that is an object (one that is not fails on its own, as an OpenAI batch's
-    item does: the others are read)."""
+    arrays), decoded in C, and the colons and opening braces written in them. An array of objects
+    whole, as it is; of another, each element that is an object (one that is not fails on its own, as
+    an OpenAI batch's item does: the others are read)."""
     objects: list[dict[str, msgspec.Raw]] = []
     colons = braces = 0
     pieces = [] if listed else [value for value in values if value[:1] == b"{"]
@@ -115,8 +114,8 @@ def _objects_in(values: list[bytes], listed: bool) -> tuple[list[dict[str, msgsp
 
 
 def _refuse_dropped(objects: list[dict[str, msgspec.Raw]], colons: int) -> None:
-    """BadRequest when decoding JSON that held `colons` colons into `objects` (their members' values left as written) dropped
-    a member: a key given twice. Encoded again, the values are byte for byte as written and every colon
+    """BadRequest when decoding JSON that held `colons` colons into `objects` (their members' values
+    left as written) dropped a member: a key given twice. Encoded again, the values are byte for byte as written and every colon
     but a key's own is in them; so the colons counted in both differ exactly when a member went, unless
     a key holds a colon (written escaped, encoded as is): no field's name does, that is refused too."""
     again = _ENCODER.encode(objects)
