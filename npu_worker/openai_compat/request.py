@@ -16,6 +16,7 @@ import msgspec
 from msgspec import Meta
 
 from .. import wire
+from ..duplicate_keys import READ_AS
 from ..protocol import (
     DEFAULT_LANG,
     DEFAULT_SPEED,
@@ -139,7 +140,11 @@ class SpeechBatchBody(SpeechDefaults, kw_only=True):
 
     items: Annotated[
         list[Any],
-        Meta(min_length=1, extra_json_schema={"items": {"$ref": "#/components/schemas/SpeechBody"}}),
+        Meta(
+            min_length=1,
+            extra_json_schema={"items": {"$ref": "#/components/schemas/SpeechBody"}},
+            extra={READ_AS: SpeechBody},  # its objects checked for a key given twice as a body's are
+        ),
     ]
 
     def merged_items(self) -> list[Any]:
