@@ -65,11 +65,7 @@ export async function play() {
 }
 
 async function startPlay() {
-  if (state.player?.paused && (state.run?.running || playingOut())) {
-    await state.player.resume();
-    updateButtons();
-    return;
-  }
+  if (state.run?.running || playingOut()) return; // paused or not: Resume plays on, Cancel then Play starts anew
   refreshInput();
   if (!state.sections.length) {
     showMessage("Nothing to say: paste text or load a lecture JSON first.", "warn");
