@@ -136,6 +136,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
 
   /** Play what is left of a cancel's fade-out into `out`; returns the frames written. */
   playFading(out) {
+    if (this.fading.length === 0) return 0; // the usual case: no view made on the audio thread
     const take = Math.min(this.fading.length, out.length);
     out.set(this.fading.subarray(0, take));
     this.fading = this.fading.subarray(take);
@@ -215,7 +216,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     const channels = outputs[0];
     const out = channels[0];
     const faded = this.playFading(out);
-    const written = faded + this.fill(out.subarray(faded));
+    const written = faded ? faded + this.fill(out.subarray(faded)) : this.fill(out);
     if (written > 0) this.started = true;
     if (written < out.length) {
       out.fill(0, written);
