@@ -58,18 +58,14 @@ export async function play() {
   if (starting) return;
   starting = true;
   try {
-    await startPlay();
+    await startPlay(performance.now());
   } finally {
     starting = false;
   }
 }
 
-async function startPlay() {
-  if (state.player?.paused && (state.run?.running || playingOut())) {
-    await state.player.resume();
-    updateButtons();
-    return;
-  }
+async function startPlay(clickedAt) {
+  if (state.run?.running || playingOut()) return; // paused or not: Resume plays on, Cancel then Play starts anew
   refreshInput();
   if (!state.sections.length) {
     showMessage("Nothing to say: paste text or load a lecture JSON first.", "warn");
@@ -95,7 +91,7 @@ async function startPlay() {
   }
   state.sections.forEach((s) => Object.assign(s, FRESH_SECTION));
   // The voice this request names (null: the worker's default), so a refusal can say whose voice it was.
-  state.run = { ...newRun(state.sections), speedFactor: Number($("speed").value), voice: $("voice").value || null };
+  state.run = { ...newRun(state.sections), clickedAt, speedFactor: Number($("speed").value), voice: $("voice").value || null };
   showMessage("");
   state.channel.send({
     type: "synth_batch",

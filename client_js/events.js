@@ -144,7 +144,10 @@ export function onClosed(info) {
 }
 
 export function onSent({ request, sentAt }) {
-  if (state.run) Object.assign(state.run, { request, sentAt });
+  const run = state.run;
+  // The click's wait before the send (a first Play makes the AudioContext, its worklet and the socket):
+  // Time to first audio starts at the send, so the caption says what the click waited before it.
+  if (run) Object.assign(run, { request, sentAt, setupMs: run.clickedAt != null ? sentAt - run.clickedAt : null });
 }
 
 export function onReceived({ samples, at }) {

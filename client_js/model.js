@@ -17,6 +17,7 @@ export function newRun(sections) {
     sections, // its own rows: an edit of the text once it has ended puts others in the list
     ttfaMs: null,
     firstPcmMs: null,
+    setupMs: null, // from the Play click to the send (events.js onSent)
     serverTtfaMs: null,
     receivedSamples: 0,
     announcedSamples: 0, // sum of audio_end.samples
@@ -97,6 +98,7 @@ export function figures(state) {
     ttfaMs: run?.ttfaMs ?? null,
     serverTtfaMs: run?.serverTtfaMs ?? null,
     firstPcmMs: run?.firstPcmMs ?? null,
+    setupMs: run?.setupMs ?? null,
     longestTaskMs: run?.longestTaskMs ?? null,
     bufferedMs: rate ? (1000 * (status.bufferedFrames ?? 0)) / rate : 0,
     underruns: status.underruns ?? 0,

@@ -9,7 +9,8 @@
  *   {type: "pcm", request, data, length, sourceSamples}
  *   {type: "section-end", request, idx} all of section idx has been queued
  *   {type: "end", request}              the request sent its last audio: running dry now is not an underrun
- *   {type: "flush", request}            cancel: drop everything queued for the request
+ *   {type: "flush", request}            cancel: drop everything queued for the request (the sound
+ *                                       fades out over FADE_SECONDS: cut mid-wave, it clicked)
  * Past MAX_BUFFERED_SECONDS queued, further audio is dropped and `overflow` reported (the page cancels).
  * Reports go to the main thread on the node's own port: `first-audible` (the output frame of the first
  * audible sample of the request), `section-playing`, `section-played`, `drained`, `overflow` and a periodic
@@ -21,6 +22,8 @@ const STATUS_EVERY_QUANTA = 16; // ~43 ms at 48 kHz
 // Audio held ahead of playback, at most: a fast engine (or a hostile worker) sends faster than real
 // time, and without a bound a long lecture's float32 filled the tab's memory until it crashed.
 const MAX_BUFFERED_SECONDS = 30 * 60;
+// A cancel's fade-out: the output stepped from mid-wave to silence in one sample, an audible click.
+const FADE_SECONDS = 0.005;
 
 class PcmPlayerProcessor extends AudioWorkletProcessor {
   constructor() {
@@ -33,6 +36,8 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.resetCounters();
     this.quanta = 0;
     this.quantaAtPcm = -1; // `quanta` when the last chunk came
+    this.paused = false;
+    this.fading = new Float32Array(0); // the flushed audio's first frames, faded to silence, still to play
     this.port.onmessage = (event) => this.onControl(event.data);
   }
 
@@ -53,6 +58,8 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
   onControl(message) {
     if (message.type === "source") {
       message.port.onmessage = (event) => this.onSource(event.data);
+    } else if (message.type === "paused") {
+      this.paused = message.paused; // the page suspends the context: nothing sounds, so nothing to fade
     } else if (message.type === "flush") {
       this.onSource(message); // the page stops play-out after its socket closed
     }
@@ -62,11 +69,13 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     switch (message.type) {
       case "begin":
         this.dropQueue();
+        this.fading = new Float32Array(0); // the old request's last 5 ms, long played: never mixed in
         this.request = message.request;
         this.resetCounters();
         break;
       case "flush":
         if (message.request === this.request) {
+          if (this.started && !this.paused) this.fading = this.fadeOfQueued();
           this.dropQueue();
           this.ended = true;
           this.playingIdx = null;
@@ -108,6 +117,30 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.head = 0;
     this.offset = 0;
     this.bufferedFrames = 0;
+  }
+
+  /** The next FADE_SECONDS of queued audio (less if less is queued), its gain falling to 0. */
+  fadeOfQueued() {
+    const tail = new Float32Array(Math.round(FADE_SECONDS * sampleRate));
+    let taken = 0;
+    for (let i = this.head, offset = this.offset; i < this.queue.length && taken < tail.length; i++, offset = 0) {
+      const entry = this.queue[i];
+      if (entry.kind !== "pcm") continue;
+      const piece = entry.data.subarray(offset, offset + tail.length - taken);
+      tail.set(piece, taken);
+      taken += piece.length;
+    }
+    for (let i = 0; i < taken; i++) tail[i] *= 1 - (i + 1) / taken;
+    return tail.subarray(0, taken);
+  }
+
+  /** Play what is left of a cancel's fade-out into `out`; returns the frames written. */
+  playFading(out) {
+    if (this.fading.length === 0) return 0; // the usual case: no view made on the audio thread
+    const take = Math.min(this.fading.length, out.length);
+    out.set(this.fading.subarray(0, take));
+    this.fading = this.fading.subarray(take);
+    return take;
   }
 
   /** Handle the markers at the front of the queue, so that the next entry (if any) is audio. */
@@ -182,7 +215,8 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
   process(inputs, outputs) {
     const channels = outputs[0];
     const out = channels[0];
-    const written = this.fill(out);
+    const faded = this.playFading(out);
+    const written = faded ? faded + this.fill(out.subarray(faded)) : this.fill(out);
     if (written > 0) this.started = true;
     if (written < out.length) {
       out.fill(0, written);

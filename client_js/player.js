@@ -66,10 +66,13 @@ export class Player {
   }
 
   async resume() {
+    this.node.port.postMessage({ type: "paused", paused: false });
     if (this.context.state !== "running") await this.context.resume();
   }
 
   async pause() {
+    // Told first: a cancel while paused fades nothing (its fade would start the next Play with a click).
+    this.node.port.postMessage({ type: "paused", paused: true });
     if (this.context.state === "running") await this.context.suspend();
   }
 

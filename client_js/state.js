@@ -79,7 +79,8 @@ export function updateButtons() {
   showSpeed();
   const busy = Boolean(state.run?.running) || playingOut();
   setButtons({
-    canPlay: !busy ? state.sections.length > 0 : Boolean(state.player?.paused),
+    // Paused too: Play resumed the paused request, whatever slides the box chose since (Resume does that).
+    canPlay: !busy && state.sections.length > 0,
     canPause: busy && Boolean(state.player),
     paused: busy && Boolean(state.player?.paused), // a context held after a cancel has nothing to resume
     canCancel: busy,

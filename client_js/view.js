@@ -87,12 +87,15 @@ function slideFigures(section) {
   return parts.join(" · ");
 }
 
+/** What the Play click waited before the send: a first Play makes the player and the socket then. */
+const setupWait = (setupMs) => setupMs == null ? "" : `; the click waited ${Math.round(setupMs)} ms before the send`;
+
 /** The live figures; `figures` comes from main.js's snapshot. */
 export function renderFigures(f) {
   $("ttfa").textContent = ms(f.ttfaMs);
   $("ttfa-detail").textContent = f.firstPcmMs == null
     ? "send → first audible sample at the output"
-    : `first PCM in at ${Math.round(f.firstPcmMs)} ms, then playback + output latency`;
+    : `first PCM in at ${Math.round(f.firstPcmMs)} ms, then playback + output latency${setupWait(f.setupMs)}`;
   $("server-ttfa").textContent = ms(f.serverTtfaMs);
   $("buffer").textContent = f.contextRate ? `${Math.round(f.bufferedMs)} ms` : "—";
   $("buffer-meter").value = Math.min(f.bufferedMs, 3000);
