@@ -16,6 +16,7 @@ import pytest
 import websockets
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.openai_compat.load_wait import LOAD_WAITERS_KEY
 from npu_worker.protocol import VoiceInUse
 from npu_worker.voices import UploadLimits, VoiceLibrary
 from tests.openai_support import tone_wav
@@ -104,7 +105,9 @@ def test_a_voice_named_by_a_job_being_admitted_is_not_deleted(tmp_path):
 
 async def test_a_voice_is_not_deleted_while_the_kept_jobs_that_may_use_it_are_read(settings):
     """At start-up the interrupted jobs are read while the socket serves: a delete then found no job
-    using the voice, and the job resumed without it."""
+    using the voice, and the job resumed without it. Since the OpenAI routes wait for the load (the
+    kept jobs' reading is part of it), the delete waits for the reading and is refused, 409, naming
+    the kept job that speaks with the voice."""
     state = Path(settings.state_dir)
     library = VoiceLibrary(state / "voices")
     voice = await asyncio.to_thread(library.add, "teacher", tone_wav(), "안녕하세요", LIMITS)
@@ -117,11 +120,14 @@ async def test_a_voice_is_not_deleted_while_the_kept_jobs_that_may_use_it_are_re
     try:
         async with aiohttp.ClientSession() as http:
             await asyncio.to_thread(reached.wait, seconds(30))
-            async with http.delete(url) as response:
-                error = (await response.json())["error"]
-                assert (response.status, response.headers.get("Retry-After")) == (503, "1"), error
-                assert error["code"] == "Loading"
+            waiters = listener.runner.app[LOAD_WAITERS_KEY]
+            deleting = asyncio.ensure_future(http.delete(url))
+            await until(lambda: waiters.waiting == 1, "the delete waiting for the kept jobs' reading")
+            assert not deleting.done()
             gate.set()
+            async with await deleting as response:
+                error = (await response.json())["error"]
+                assert response.status == 409 and interrupted in error["message"], error
             await until(lambda: not scheduler.recovery.running, "the end of start-up")
             async with http.delete(url) as response:
                 error = (await response.json())["error"]
