@@ -14,22 +14,25 @@ from npu_worker.jobs.cluster.store import RedisJobs
 from tests.timing import seconds
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def dead_port() -> socket.socket:
+    """A port bound and never listened on, held for the test: no other test's server can take it (a
+    port closed again could be, and the refusing replica would then copy that server's data)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
 
 async def test_a_section_handed_over_while_redis_refuses_writes_is_ok_after(
     worker: Any, redis_server: Any, tmp_path: Any, monkeypatch: Any
 ) -> None:
     made_ok = RedisJobs.made_ok_ending
+    master = dead_port()
     refused: list[str] = []
 
     async def first_refused(self: RedisJobs, *args: Any, **kwargs: Any) -> Any:
         if refused:
             return await made_ok(self, *args, **kwargs)
-        await self.redis.execute_command("REPLICAOF", "127.0.0.1", str(free_port()))  # (of no one alive)
+        await self.redis.execute_command("REPLICAOF", "127.0.0.1", str(master.getsockname()[1]))  # (no one)
         try:
             return await made_ok(self, *args, **kwargs)
         except Exception as exc:
@@ -48,3 +51,4 @@ async def test_a_section_handed_over_while_redis_refuses_writes_is_ok_after(
     finals = [e for e in events if e["event"] in ("progress", "error") and e.get("status") in ("ok", "fail")]
     assert [(e["event"], e["status"]) for e in finals] == [("progress", "ok")], events
     assert events[-1]["event"] == "done" and events[-1]["fail_count"] == 0, events
+    master.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ import redis.asyncio as aioredis
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.cluster.keys import WRITERS, job_key, log_key, ready_key, wav_key
 from npu_worker.jobs.cluster.store import RedisJobs
+from tests.test_cluster_engine_refused_writes import dead_port
 from tests.timing import seconds
 
 COUNTS = {"total": 1, "seq": 1, "next": 1, "ok": 0, "fail": 0, "began": 0, "done": 0}  # as a record's
@@ -89,12 +89,13 @@ async def test_a_writer_entry_redis_refuses_to_write_for_now_waits_and_is_not_fa
     fault: the entry stays pending and is written once Redis takes writes again, never failed for it."""
     read = RedisJobs.ready
     turned: list[bool] = []
+    master = dead_port()  # held: no other test's server can take the port and be copied
 
     async def read_then_a_replica(self: RedisJobs, *args: Any, **kwargs: Any) -> Any:
         rows = await read(self, *args, **kwargs)
         if rows and not turned:  # read: now Redis refuses the entry's writes (a replica of no one alive)
             turned.append(True)
-            await self.redis.execute_command("REPLICAOF", "127.0.0.1", str(free_port()))
+            await self.redis.execute_command("REPLICAOF", "127.0.0.1", str(master.getsockname()[1]))
         return rows
 
     monkeypatch.setattr(RedisJobs, "ready", read_then_a_replica)
@@ -114,9 +115,4 @@ async def test_a_writer_entry_redis_refuses_to_write_for_now_waits_and_is_not_fa
                 await asyncio.sleep(0.05)
     assert [e["event"] for e in events] == ["progress", "done"] and events[0]["status"] == "ok", events
     assert "dropped entry" not in caplog.text
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    master.close()
