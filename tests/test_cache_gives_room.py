@@ -70,11 +70,9 @@ async def test_a_default_output_on_a_disk_the_cache_filled_is_written(worker, tm
     assert kept - set(cache.glob("*.wav"))
 
 
-async def test_a_batch_on_a_state_disk_the_cache_filled_is_recorded(worker, tmp_path, small_disk):
-    """The batch's record, the first thing written for it, found no room either: every batch was a 503
-    `StateUnavailable` (nothing queued) while the cache held the disk."""
-    state = small_disk / "state"
-    client = await worker(engine=ToneEngine(), state_dir=str(state), cache_max_bytes=64 << 20)
+async def cache_filled_by_a_batch(client, tmp_path, state, small_disk):
+    """A first batch's three sections in the cache, then the disk filled to the last byte: the cache's
+    folder and the entries it kept."""
     first = [
         {"idx": i, "text": f"{i} " + "가" * 150, "output_path": str(tmp_path / f"a{i}.wav")} for i in range(3)
     ]
@@ -83,6 +81,15 @@ async def test_a_batch_on_a_state_disk_the_cache_filled_is_recorded(worker, tmp_
     await until(lambda: len(list(cache.glob("*.wav"))) == 3, "the first batch's sections in the cache")
     kept = set(cache.glob("*.wav"))
     fill_leaving(small_disk, 0)
+    return cache, kept
+
+
+async def test_a_batch_on_a_state_disk_the_cache_filled_is_recorded(worker, tmp_path, small_disk):
+    """The batch's record, the first thing written for it, found no room either: every batch was a 503
+    `StateUnavailable` (nothing queued) while the cache held the disk."""
+    state = small_disk / "state"
+    client = await worker(engine=ToneEngine(), state_dir=str(state), cache_max_bytes=64 << 20)
+    cache, kept = await cache_filled_by_a_batch(client, tmp_path, state, small_disk)
     events = await batch(client, [{"idx": 0, "text": "새 " + "나" * 150}])
     assert [e["status"] for e in events if e.get("event") == "progress"] == ["synth", "ok"], events
     assert kept - set(cache.glob("*.wav"))  # the room the record was written in
@@ -129,14 +136,7 @@ async def test_a_cluster_nodes_default_output_on_a_disk_the_cache_filled_is_writ
         state_dir=str(state),
         cache_max_bytes=64 << 20,
     )
-    first = [
-        {"idx": i, "text": f"{i} " + "가" * 150, "output_path": str(tmp_path / f"a{i}.wav")} for i in range(3)
-    ]
-    await batch(client, first)
-    cache = state / "cache"
-    await until(lambda: len(list(cache.glob("*.wav"))) == 3, "the first batch's sections in the cache")
-    kept = set(cache.glob("*.wav"))
-    fill_leaving(small_disk, 0)
+    cache, kept = await cache_filled_by_a_batch(client, tmp_path, state, small_disk)
     events = await batch(client, [{"idx": 0, "text": "새 " + "나" * 150}])
     ended = [e for e in events if e.get("event") in ("progress", "error") and e.get("status") != "synth"]
     assert [e["status"] for e in ended] == ["ok"], ended

@@ -9,22 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_cache_gives_room import batch, fill_leaving, small_disk  # noqa: F401 - the fixture
-from tests.timing import until
+from tests.test_cache_gives_room import cache_filled_by_a_batch, small_disk  # noqa: F401 - the fixture
 from tests.tone_engine import ToneEngine
 
 
 async def test_a_batch_record_on_a_disk_the_cache_filled_is_written(worker, tmp_path, small_disk):  # noqa: F811
     state = small_disk / "state"
     client = await worker(engine=ToneEngine(), state_dir=str(state), cache_max_bytes=64 << 20)
-    first = [
-        {"idx": i, "text": f"{i} " + "가" * 150, "output_path": str(tmp_path / f"a{i}.wav")} for i in range(3)
-    ]
-    await batch(client, first)
-    cache = state / "cache"
-    await until(lambda: len(list(cache.glob("*.wav"))) == 3, "the first batch's sections in the cache")
-    kept = set(cache.glob("*.wav"))
-    fill_leaving(small_disk, 0)  # not even room for a record
+    cache, kept = await cache_filled_by_a_batch(
+        client, tmp_path, state, small_disk
+    )  # not even room for a record
     text = "새 " + "나" * 150
     response = await client.post(
         "/synth_batch",
