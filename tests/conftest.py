@@ -96,6 +96,15 @@ class ServedAsInProduction(TestServer):
 
 
 @pytest.fixture
+async def openai_sdks_closed() -> AsyncIterator[None]:
+    """The OpenAI SDK clients a test opened (`tests.openai_support.kept`) are closed on its loop."""
+    from tests.openai_support import sdks_closed_after
+
+    async for _ in sdks_closed_after():
+        yield
+
+
+@pytest.fixture
 async def worker(aiohttp_client: Any, settings: Settings) -> AsyncIterator[WorkerFactory]:
     """Start a real worker on a TCP port: `client = await worker(engine, **setting_overrides)`."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +28,35 @@ def base_url(client: TestClient) -> str:
     return str(client.make_url("/v1"))
 
 
+# The async SDK clients the running test opened; the `openai_sdks_closed` fixture (tests/conftest.py)
+# closes them on the test's own loop. Left to the GC, each closed itself on whichever loop ran then, a
+# later test's: "Task exception was never retrieved … Event loop is closed" landed in that test (a CI run
+# lost test_ws_send_left.py to it).
+_opened: list[AsyncOpenAI] | None = None
+
+
+def kept(sdk: AsyncOpenAI) -> AsyncOpenAI:
+    """`sdk`, closed at the end of the test (a module that opens one marks the fixture)."""
+    if _opened is None:
+        raise RuntimeError("mark the module with pytest.mark.usefixtures('openai_sdks_closed')")
+    _opened.append(sdk)
+    return sdk
+
+
+async def sdks_closed_after() -> AsyncIterator[None]:
+    """Yield while the test runs, then close every async SDK client it opened."""
+    global _opened
+    _opened = []
+    try:
+        yield
+    finally:
+        opened, _opened = _opened, None
+        for sdk in opened:
+            await sdk.close()
+
+
 def async_sdk(client: TestClient) -> AsyncOpenAI:
-    return AsyncOpenAI(base_url=base_url(client), api_key="unused", timeout=seconds(30), max_retries=0)
+    return kept(AsyncOpenAI(base_url=base_url(client), api_key="unused", timeout=seconds(30), max_retries=0))
 
 
 def sync_sdk(client: TestClient) -> OpenAI:

@@ -8,9 +8,11 @@ import openai
 import pytest
 
 from npu_worker.protocol import UnknownVoice
-from tests.openai_support import async_sdk, files_under
+from tests.openai_support import async_sdk, files_under, kept
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
+
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
 
 GOOD = {"model": "tts-1", "input": "안녕하세요.", "voice": "default"}
 NOT_AUDIO = "data:audio/wav;base64," + base64.b64encode(b"this is not a wav file at all" * 20).decode()
@@ -243,7 +245,7 @@ async def test_a_token_or_origin_refusal_under_v1_is_in_openais_shape(worker):
     the bare string "Unauthorized: ..." and `code`/`type` None (a caller reading `body["message"]`
     failed with a TypeError); the v1 routes keep theirs."""
     client = await worker(token="s3cret")
-    sdk = openai.AsyncOpenAI(base_url=str(client.make_url("/v1")), api_key="wrong", max_retries=0)
+    sdk = kept(openai.AsyncOpenAI(base_url=str(client.make_url("/v1")), api_key="wrong", max_retries=0))
     with pytest.raises(openai.AuthenticationError) as caught:
         await sdk.audio.speech.create(model="tts-1", input="hi", voice="default")
     assert (caught.value.code, caught.value.type) == ("Unauthorized", "authentication_error")

@@ -7,13 +7,15 @@ import openai
 import pytest
 from openai import AsyncOpenAI
 
-from tests.openai_support import TEXT
+from tests.openai_support import TEXT, kept
 from tests.timing import seconds
+
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
 
 
 def sdk_without_v1(client, api_key: str = "unused") -> AsyncOpenAI:  # type: ignore[no-untyped-def]
-    return AsyncOpenAI(
-        base_url=str(client.make_url("/")), api_key=api_key, timeout=seconds(30), max_retries=0
+    return kept(
+        AsyncOpenAI(base_url=str(client.make_url("/")), api_key=api_key, timeout=seconds(30), max_retries=0)
     )
 
 

@@ -24,6 +24,8 @@ from tests.test_metrics import scrape, value
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
+
 
 class GatedFailure(ToneEngine):
     """An engine whose load fails once the test lets it go on."""

@@ -12,6 +12,8 @@ from tests.openai_support import TEXT, async_sdk, expected_samples
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
+
 
 async def test_models_lists_the_loaded_engine_and_the_aliases(worker):
     client = await worker()

@@ -25,7 +25,10 @@ from tests.tone_engine import ToneEngine
 MP3_FRAME = 576
 EXTRA_FRAMES = 6
 
-pytestmark = pytest.mark.skipif("mp3" not in available_formats(), reason="this libsndfile has no mp3")
+pytestmark = [
+    pytest.mark.skipif("mp3" not in available_formats(), reason="this libsndfile has no mp3"),
+    pytest.mark.usefixtures("openai_sdks_closed"),
+]
 
 
 def ffmpeg_samples(data: bytes) -> int:

@@ -14,6 +14,8 @@ from tests.openai_support import TEXT, async_sdk
 from tests.test_ws_support import ChunkGate
 from tests.tone_engine import ToneEngine
 
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
+
 OWN_ID = re.compile(r"req_[0-9a-f]{16}")
 
 

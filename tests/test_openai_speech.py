@@ -19,6 +19,8 @@ from tests.test_ws_support import ChunkGate
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
+
 
 @pytest.mark.parametrize("fmt", ["wav", "pcm", "flac", "mp3", "opus"])
 async def test_each_response_format_decodes_to_the_synthesised_length_and_rate(worker, fmt):

@@ -8,6 +8,8 @@ import pytest
 from tests.openai_support import async_sdk, tone_wav
 from tests.tone_engine import ToneEngine
 
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
+
 
 async def test_a_name_an_upload_took_with_blanks_around_it_deletes_it_as_given(worker):
     """The upload and the speech routes drop the blanks around a name (`" narrator "`, from a form

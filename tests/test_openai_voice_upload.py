@@ -15,6 +15,8 @@ from tests.openai_support import async_sdk, files_under, tone_wav
 from tests.test_openai_voices import skip_without_voices_api, upload, upload_form
 from tests.timing import seconds, until
 
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
+
 
 def long_wav(seconds_long: float) -> bytes:
     return tone_wav(seconds_long=seconds_long, rate=8000)

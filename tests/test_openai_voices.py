@@ -12,10 +12,12 @@ import openai
 import pytest
 import soundfile
 
-from tests.openai_support import async_sdk, tone_wav
+from tests.openai_support import async_sdk, kept, tone_wav
 from tests.test_ws_support import batch, connect, run_request
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
+
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
 
 
 def skip_without_voices_api(sdk: openai.AsyncOpenAI) -> None:
@@ -293,7 +295,9 @@ async def test_the_sdk_does_not_resend_an_upload_no_retry_can_store(worker):
     from tests.test_metrics import scrape, value
 
     client = await worker(max_voices=1)
-    sdk = openai.AsyncOpenAI(base_url=str(client.make_url("/v1")), api_key="unused", timeout=seconds(30))
+    sdk = kept(
+        openai.AsyncOpenAI(base_url=str(client.make_url("/v1")), api_key="unused", timeout=seconds(30))
+    )
     skip_without_voices_api(sdk)
     assert sdk.max_retries == 2  # the SDK's default
     sample = ("voice.wav", tone_wav(), "audio/wav")

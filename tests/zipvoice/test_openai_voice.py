@@ -7,6 +7,7 @@ import json
 
 import aiohttp
 import numpy as np
+import pytest
 import websockets
 
 from npu_worker.app_keys import SCHEDULER_KEY
@@ -14,6 +15,8 @@ from npu_worker.audio import wav_bytes
 from tests.openai_support import RATE, async_sdk, decode
 from tests.test_openai_stream_ws import receive, receive_until, stream_url
 from tests.zipvoice.test_server_e2e import start
+
+pytestmark = pytest.mark.usefixtures("openai_sdks_closed")
 
 
 async def test_a_named_voice_builds_its_prompt_once_and_speaks(worker, tiny_model_dir, tmp_path):
