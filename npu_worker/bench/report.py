@@ -171,6 +171,34 @@ def _loads(machine: dict[str, Any]) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: its header, a table per transport with notes on what the columns leave
+    out, what the server adds, the worker's state after the run and the errors seen."""
+    lines = _header_lines(report)
+    for transport in ("ws", "http"):
+        rows = [r for r in report["summary"] if r["transport"] == transport]
+        if rows:
+            lines += ["", f"## {TITLES[transport]}", "", HEADER, *map(_row, rows)]
+            notes = _left_out_notes(rows)
+            lines += [""] * bool(notes) + notes
+    lines += _overhead_lines([r for r in report["summary"] if r["metrics"]["overhead_ms"]["n"]])
+    health_said = report.get("health") or {}
+    if gone := (report.get("health_after") or {}).get("unreachable"):
+        lines += [
+            "",
+            f"**The worker could not be reached after the run** ({gone}): it may have died under it.",
+        ]
+    elif after := report.get("health_after"):
+        # restarted or failed under the load: the command ends with exit 1, and the record said nothing
+        # (a report from before `health_after` was recorded, rerendered, has none to compare)
+        lines += lost_under_load_lines(health_said, after)
+    errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
+    if errors:
+        lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {one_line(e)}" for t, rate, e in errors)]
+    return printable_lines("\n".join(lines)) + "\n"  # a server's words run nothing in a terminal
+
+
+def _header_lines(report: dict[str, Any]) -> list[str]:
+    """The title (the worker's backend and device), the command, the run, the machine, how figures read."""
     health = {k: one_line(v) for k, v in (report.get("health") or {}).items()}  # a server's words
     engine = ", ".join(
         f"{k} `{health.get(k)}`" for k in ("backend", "device", "model", "precision") if k in health
@@ -191,65 +219,58 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     if stopped := report.get("interrupted"):  # a run stopped midway: its record read as a whole run's
         lines += ["", f"**Stopped before its end**: {one_line(str(stopped))}."]
-    for transport in ("ws", "http"):
-        rows = [r for r in report["summary"] if r["transport"] == transport]
-        if rows:
-            lines += ["", f"## {TITLES[transport]}", "", HEADER, *map(_row, rows)]
-            notes = (
-                [
-                    f"At {r['rate']:g}/s, {r['errors']} of {r['sent']} requests failed ({r['timeouts']} timed out): "
-                    f"left out of every column, whose figures are of the {r['ok']} that succeeded.  "
-                    for r in rows
-                    if r["errors"]  # an overloaded run's p95 read as every request's (its timeouts left out)
-                ]
-                + [
-                    f"At {r['rate']:g}/s, {r['no_onset']} of {r['ok']} successful requests had no audible onset "
-                    "(silence only): left out of the TTFA columns.  "
-                    for r in rows
-                    if r["no_onset"]  # not in the TTFA columns: say so beside them
-                ]
-                + [
-                    f"At {r['rate']:g}/s, {r['cached']} of {r['ok']} successful requests were answered from the "
-                    "worker's cache: their figures are the cache's (a rerun with the same --seed; start the worker "
-                    "with --cache-max-bytes 0).  "
-                    for r in rows
-                    if r["cached"]
-                ]
-            )
-            lines += [""] * bool(notes) + notes
-    overhead = [r for r in report["summary"] if r["metrics"]["overhead_ms"]["n"]]
-    if overhead:
-        lines += [
-            "",
-            "## What the server adds",
-            "",
-            "Audible TTFA minus the engine's own time for the same text, in-process on the same machine: to its "
-            "first audible chunk for /ws (early first segment on), to the whole wav for /synth (off), as the "
-            "scheduler runs them, and for /synth the wav's leading silence is the engine's (a file is not "
-            "trimmed): left out. What remains at low load is the server's own cost (plus, for /ws, the 10 ms of "
-            "silence it keeps before the onset); growth with load is queueing.",
-            "",
+    return lines
+
+
+def _left_out_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """What a transport's columns leave out, said beside them: failed requests (an overloaded run's p95
+    read as every request's, its timeouts left out), silent answers, answers from the cache."""
+    return (
+        [
+            f"At {r['rate']:g}/s, {r['errors']} of {r['sent']} requests failed ({r['timeouts']} timed out): "
+            f"left out of every column, whose figures are of the {r['ok']} that succeeded.  "
+            for r in rows
+            if r["errors"]
         ]
-        lines += ["| transport | rate /s | p50 | p95 | max |", "|---|---|---|---|---|"]
-        for r in overhead:
-            o = r["metrics"]["overhead_ms"]
-            lines.append(
-                f"| {r['transport']} | {r['rate']:g} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(o['max'])} |"
-            )
-    health_said = report.get("health") or {}
-    if gone := (report.get("health_after") or {}).get("unreachable"):
-        lines += [
-            "",
-            f"**The worker could not be reached after the run** ({gone}): it may have died under it.",
+        + [
+            f"At {r['rate']:g}/s, {r['no_onset']} of {r['ok']} successful requests had no audible onset "
+            "(silence only): left out of the TTFA columns.  "
+            for r in rows
+            if r["no_onset"]
         ]
-    elif after := report.get("health_after"):
-        # restarted or failed under the load: the command ends with exit 1, and the record said nothing
-        # (a report from before `health_after` was recorded, rerendered, has none to compare)
-        lines += lost_under_load_lines(health_said, after)
-    errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
-    if errors:
-        lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {one_line(e)}" for t, rate, e in errors)]
-    return printable_lines("\n".join(lines)) + "\n"  # a server's words run nothing in a terminal
+        + [
+            f"At {r['rate']:g}/s, {r['cached']} of {r['ok']} successful requests were answered from the "
+            "worker's cache: their figures are the cache's (a rerun with the same --seed; start the worker "
+            "with --cache-max-bytes 0).  "
+            for r in rows
+            if r["cached"]
+        ]
+    )
+
+
+def _overhead_lines(overhead: list[dict[str, Any]]) -> list[str]:
+    """The table of what the server adds over the engine alone, where the run measured it."""
+    if not overhead:
+        return []
+    lines = [
+        "",
+        "## What the server adds",
+        "",
+        "Audible TTFA minus the engine's own time for the same text, in-process on the same machine: to its "
+        "first audible chunk for /ws (early first segment on), to the whole wav for /synth (off), as the "
+        "scheduler runs them, and for /synth the wav's leading silence is the engine's (a file is not "
+        "trimmed): left out. What remains at low load is the server's own cost (plus, for /ws, the 10 ms of "
+        "silence it keeps before the onset); growth with load is queueing.",
+        "",
+        "| transport | rate /s | p50 | p95 | max |",
+        "|---|---|---|---|---|",
+    ]
+    for r in overhead:
+        o = r["metrics"]["overhead_ms"]
+        lines.append(
+            f"| {r['transport']} | {r['rate']:g} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(o['max'])} |"
+        )
+    return lines
 
 
 PLOT_HINT = "no plot written: matplotlib is not installed (pip install '.[bench]' in the npu-worker checkout for the PNG)"

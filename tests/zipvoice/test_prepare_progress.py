@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_worker.engine.zipvoice.prepare import seconds_left
+from npu_worker.engine.zipvoice.bucket_runs import seconds_left
 
 # The small real-structure export's five default buckets, `prepare --optimization fast --precision fp32`
 # on the 2-core VM (2026-12-06): frames, seconds specialising + compiling, seconds specialising.

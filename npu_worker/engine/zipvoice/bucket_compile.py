@@ -58,15 +58,7 @@ def compile_bucket(
     import onnxruntime as ort
 
     name = context_name(bucket.decoder, bucket.size)
-    options = providers.fixed_shape_options(config, bucket.dims)
-    options.add_provider_for_devices(devices, config.qnn_provider_options())
-    options.add_session_config_entry("ep.context_enable", "1")
-    options.add_session_config_entry("ep.context_file_path", str(contexts_dir / name))
-    options.add_session_config_entry("ep.context_embed_mode", "0")
-    if share:
-        options.add_session_config_entry(SHARE, "1")
-        if last:
-            options.add_session_config_entry(STOP_SHARE, "1")
+    options = _context_options(bucket, contexts_dir / name, config, devices, share, last)
     notes: dict[str, Any] = {}
     started = time.monotonic()
     quantised = qdq.is_quantised(bucket.precision)
@@ -96,16 +88,7 @@ def compile_bucket(
     placed = SessionPlacement.of(session, "qnn", qdq.boundary_on_cpu(session, boundary))
     del session
     _check_compiled(bucket, placed, contexts_dir / name)
-    record: dict[str, Any] = {
-        "file": f"{CONTEXT_DIR}/{name}",
-        "placement": placed.to_dict(),
-        "specialise_seconds": round(notes.get("specialised", ready) - started, 1),
-        "compile_seconds": round(compiled - ready, 1),
-    }
-    if quantised:
-        record["quantise_seconds"] = round(ready - notes["specialised"], 1)
-        record["calibration_calls"] = len(bucket.feeds)
-        record["kept_in_float"] = notes["kept_in_float"]  # embeddings, Swoosh softplus (qdq.py)
+    record = _record(bucket, name, placed, notes, (started, ready, compiled))
     if reference is not None and bucket.held_out:
         context, held_out = contexts_dir / name, bucket.held_out
 
@@ -116,6 +99,46 @@ def compile_bucket(
             checks.append(check)
         else:
             check()
+    return record
+
+
+def _context_options(
+    bucket: Bucket, context: Path, config: RuntimeConfig, devices: list[Any], share: bool, last: bool
+) -> Any:
+    """The session options that compile `bucket` on QNN's `devices` into the EPContext model `context`
+    (its binary beside it), sharing weights with the other buckets' (`share`) up to the `last`."""
+    options = providers.fixed_shape_options(config, bucket.dims)
+    options.add_provider_for_devices(devices, config.qnn_provider_options())
+    options.add_session_config_entry("ep.context_enable", "1")
+    options.add_session_config_entry("ep.context_file_path", str(context))
+    options.add_session_config_entry("ep.context_embed_mode", "0")
+    if share:
+        options.add_session_config_entry(SHARE, "1")
+        if last:
+            options.add_session_config_entry(STOP_SHARE, "1")
+    return options
+
+
+def _record(
+    bucket: Bucket,
+    name: str,
+    placed: SessionPlacement,
+    notes: dict[str, Any],
+    moments: tuple[float, float, float],
+) -> dict[str, Any]:
+    """A compiled bucket's record for the manifest. `moments`: when its work started, when its graph was
+    ready (specialised, and quantised), when it was compiled."""
+    started, ready, compiled = moments
+    record: dict[str, Any] = {
+        "file": f"{CONTEXT_DIR}/{name}",
+        "placement": placed.to_dict(),
+        "specialise_seconds": round(notes.get("specialised", ready) - started, 1),
+        "compile_seconds": round(compiled - ready, 1),
+    }
+    if qdq.is_quantised(bucket.precision):
+        record["quantise_seconds"] = round(ready - notes["specialised"], 1)
+        record["calibration_calls"] = len(bucket.feeds)
+        record["kept_in_float"] = notes["kept_in_float"]  # embeddings, Swoosh softplus (qdq.py)
     return record
 
 

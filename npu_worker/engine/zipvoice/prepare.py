@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from npu_worker.engine import providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import qdq
-from npu_worker.engine.zipvoice.bucket_compile import Bucket, compile_bucket, cpu_reference
+from npu_worker.engine.zipvoice.bucket_compile import cpu_reference
+from npu_worker.engine.zipvoice.bucket_runs import Compiling, compile_buckets
 from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
 from npu_worker.engine.zipvoice.prepare_out import (
     _copy_model_files,
@@ -212,136 +213,117 @@ def prepare(
         claim = claimed or held.enter_context(claim_out(out, config))
         if claim.folder != out:
             raise ValueError(f"prepare into {out} was handed the claim on {claim.folder}")
-        devices, claim.writing = claim.devices, True
+        claim.writing = True
         if files_said:
             progress(files_said)
         remove_all_parts(out)  # the temp copies of a prepare killed while copying (a model's size each)
-        # Everything is made in `staging` first: until it is all compiled and checked, an earlier
-        # prepare's folder stays whole and servable (a bucket that failed to compile had cost it its
-        # manifest and contexts: minutes of compiling on the device, hours on the simulator).
-        staging = out / STAGING
-        _clear_staging(staging)  # what a prepare killed half-way left
-        try:
-            staging.mkdir()
-        except OSError as exc:
-            raise ModelLoadError(
-                cannot_write(exc, f"make {staging}, where a prepare writes first", out)
-            ) from exc
-        try:
-            contexts_dir = staging / CONTEXT_DIR
-            try:
-                contexts_dir.mkdir()
-            except OSError as exc:
-                raise ModelLoadError(cannot_write(exc, f"make {contexts_dir}", out, staging)) from exc
-            extra = vocoder_copy(decoder.parent, vocoder)
-            sizes = _copy_model_files(decoder.parent, staging, extra=extra, shown=out)
+        with _staging_in(out) as staging:
+            sizes = _copy_model_files(
+                decoder.parent, staging, extra=vocoder_copy(decoder.parent, vocoder), shown=out
+            )
             staged = staging / decoder.name  # compiled, checked and hashed: the copy `serve` will load
-            buckets = tuple(shapes)
             reference = cpu_reference(staged, config) if calibration is not None and check_calls else None
-            contexts: dict[str, Any] = {}
-            checks: list[Callable[[], None]] = []  # with weight sharing: once the shared binary is written
+            plan = Compiling(
+                staged,
+                staging / CONTEXT_DIR,
+                config,
+                claim.devices,
+                reference,
+                precision,
+                weight_sharing,
+                out,
+                progress,
+            )
             started = time.monotonic()
-            done: list[tuple[int, float, float]] = []  # per bucket compiled: frames, seconds, specialising
-            for index, (size, dims) in enumerate(shapes.items()):
-                bucket_started = time.monotonic()
-                last = index == len(buckets) - 1
-                feeds = calibration.feeds[size] if calibration is not None else []
-                held_out = (
-                    feeds[len(feeds) - check_calls :]
-                    if reference is not None and len(feeds) > check_calls
-                    else []
-                )
-                bucket = Bucket(staged, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
-                contexts[str(size)] = compile_bucket(
-                    bucket,
-                    contexts_dir,
-                    config,
-                    devices,
-                    reference,
-                    share=weight_sharing,
-                    last=last,
-                    checks=checks,
-                    shown_dir=out,
-                )
-                record = contexts[str(size)]
-                done.append((size, time.monotonic() - bucket_started, record["specialise_seconds"]))
-                left = seconds_left(done, buckets[index + 1 :])
-                checked = record.get("accuracy")
-                progress(
-                    f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
-                    f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
-                    + (
-                        f"quantised in {record['quantise_seconds']} s, "
-                        if "quantise_seconds" in record
-                        else ""
-                    )
-                    + f"compiled in {record['compile_seconds']} s"
-                    + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
-                    + f"; about {left:.0f} s left"
-                )
-            for check in checks:  # the binary every bucket's context names is written with the last one
-                check()
-            for name, checked_late in contexts.items() if checks else ():
-                if "accuracy" in checked_late:
-                    distance = checked_late["accuracy"]["max_relative_l2"]
-                    progress(f"bucket {name}: {distance:.2e} from fp32 on the CPU")
-            compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
-            files, runs_as = PRECISIONS[precision]
-            manifest = {
-                "format": FORMAT,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                # its name may be what says "distill" (prepared_from), kept when preparing a prepared folder
-                "model_dir": prepared_from(decoder.parent) or model_name(decoder.parent),
-                "decoder": decoder.name,
-                "precision": precision,
-                "files": files,
-                "runs_as": runs_as,
-                "buckets": list(buckets),
-                "target": {
-                    "qnn_soc": config.qnn_soc,
-                    "provider_options": target_options(config.qnn_provider_options()),
-                },
-                "runtime": runtime_versions(),
-                "specialiser": specialize.VERSION,
-                "weight_sharing": weight_sharing,
-                "source": _staged_hashes(sources, staging, vocoder),
-                "contexts": contexts,
-                "sizes": {"model_files": sizes, "compiled": compiled},
-                "seconds": round(time.monotonic() - started, 1),
-            }
-            if calibration is not None:
-                manifest["calibration"] = (
-                    (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
-                )
-            # Written into the staging before anything in `out` changes (a disk filled by the contexts
-            # failed it after the earlier manifest was gone: neither folder servable), moved in last:
-            # only a complete directory has a manifest. 0644: `serve` runs as the service's user,
-            # `prepare` often as root (a 0600 manifest: ModelLoadError).
-            try:
-                manifest_bytes = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
-                write_atomic(staging / MANIFEST, manifest_bytes, mode=0o644)
-            except OSError as exc:  # (every bucket compiled: the minutes are lost, the folder is not)
-                failed = cannot_write(exc, f"write the manifest {out / MANIFEST}", out, staging)
-                if os.path.lexists(out / MANIFEST):
-                    failed += f"; the earlier prepare's {out} is left as it was"
-                raise ModelLoadError(failed) from exc
+            contexts = compile_buckets(plan, shapes, calibration, check_calls)
+            calibrated = (
+                (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
+                if calibration is not None
+                else None
+            )
+            manifest = _manifest(decoder, plan, contexts, time.monotonic() - started, calibrated)
+            manifest["source"] = _staged_hashes(sources, staging, vocoder)
+            manifest["sizes"] = {"model_files": sizes, "compiled": _sizes_in(plan.contexts_dir)}
+            _write_manifest(manifest, staging, out)
             _move_in(staging, out)
             return manifest
-        finally:
-            with signals_held():  # a second Ctrl-C or a SIGTERM now cut it short
-                shutil.rmtree(staging, ignore_errors=True)
 
 
-def seconds_left(done: Sequence[tuple[int, float, float]], left: Sequence[int]) -> float:
-    """The seconds the buckets `left` (their frames) will take, from those `done` (frames, seconds,
-    seconds of it specialising): specialising costs about the same at every bucket, the rest (quantising,
-    compiling, checking) grows with the frames. The mean bucket's time said "about 44 s left" after the
-    first of the small export's five where 78 s were (compiled in 5.6 s at 383 frames, 23.5 s at 2079)."""
-    fixed = sum(specialising for _, _, specialising in done) / len(done)
-    per_frame = sum(max(0.0, seconds - specialising) for _, seconds, specialising in done) / sum(
-        size for size, _, _ in done
-    )
-    return sum(fixed + per_frame * size for size in left)
+@contextlib.contextmanager
+def _staging_in(out: Path) -> Iterator[Path]:
+    """The staging folder inside `out`, with its contexts folder, removed at the end whatever happens.
+    Everything is made there first: until it is all compiled and checked, an earlier prepare's folder
+    stays whole and servable (a bucket that failed to compile had cost it its manifest and contexts:
+    minutes of compiling on the device, hours on the simulator)."""
+    staging = out / STAGING
+    _clear_staging(staging)  # what a prepare killed half-way left
+    try:
+        staging.mkdir()
+    except OSError as exc:
+        raise ModelLoadError(cannot_write(exc, f"make {staging}, where a prepare writes first", out)) from exc
+    try:
+        try:
+            (staging / CONTEXT_DIR).mkdir()
+        except OSError as exc:
+            raise ModelLoadError(cannot_write(exc, f"make {staging / CONTEXT_DIR}", out, staging)) from exc
+        yield staging
+    finally:
+        with signals_held():  # a second Ctrl-C or a SIGTERM now cut it short
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _manifest(
+    decoder: Path,
+    plan: Compiling,
+    contexts: dict[str, Any],
+    seconds: float,
+    calibrated: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The manifest of a prepare whose buckets compiled into `contexts` (its `source` hashes and `sizes`
+    are the caller's to add, from the staging)."""
+    manifest = {
+        "format": FORMAT,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        # its name may be what says "distill" (prepared_from), kept when preparing a prepared folder
+        "model_dir": prepared_from(decoder.parent) or model_name(decoder.parent),
+        "decoder": decoder.name,
+        "precision": plan.precision,
+        "files": PRECISIONS[plan.precision][0],
+        "runs_as": PRECISIONS[plan.precision][1],
+        "buckets": [int(size) for size in contexts],
+        "target": {
+            "qnn_soc": plan.config.qnn_soc,
+            "provider_options": target_options(plan.config.qnn_provider_options()),
+        },
+        "runtime": runtime_versions(),
+        "specialiser": specialize.VERSION,
+        "weight_sharing": plan.share,
+        "source": {},
+        "contexts": contexts,
+        "sizes": {},
+        "seconds": round(seconds, 1),
+    }
+    if calibrated is not None:
+        manifest["calibration"] = calibrated
+    return manifest
+
+
+def _sizes_in(folder: Path) -> dict[str, int]:
+    return {path.name: path.stat().st_size for path in sorted(folder.iterdir())}
+
+
+def _write_manifest(manifest: dict[str, Any], staging: Path, out: Path) -> None:
+    """Written into the staging before anything in `out` changes (a disk filled by the contexts failed it
+    after the earlier manifest was gone: neither folder servable), moved in last: only a complete directory
+    has a manifest. 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest:
+    ModelLoadError)."""
+    try:
+        write_atomic(staging / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
+    except OSError as exc:  # (every bucket compiled: the minutes are lost, the folder is not)
+        failed = cannot_write(exc, f"write the manifest {out / MANIFEST}", out, staging)
+        if os.path.lexists(out / MANIFEST):
+            failed += f"; the earlier prepare's {out} is left as it was"
+        raise ModelLoadError(failed) from exc
 
 
 def _clear_staging(staging: Path) -> None:

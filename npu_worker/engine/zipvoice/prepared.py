@@ -134,6 +134,13 @@ class PreparedModel:
                 f"{made.get('precision')}), this worker loads {decoder.name}; serve with --precision "
                 f"{made.get('files')} or {again}"
             )
+        self._check_made_for(qnn_options, again)
+        self._check_sources(decoder, encoder, vocoder, again)
+        self._check_contexts(again)
+
+    def _check_made_for(self, qnn_options: dict[str, str], again: str) -> None:
+        """ModelLoadError unless it was compiled for this QNN target, by this runtime and specialiser."""
+        made = self.manifest
         if made["target"]["provider_options"] != target_options(qnn_options):
             # prepared on an x86 host for a phone, served there with `auto`: the flag fixes it
             soc = qnn_targets.value_for(made["target"]["provider_options"])
@@ -153,6 +160,11 @@ class PreparedModel:
                 f"{self.directory} holds graphs of specialiser version {made_by}, this worker writes "
                 f"version {specialize.VERSION}; {again}"
             )
+
+    def _check_sources(self, decoder: Path, encoder: Path | None, vocoder: Path | None, again: str) -> None:
+        """ModelLoadError unless the decoder, text encoder, token table and vocoder served are the files
+        (by SHA-256) it was prepared from."""
+        made = self.manifest
         sizes = functools.partial(context_files.copied_size_said, self)  # (a copy cut short, say)
         if made["source"].get(decoder.name) != file_hash(decoder):
             raise ModelLoadError(
@@ -170,6 +182,10 @@ class PreparedModel:
                 f"{vocoder} is not the vocoder {self.directory} was prepared from (the compiled decoder's "
                 f"features are that one's input){sizes(vocoder)}; put it back, or {again}"
             )
+
+    def _check_contexts(self, again: str) -> None:
+        """ModelLoadError unless every bucket's compiled files are here, whole, and loadable on this host."""
+        made = self.manifest
         if made.get("weight_sharing") and qnn_targets.htp_is_simulated():
             raise ModelLoadError(
                 f"{self.directory} holds one weight-shared context binary, which the x86 HTP simulator "
