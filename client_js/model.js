@@ -102,6 +102,7 @@ export function figures(state) {
     longestTaskMs: run?.longestTaskMs ?? null,
     bufferedMs: rate ? (1000 * (status.bufferedFrames ?? 0)) / rate : 0,
     underruns: status.underruns ?? 0,
+    buffering: Boolean(status.buffering) && Boolean(run?.running || (run && !run.audioDrained && !run.cancelled)),
     starvedMs: rate ? (1000 * (status.starvedFrames ?? 0)) / rate : 0,
     receivedSamples: run?.receivedSamples ?? 0,
     playedSourceSamples: status.playedSourceSamples ?? 0,

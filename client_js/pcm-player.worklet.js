@@ -12,6 +12,11 @@
  *   {type: "flush", request}            cancel: drop everything queued for the request (the sound
  *                                       fades out over FADE_SECONDS: cut mid-wave, it clicked)
  * Past MAX_BUFFERED_SECONDS queued, further audio is dropped and `overflow` reported (the page cancels).
+ * Running dry while the request still has audio to come is a rebuffer, not a gap: the last FADE_SECONDS
+ * still queued fade out, play-out waits (`buffering` in the status) until REBUFFER_SECONDS are queued or
+ * the request's end is, then fades back in (it played silence mid-wave, a click, then each chunk as it
+ * came: a garble of clicks and short gaps). A pause fades out before the page suspends the context
+ * (`{type: "paused"}` on the node's port; `paused-quiet` once the fade has played) and Resume fades in.
  * Reports go to the main thread on the node's own port: `first-audible` (the output frame of the first
  * audible sample of the request), `section-playing`, `section-played`, `drained`, `overflow` and a periodic
  * `status`.
@@ -24,6 +29,8 @@ const STATUS_EVERY_QUANTA = 16; // ~43 ms at 48 kHz
 const MAX_BUFFERED_SECONDS = 30 * 60;
 // A cancel's fade-out: the output stepped from mid-wave to silence in one sample, an audible click.
 const FADE_SECONDS = 0.005;
+// Queued audio that ends a rebuffer: enough to ride out a chunk arriving late again.
+const REBUFFER_SECONDS = 0.25;
 
 class PcmPlayerProcessor extends AudioWorkletProcessor {
   constructor() {
@@ -38,6 +45,9 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.quantaAtPcm = -1; // `quanta` when the last chunk came
     this.paused = false;
     this.fading = new Float32Array(0); // the flushed audio's first frames, faded to silence, still to play
+    this.fadeFrames = Math.round(FADE_SECONDS * sampleRate);
+    this.rampIn = 0; // frames still to fade in after a rebuffer or a pause
+    this.quietPending = false; // a pause whose fade-out is still to play: `paused-quiet` when it has
     this.port.onmessage = (event) => this.onControl(event.data);
   }
 
@@ -53,13 +63,15 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.playingIdx = null;
     this.announceIdx = null;
     this.overflowed = false; // audio past MAX_BUFFERED_SECONDS came: the rest of the request is dropped
+    this.endQueued = false; // the request's `end` is queued: what is left plays out, no rebuffer
+    this.buffering = false; // ran dry with audio still to come: waiting for REBUFFER_SECONDS queued
   }
 
   onControl(message) {
     if (message.type === "source") {
       message.port.onmessage = (event) => this.onSource(event.data);
     } else if (message.type === "paused") {
-      this.paused = message.paused; // the page suspends the context: nothing sounds, so nothing to fade
+      this.setPaused(message.paused);
     } else if (message.type === "flush") {
       this.onSource(message); // the page stops play-out after its socket closed
     }
@@ -72,12 +84,14 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
         this.fading = new Float32Array(0); // the old request's last 5 ms, long played: never mixed in
         this.request = message.request;
         this.resetCounters();
+        this.rampIn = 0; // (a Resume's fade-in is not the new request's)
         break;
       case "flush":
         if (message.request === this.request) {
           if (this.started && !this.paused) this.fading = this.fadeOfQueued();
           this.dropQueue();
           this.ended = true;
+          this.buffering = false;
           this.playingIdx = null;
           this.announceIdx = null;
           this.report();
@@ -105,10 +119,28 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
       case "section-end":
       case "end":
         if (message.request !== this.request) return;
+        if (message.type === "end") this.endQueued = true;
         this.queue.push({ kind: "mark", mark: message.type, idx: message.idx });
         break;
       default:
         this.port.postMessage({ type: "unknown-message", kind: String(message.type) });
+    }
+  }
+
+  /**
+   * Pause: the next FADE_SECONDS fade out (played by `process`), then silence with the playhead held;
+   * `paused-quiet` tells the page it may suspend the context. Resume: the first frames fade in.
+   */
+  setPaused(paused) {
+    if (paused === this.paused) return;
+    this.paused = paused;
+    if (paused) {
+      this.quietPending = true;
+      if (this.started && !this.ended && !this.buffering) this.fading = this.fadeOfQueued(true);
+    } else {
+      this.quietPending = false;
+      this.fading = new Float32Array(0);
+      this.rampIn = this.fadeFrames;
     }
   }
 
@@ -119,8 +151,17 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.bufferedFrames = 0;
   }
 
-  /** The next FADE_SECONDS of queued audio (less if less is queued), its gain falling to 0. */
-  fadeOfQueued() {
+  /**
+   * The next FADE_SECONDS of queued audio (less if less is queued), its gain falling to 0; `consume`:
+   * taken from the queue (a pause, a rebuffer: play goes on after it), else a copy (a cancel drops all).
+   */
+  fadeOfQueued(consume = false) {
+    if (consume) {
+      const tail = new Float32Array(Math.min(this.fadeFrames, Math.max(0, this.bufferedFrames)));
+      const taken = this.fill(tail);
+      for (let i = 0; i < taken; i++) tail[i] *= 1 - (i + 1) / taken;
+      return tail.subarray(0, taken);
+    }
     const tail = new Float32Array(Math.round(FADE_SECONDS * sampleRate));
     let taken = 0;
     for (let i = this.head, offset = this.offset; i < this.queue.length && taken < tail.length; i++, offset = 0) {
@@ -216,21 +257,58 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     const channels = outputs[0];
     const out = channels[0];
     const faded = this.playFading(out);
-    const written = faded ? faded + this.fill(out.subarray(faded)) : this.fill(out);
+    let written = faded;
+    if (this.paused) {
+      out.fill(0, faded); // the playhead held: nothing is taken from the queue
+      if (this.quietPending && this.fading.length === 0) {
+        this.quietPending = false;
+        this.port.postMessage({ type: "paused-quiet", request: this.request });
+      }
+    } else {
+      written += this.playOn(out.subarray(faded));
+    }
     if (written > 0) this.started = true;
-    if (written < out.length) {
+    if (written < out.length && !this.paused) {
       out.fill(0, written);
       if (this.started && !this.ended) {
         this.starvedFrames += out.length - written;
         if (!this.starved) this.underruns++;
         this.starved = true;
       }
-    } else {
+    } else if (!this.paused) {
       this.starved = false;
     }
     for (let c = 1; c < channels.length; c++) channels[c].set(out);
     if (++this.quanta % STATUS_EVERY_QUANTA === 0) this.report();
     return true;
+  }
+
+  /**
+   * Fill `out` from the queue, rebuffering where it would run dry before the request's end: returns the
+   * frames of sound written (a fade-out's included), the rest of `out` being the caller's silence.
+   */
+  playOn(out) {
+    if (this.buffering) {
+      if (this.bufferedFrames < REBUFFER_SECONDS * sampleRate && !this.endQueued) return 0;
+      this.buffering = false; // enough is queued, or all there is: play on, fading in
+      this.rampIn = this.fadeFrames;
+      this.report();
+    }
+    const dryBeforeEnd = this.started && !this.endQueued && this.bufferedFrames < out.length + this.fadeFrames;
+    if (dryBeforeEnd && !this.ended) {
+      const tail = this.fadeOfQueued(true); // its last FADE_SECONDS fade out; then wait for more
+      out.set(tail);
+      this.buffering = true;
+      this.report();
+      return tail.length;
+    }
+    const written = this.fill(out);
+    if (this.rampIn > 0) {
+      const ramp = Math.min(this.rampIn, written);
+      for (let i = 0; i < ramp; i++) out[i] *= (this.fadeFrames - this.rampIn + i + 1) / this.fadeFrames;
+      this.rampIn -= ramp;
+    }
+    return written;
   }
 
   report() {
@@ -243,6 +321,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
       underruns: this.underruns,
       starvedFrames: this.starvedFrames,
       playingIdx: this.playingIdx,
+      buffering: this.buffering,
       frame: currentFrame,
     });
   }

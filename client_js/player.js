@@ -6,6 +6,10 @@
  * socket worker, which posts decoded buffers straight to the worklet (transferred).
  */
 
+// How long Pause waits for the worklet's fade-out (5 ms of sound, a few render quanta) before it
+// suspends the context anyway.
+const PAUSE_FADE_WAIT_MS = 250;
+
 export class Player {
   /**
    * Create the context (call from a user gesture so autoplay rules allow sound) at `sampleRate`, the
@@ -66,14 +70,25 @@ export class Player {
   }
 
   async resume() {
+    this.wantPaused = false;
     this.node.port.postMessage({ type: "paused", paused: false });
     if (this.context.state !== "running") await this.context.resume();
   }
 
   async pause() {
     // Told first: a cancel while paused fades nothing (its fade would start the next Play with a click).
+    // The worklet fades the sound out over 5 ms, then says `paused-quiet`: suspended at once, the sound
+    // stopped mid-wave, a click each Pause.
+    this.wantPaused = true;
+    const quiet = new Promise((resolve) => {
+      this.quietWaiter = resolve;
+      setTimeout(resolve, PAUSE_FADE_WAIT_MS); // (a context that renders nothing never says it)
+    });
     this.node.port.postMessage({ type: "paused", paused: true });
-    if (this.context.state === "running") await this.context.suspend();
+    if (this.context.state !== "running") return;
+    await quiet;
+    this.quietWaiter = null;
+    if (this.wantPaused) await this.context.suspend(); // (not when Resume came during the fade)
   }
 
   get paused() {
@@ -81,6 +96,10 @@ export class Player {
   }
 
   onReport(report) {
+    if (report.type === "paused-quiet") {
+      this.quietWaiter?.();
+      return;
+    }
     if (report.type === "status") this.status = report;
     if (report.type === "first-audible") report.audibleAt = this.frameToPageTime(report.frame);
     for (const listener of this.listeners) listener(report);

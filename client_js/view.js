@@ -99,6 +99,7 @@ export function renderFigures(f) {
   $("server-ttfa").textContent = ms(f.serverTtfaMs);
   $("buffer").textContent = f.contextRate ? `${Math.round(f.bufferedMs)} ms` : "—";
   $("buffer-meter").value = Math.min(f.bufferedMs, 3000);
+  $("buffering").hidden = !f.buffering; // ran dry with audio to come: play-out waits, not a garble
   $("underruns").textContent = f.contextRate ? String(f.underruns) : "—";
   $("starved").textContent = f.contextRate ? `${Math.round(f.starvedMs)} ms of silence while starved` : "\u00a0";
   $("samples").textContent = `${f.receivedSamples.toLocaleString()} / ${f.playedSourceSamples.toLocaleString()}`;

@@ -28,6 +28,7 @@ from .config import Settings
 from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_made
 from .held_signals import hup_unless_ignored, stops_ignored_after
 from .http_compat.errors import path_refusals
+from .http_compat.hang_up import counted_status
 from .http_compat.metrics import METRICS_KEY
 from .printable import printable
 from .shutdown_bodies import finish_bodies_at_shutdown
@@ -107,7 +108,7 @@ class RedactingAccessLogger(AbstractAccessLogger):
                 redacted_path(request),
                 request.version.major,
                 request.version.minor,
-                response.status,
+                counted_status(request, response),  # a caller's hang-up: 499, as `/metrics` counts it
                 response.body_length,
                 time,
             )

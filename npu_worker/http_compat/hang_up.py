@@ -23,6 +23,15 @@ CLIENT_CLOSED_REQUEST = 499  # nginx's status for it: the access log and metrics
 HANG_UP_CHECK_SECONDS = 0.2  # how often a handler that writes nothing yet looks whether its caller is there
 WRITE_GRACE_SECONDS = 60.0  # a caller that takes nothing of a write for this long is given up
 MIN_READ_BYTES_PER_SECOND = 64 * 1024  # ... plus a second per this many bytes of it
+# A request whose work stopped because its caller hung up (`HangUpWatch`): its answer is counted 499.
+_HUNG_UP = web.RequestKey("caller_hung_up", bool)
+
+
+def counted_status(request: web.BaseRequest, response: web.StreamResponse) -> int:
+    """The status the access log and `/metrics` count: 499 for a request whose work stopped because its
+    caller hung up (a `/synth`'s 200 `Cancelled` answer, which a caller gone never read; one that only
+    ended its sending side still reads it), else the answer's own."""
+    return CLIENT_CLOSED_REQUEST if request.get(_HUNG_UP) else response.status
 
 
 def caller_gone(request: web.BaseRequest) -> bool:
@@ -57,7 +66,11 @@ class HangUpWatch:
 
     def _look(self) -> None:
         self._timer = None
-        if not self._ended and not (caller_gone(self._request) and self._cancel()):
+        if self._ended:
+            return
+        if caller_gone(self._request) and self._cancel():
+            self._request[_HUNG_UP] = True
+        else:
             self._arm()
 
     def _arm(self) -> None:

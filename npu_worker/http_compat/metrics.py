@@ -32,6 +32,7 @@ from ..jobs.observer import SchedulerObserver
 from ..protocol import Done, Event, Progress, SectionError
 from .bodies import ERROR_COUNTED_KEY
 from .errors import Handler
+from .hang_up import counted_status
 from .lane_tallies import LaneTallies, TalliedCounter, TalliedHistogram
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
@@ -270,9 +271,10 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise
     if metrics is not None:
         body = response.body if isinstance(response, web.Response) else None
-        if response.get(ERROR_COUNTED_KEY):  # a section's error, counted as its event
-            body = None
-        metrics.count_response(request, response.status, body if isinstance(body, bytes) else None)
+        status = counted_status(request, response)  # a caller's hang-up: 499, not the 200 it never read
+        if response.get(ERROR_COUNTED_KEY) or status != response.status:  # counted as its event: the
+            body = None  # section's error, the job's cancel (a hang-up is no error, as on other routes)
+        metrics.count_response(request, status, body if isinstance(body, bytes) else None)
     return response
 
 

@@ -9,8 +9,10 @@ Streaming: wav (with the unknown-length header streams use) and pcm are written 
 opus pages are written once and never revisited, so its bytes also go out as they are made. A streamed
 mp3 is constant-bitrate: libsndfile fills its first frame (the Info frame of the length and the encoder's
 delay) only when the file closes, which a VBR stream needs to be read whole (libsndfile read 1 s of 5)
-and a CBR stream does not (libsndfile and ffmpeg read every frame; the encoder's ~70 ms of leading
-silence is kept). A whole mp3 (a batch item, a stream socket's sentence) stays VBR, read to the sample.
+and a CBR stream does not (libsndfile and ffmpeg read every frame). That first frame, still blank when
+streamed, is not sent (`_BlankFrameDrop`): every decoder played it as a frame of silence, 24 ms at 24 kHz
+before the audio; the encoder's own delay (1 105 samples at 24 kHz, 46 ms: lame's 576 and the decoder's
+529), which only the filled frame tells a decoder to skip, is still heard. A whole mp3 (a batch item, a stream socket's sentence) stays VBR, read to the sample.
 flac's header is rewritten at the close, so a flac is sent whole at the end.
 """
 
@@ -183,6 +185,36 @@ class _AppendOnly(io.RawIOBase):
         return new
 
 
+class _BlankFrameDrop:
+    """A streamed mp3's first frame, the length frame lame writes blank (a frame header, then zeros) and
+    libsndfile fills at the close, left out of the bytes sent: filled too late for a stream, it was a
+    frame of silence before the audio. The next frame starts with its sync byte, 0xFF: the first byte
+    that is not zero past the header. Bytes that do not start so are sent as they are."""
+
+    HEADER_BYTES = 4
+
+    def __init__(self) -> None:
+        self._head = b""  # the first frame's header bytes seen so far, while it is still looked at
+        self._done = False
+
+    def cut(self, data: bytes) -> bytes:
+        if self._done or not data:
+            return data
+        data = self._head + data
+        if data[0] != 0xFF or (len(data) > 1 and data[1] & 0xE0 != 0xE0):  # no frame sync: not lame's
+            self._done = True
+            return data
+        if len(data) <= self.HEADER_BYTES:
+            self._head = data
+            return b""
+        self._head = data[: self.HEADER_BYTES]
+        rest = data[self.HEADER_BYTES :].lstrip(b"\0")
+        if not rest:
+            return b""  # (still the blank frame's zeros)
+        self._done = True
+        return rest
+
+
 class StreamEncoder:
     """Float32 chunks in, encoded bytes out as soon as the format allows (`feed`, then `finish`)."""
 
@@ -193,6 +225,7 @@ class StreamEncoder:
         self._held: list[np.ndarray] = []
         self._file: soundfile.SoundFile | None = None
         self._sink = _AppendOnly()
+        self._blank_frame = _BlankFrameDrop() if fmt.name == "mp3" and fmt.streams else None
         if fmt.container is not None and fmt.streams:
             self._file = soundfile.SoundFile(
                 self._sink,
@@ -232,7 +265,10 @@ class StreamEncoder:
             self._held.append(samples)
             return b""
         self._file.write(samples)
-        return self._sink.take_new()
+        return self._sent(self._sink.take_new())
+
+    def _sent(self, data: bytes) -> bytes:
+        return self._blank_frame.cut(data) if self._blank_frame is not None else data
 
     def finish(self) -> bytes:
         if self.fmt.name in ("wav", "pcm"):
@@ -242,7 +278,7 @@ class StreamEncoder:
             self._held = []  # the file is what is sent now: the samples need not stay beside it
             return encode_whole(whole, self.sample_rate, self.fmt)
         self._file.close()
-        return self._sink.take_new()
+        return self._sent(self._sink.take_new())
 
     def release(self) -> None:
         """Let go of the samples a whole-file format holds (a caller that hung up: nothing is sent)."""

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
 from ..http_compat.errors import expect_continue
-from .errors import openai_refusal, unversioned_refusal
+from .errors import REQUEST_ID_HEADER, openai_refusal, request_id, unversioned_refusal
 from .formats import available_formats
 from .load_wait import LOAD_WAITERS_KEY, load_waiters
 from .models_api import get_model, list_models
@@ -21,6 +21,18 @@ from .voices_api import delete_voice, expect_upload, list_voices, upload_voice
 # starts so): refused in OpenAI's shape, a 404 saying where the routes are. `/models` is that path
 # alone (ERROR_SHAPES_KEY): `/models.json` is the player's file namespace, `/modelsX` no SDK's path.
 SDK_PATHS = ("/audio/", "/models", "/models/")
+
+
+def is_openai_path(path: str) -> bool:
+    """A path whose answers are this surface's: under `/v1/`, or an SDK path without it."""
+    return path.startswith(("/v1/", "/audio/", "/models/")) or path == "/models"
+
+
+async def add_request_id(request: web.Request, response: web.StreamResponse) -> None:
+    """on_response_prepare: the answers no handler's wrapper names, the stream socket's 101 (its head
+    goes out as the socket opens) and a CORS preflight's 204 (the middleware's), get an id too."""
+    if REQUEST_ID_HEADER not in response.headers and is_openai_path(request.path):
+        response.headers[REQUEST_ID_HEADER] = request_id(request)
 
 
 def setup_openai(app: web.Application) -> None:
@@ -36,6 +48,7 @@ def setup_openai(app: web.Application) -> None:
         logging.getLogger(__name__).info("speech formats: %s", formats)
 
     app.on_startup.append(say_formats)
+    app.on_response_prepare.append(add_request_id)
     app[LOAD_WAITERS_KEY] = load_waiters(app[SETTINGS_KEY].max_connections)
     app[ERROR_SHAPES_KEY]["/v1/"] = openai_refusal
     app[ERROR_SHAPES_KEY].update(dict.fromkeys(SDK_PATHS, unversioned_refusal))
