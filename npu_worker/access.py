@@ -21,6 +21,7 @@ from .protocol import OriginNotAllowed, Unauthorized
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
 ANY_ORIGIN = "*"
+HOSTS_REMEMBERED = 32  # `Host` values whose answer is kept (each at most a header line, 8 KiB)
 
 
 def normalize_origin(origin: str) -> str | None:
@@ -87,6 +88,15 @@ def host_allowed(
     """
     if not loopback or host is None or token_configured or ANY_ORIGIN in allowed_origins:
         return True
+    return _names_this_worker(host, tuple(allowed_origins))
+
+
+@functools.lru_cache(maxsize=HOSTS_REMEMBERED)
+def _names_this_worker(host: str, allowed_origins: tuple[str, ...]) -> bool:
+    """`host_allowed`'s answer for a loopback worker without a token, kept for the few `Host` values its
+    callers send: worked out again on every request, its split and `ipaddress` parse were ≈ 15 Python
+    calls on the event loop a request (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 62). Bounded, so a
+    caller sending a new `Host` every request only evicts: ≤ `HOSTS_REMEMBERED` headers kept."""
     try:
         name = (urlsplit(f"//{host.strip()}").hostname or "").lower()
     except ValueError:
@@ -100,7 +110,7 @@ def host_allowed(
         pass
     if name == "localhost" or name.endswith(".localhost"):
         return True
-    return name in _origin_hosts(tuple(allowed_origins))
+    return name in _origin_hosts(allowed_origins)
 
 
 @functools.lru_cache(maxsize=16)

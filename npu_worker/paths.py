@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import re
 import stat
@@ -252,8 +253,9 @@ class PathPolicy:
     def voices_root(self) -> str:
         return os.path.join(self.state_dir, VOICES_DIR)
 
-    @property
+    @functools.cached_property
     def outputs_root(self) -> str:
+        """Worked out once (the state dir is fixed): `write_output` read it five times a section."""
         return os.path.join(self.state_dir, OUTPUTS_DIR)
 
     def resolve_output_path(self, path: str) -> str:

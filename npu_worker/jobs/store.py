@@ -64,6 +64,7 @@ _JOB = msgspec.json.Decoder(_StoredJob)
 class JobStore:
     def __init__(self, state_dir: Path) -> None:
         self.root = Path(state_dir) / "jobs"
+        self._outputs = str(self.root.parent / OUTPUTS_DIR)
 
     def prepare(self) -> None:
         """Create the directory (blocking I/O: at start-up, off the loop)."""
@@ -74,8 +75,12 @@ class JobStore:
         return self.root / job_id
 
     def default_output(self, job_id: str, idx: int) -> str:
-        """Apart from the job's record: `<state>/outputs/<id>/sNN.wav` (see paths.py)."""
-        return str(self.root.parent / OUTPUTS_DIR / job_id / f"s{idx:02d}.wav")
+        """Apart from the job's record: `<state>/outputs/<id>/sNN.wav` (see paths.py). A job's id (16 hex
+        digits) joined as text: pathlib's joins were ≈ 25 Python calls a section at a batch's admission
+        (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 62); any other id as pathlib spells it."""
+        if job_id.isalnum():
+            return f"{self._outputs}{os.sep}{job_id}{os.sep}s{idx:02d}.wav"
+        return str(Path(self._outputs) / job_id / f"s{idx:02d}.wav")
 
     def record_path(self, job_id: str) -> str:
         return str(self.job_dir(job_id) / JOB_FILE)
