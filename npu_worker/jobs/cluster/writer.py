@@ -13,6 +13,8 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable
 
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from ...paths import PathPolicy
 from ...protocol import InternalError, Progress, SectionError, SynthParams, WorkerError, WriteFailed
 from ..job_bytes import JobBytes
@@ -26,6 +28,8 @@ from .store import RedisJobs
 log = logging.getLogger(__name__)
 
 KNOWN_JOBS = 64
+# Tries of an entry whose own reply outlasts the command timeout, Redis answering, before it is failed.
+SLOW_ENTRY_TRIES = 3
 
 
 class OutputWriter(QueueConsumer):
@@ -46,6 +50,7 @@ class OutputWriter(QueueConsumer):
         self._own = True
         self._regroup = False
         self._known: OrderedDict[str, Job] = OrderedDict()  # jobs seen, oldest first
+        self._timed_out: dict[str, int] = {}  # entries whose own reply timed out, Redis answering: tries
         self.job_bytes: JobBytes | None = None  # --jobs-max-bytes over this node's default outputs
 
     async def run(self) -> None:
@@ -58,15 +63,49 @@ class OutputWriter(QueueConsumer):
         rows = await self.jobs.ready(self.node, own=self._own, block_ms=1000)
         if self._own and not rows:
             self._own = False
-        for entry_id, fields in rows:
+            self._timed_out.clear()  # (nothing pending: no entry left to count)
+        # An entry that timed out before is tried after the others (stable: otherwise in stream order).
+        for entry_id, fields in sorted(rows, key=lambda row: self._timed_out.get(row[0], 0)):
             try:
                 await self._deliver(fields)
             except Exception as exc:  # one entry's failure, never the loop's
-                if refuses_every_write(exc):  # Redis away, full or refusing writes for now: the entry
-                    self._own = True  # stays pending, read again first once Redis takes writes
+                if not refuses_every_write(exc):
+                    await self._entry_failed(entry_id, fields, exc)
+                elif await self._too_slow(entry_id, exc):
+                    said = f"its reply did not come within the command timeout in {SLOW_ENTRY_TRIES} tries"
+                    await self._entry_failed(entry_id, fields, RedisTimeoutError(f"{said}, Redis answering"))
+                else:  # Redis away, full or refusing writes for now, or the entry is slow: it stays
+                    self._own = True  # pending, read again first once Redis takes writes
+                    if self._timed_out.get(entry_id):
+                        continue  # (its own reply was slow, Redis is up: the entries behind it go on)
                     raise
-                await self._entry_failed(entry_id, fields, exc)
+            self._timed_out.pop(entry_id, None)
             await self.jobs.ready_done(self.node, entry_id)
+        return True
+
+    async def _too_slow(self, entry_id: str, exc: Exception) -> bool:
+        """Whether an entry that timed out did so `SLOW_ENTRY_TRIES` times while Redis answered: its own
+        reply outlasts the command timeout (a long section's wav over a slow link), not an outage. Read
+        as one, it stayed pending and was read again first, for ever: its section never ended, the
+        entries behind it waited. A timeout is counted only where Redis then answers a PING."""
+        if not isinstance(exc, RedisTimeoutError):
+            return False
+        try:
+            await self.jobs.ping()
+        except Exception:  # noqa: BLE001 - Redis itself does not answer: an outage, the entry waits
+            return False
+        tries = self._timed_out[entry_id] = self._timed_out.get(entry_id, 0) + 1
+        if tries < SLOW_ENTRY_TRIES:
+            log.warning(
+                "writer of node %s: entry %s timed out while Redis answers (%s of %s tries); reading the "
+                "others first",
+                self.node,
+                entry_id,
+                tries,
+                SLOW_ENTRY_TRIES,
+            )
+            return False
+        self._timed_out.pop(entry_id, None)
         return True
 
     async def _entry_failed(self, entry_id: str, fields: dict[str, str], exc: Exception) -> None:
