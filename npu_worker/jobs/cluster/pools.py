@@ -97,30 +97,32 @@ class LookedUpConnection(Connection):
     (`Invalid argument`) or, written `fe80::1%eth0`, was looked up again in that executor. The connect
     timeout bounds the lookup and every address's try together (each had it in full: a slow lookup, then a
     silent address, 4 s), each address its share of what is left (`_share`), and a connection that fails
-    says each address's failure, not the last's."""
+    says each address's failure, not the last's, also the one the timeout's end cut short (a name whose
+    every address hangs was `Timeout connecting to server`, naming none)."""
 
     _tried_socket: socket.socket | None = None  # the address's connected socket, while `_connect` runs
 
     async def _connect(self) -> None:
         failures: list[str] = []
+        trying = f"{self.host}: no answer to its lookup"  # what the whole's end cuts short, said so
         try:
             async with asyncio.timeout(self.socket_connect_timeout) as whole:  # the lookup and every try
                 found = await LOOKUPS.addresses(self.host, self.port)
                 for tried, (family, kind, proto, _, address) in enumerate(found):
+                    trying = f"{_shown(address)}: no answer"
                     try:
                         async with asyncio.timeout_at(_share(whole.when(), len(found) - tried)):
                             self._tried_socket = await _connected(family, kind, proto, address)
                         return await super()._connect()
                     except TimeoutError:  # its share spent (the whole's end is the `except` below)
-                        failures.append(f"{_shown(address)}: no answer")
+                        failures.append(trying)
                     except OSError as exc:  # refused, unreachable: the next address
                         failures.append(f"{_shown(address)}: {exc.strerror or exc or type(exc).__name__}")
                     finally:
                         self._tried_socket = None
-        except TimeoutError:
-            if not failures:
-                raise  # (redis-py says `Timeout connecting to server`)
-            failures.append(f"out of time after {self.socket_connect_timeout:g} s")
+                trying = ""
+        except TimeoutError:  # (never re-raised: redis-py says `Timeout connecting to server`, naming none)
+            failures += [trying, f"out of time after {self.socket_connect_timeout:g} s"]
         raise OSError(f"{self.host} names no address" if not failures else "; ".join(failures))
 
     def _connection_arguments(self) -> Mapping[str, Any]:
