@@ -17,6 +17,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...paths import PathPolicy
 from ...protocol import InternalError, Progress, SectionError, SynthParams, WorkerError, WriteFailed
+from ..cache import SynthesisCache
 from ..job_bytes import JobBytes
 from ..model import Job
 from ..observer import SchedulerObserver
@@ -52,6 +53,7 @@ class OutputWriter(QueueConsumer):
         self._known: OrderedDict[str, Job] = OrderedDict()  # jobs seen, oldest first
         self._timed_out: dict[str, int] = {}  # entries whose own reply timed out, Redis answering: tries
         self.job_bytes: JobBytes | None = None  # --jobs-max-bytes over this node's default outputs
+        self.cache: SynthesisCache | None = None  # the node's synthesis cache: gives up room on a full disk
 
     async def run(self) -> None:
         """Each start reads this node's pending entries first: the node's, and one after the loop ended
@@ -195,12 +197,20 @@ class OutputWriter(QueueConsumer):
             await self.jobs.drop_audio(job.id, idx)
 
     def _write(self, job_id: str, path: str, wav: bytes) -> None:
-        """The file, counted against --jobs-max-bytes (WriteFailed when no room can be made)."""
+        """The file, counted against --jobs-max-bytes (WriteFailed when no room can be made), in room the
+        synthesis cache gives up where its disk is full, as the single-node runner's (`making_room`): a
+        section another node ran failed `WriteFailed: … No space left on device` while the cache held it."""
         if self.job_bytes is None:
-            self.paths.write_output(path, wav)
+            self._write_making_room(path, wav)
             return
         with self.job_bytes.writing(job_id, path, len(wav)):
+            self._write_making_room(path, wav)
+
+    def _write_making_room(self, path: str, wav: bytes) -> None:
+        if self.cache is None:
             self.paths.write_output(path, wav)
+        else:
+            self.cache.making_room(path, lambda: self.paths.write_output(path, wav), len(wav))
 
     async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> None:
         """Log the section's end; this node counts it (and the `done` it led to) in /metrics."""
