@@ -73,29 +73,31 @@ class OutputWriter(QueueConsumer):
             except Exception as exc:  # one entry's failure, never the loop's
                 if not refuses_every_write(exc):
                     await self._entry_failed(entry_id, fields, exc)
-                elif await self._too_slow(entry_id, exc):
+                elif not isinstance(exc, RedisTimeoutError) or not await self._redis_answers():
+                    self._own = True  # Redis away, full or refusing writes for now: the entry stays
+                    raise  # pending, read again first once Redis takes writes
+                elif self._timed_out_again(entry_id) < SLOW_ENTRY_TRIES:
+                    self._own = True  # its own reply is slow, Redis is up: pending, read after the others
+                    continue
+                else:
                     said = f"its reply did not come within the command timeout in {SLOW_ENTRY_TRIES} tries"
                     await self._entry_failed(entry_id, fields, RedisTimeoutError(f"{said}, Redis answering"))
-                else:  # Redis away, full or refusing writes for now, or the entry is slow: it stays
-                    self._own = True  # pending, read again first once Redis takes writes
-                    if self._timed_out.get(entry_id):
-                        continue  # (its own reply was slow, Redis is up: the entries behind it go on)
-                    raise
             self._timed_out.pop(entry_id, None)
             await self.jobs.ready_done(self.node, entry_id)
         return True
 
-    async def _too_slow(self, entry_id: str, exc: Exception) -> bool:
-        """Whether an entry that timed out did so `SLOW_ENTRY_TRIES` times while Redis answered: its own
-        reply outlasts the command timeout (a long section's wav over a slow link), not an outage. Read
-        as one, it stayed pending and was read again first, for ever: its section never ended, the
-        entries behind it waited. A timeout is counted only where Redis then answers a PING."""
-        if not isinstance(exc, RedisTimeoutError):
-            return False
+    async def _redis_answers(self) -> bool:
+        """Whether Redis answers a PING: an entry that timed out then timed out on its own reply (a long
+        section's wav over a slow link), not on an outage. Read as an outage, it stayed pending and was
+        read again first, for ever: its section never ended, the entries behind it were never written."""
         try:
             await self.jobs.ping()
         except Exception:  # noqa: BLE001 - Redis itself does not answer: an outage, the entry waits
             return False
+        return True
+
+    def _timed_out_again(self, entry_id: str) -> int:
+        """Count one more timeout of the entry's own (`SLOW_ENTRY_TRIES` of them fail its section)."""
         tries = self._timed_out[entry_id] = self._timed_out.get(entry_id, 0) + 1
         if tries < SLOW_ENTRY_TRIES:
             log.warning(
@@ -106,9 +108,7 @@ class OutputWriter(QueueConsumer):
                 tries,
                 SLOW_ENTRY_TRIES,
             )
-            return False
-        self._timed_out.pop(entry_id, None)
-        return True
+        return tries
 
     async def _entry_failed(self, entry_id: str, fields: dict[str, str], exc: Exception) -> None:
         """An entry the writer could not handle (a job record or key not of the worker's making: Redis
