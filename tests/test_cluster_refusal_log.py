@@ -6,10 +6,13 @@ when a replica is promoted or demoted) under a running node: each of its loops l
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.cluster import outage
+from npu_worker.jobs.cluster.store import RedisJobs
 from tests.test_cluster_engine_refused_writes import dead_port
 from tests.timing import seconds
 
@@ -48,4 +51,37 @@ async def test_a_redis_refusing_writes_is_said_once_as_it_starts_reminded_and_sa
     errors = [r for r in refusing if r.levelno >= logging.ERROR]
     assert errors == [], caplog.text
     assert (await node.get("/health")).status == 200
+    master.close()
+
+
+async def test_a_section_handed_over_while_redis_refuses_writes_says_so_once_as_it_starts_and_ends(
+    worker: Any, redis_server: Any, tmp_path: Any, caplog: Any, monkeypatch: Any
+) -> None:
+    """The engine thread's hand-over waits (the journal's retry): it was a WARNING a retry, every second
+    for as long as the refusal lasted."""
+    monkeypatch.setattr(outage, "REFUSAL_REMINDER_SECONDS", 1.0)  # (a minute in production)
+    made_ok = RedisJobs.made_ok_ending
+    master = dead_port()  # held: no other test's server can take the port and be copied
+    turned: list[bool] = []
+
+    async def refused_from_the_first(self: RedisJobs, *args: Any, **kwargs: Any) -> Any:
+        if not turned:  # the section is made: now Redis refuses its hand-over, until the test lifts it
+            turned.append(True)
+            await self.redis.execute_command("REPLICAOF", "127.0.0.1", str(master.getsockname()[1]))
+        return await made_ok(self, *args, **kwargs)
+
+    monkeypatch.setattr(RedisJobs, "made_ok_ending", refused_from_the_first)
+    node = await worker(role="both", state_dir=str(tmp_path / "node"), queue=redis_server.url)
+    caplog.set_level(logging.INFO, logger="npu_worker.jobs.cluster")
+    answer = await node.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "refused"}]})
+    job_id = (await answer.json())["job_id"]
+    who = f"node {node.app[SCHEDULER_KEY].node}, npu-worker-engine"  # (the engine thread's journal)
+    try:
+        await until_said(caplog, REMINDED, who)
+    finally:
+        redis_server.command("REPLICAOF", "NO", "ONE")
+    async with asyncio.timeout(seconds(30)):
+        events = [json.loads(line) async for line in (await node.get(f"/jobs/{job_id}/events")).content]
+    assert events[-1]["event"] == "done" and events[-1]["fail_count"] == 0, events
+    assert len(said(caplog, STARTED, who)) == 1 and len(said(caplog, ENDED, who)) == 1, caplog.text
     master.close()
