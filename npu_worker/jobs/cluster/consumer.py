@@ -1,7 +1,9 @@
 """The retry loop shared by a node's queue consumers (the engine node, the output writer).
 
 One consumer reads one Redis consumer group. It survives Redis outages: it waits with back-off and
-logs once; a Redis at its `maxmemory` (writes refused) the same way, its own items read again after. It survives Redis losing its data: the groups are made again. After either, it first takes
+logs once; a Redis at its `maxmemory` (writes refused) the same way, its own items read again after; a
+Redis refusing every write for now (a replica: READONLY) too, said as it starts and as it ends
+(`WriteRefusals`). It survives Redis losing its data: the groups are made again. After either, it first takes
 back its own pending items. A cancellation always ends it.
 """
 
@@ -13,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from redis.exceptions import OutOfMemoryError, ResponseError
 
-from .outage import REDIS_DOWN, lost_groups, reraise_if_cancelling
+from .outage import REDIS_DOWN, WriteRefusals, lost_groups, refuses_every_write, reraise_if_cancelling
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
@@ -31,6 +33,7 @@ class QueueConsumer:
     async def _consume(self, step: Callable[[], Awaitable[bool]], label: str) -> None:
         """Run `step` until it returns False, through outages and lost groups."""
         delay = 0.05
+        refusals = WriteRefusals(f"{label} {self.node}")
         while True:
             reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a read
             try:
@@ -40,6 +43,7 @@ class QueueConsumer:
                 if not await step():
                     return
                 self.redis_ok, delay = True, 0.05
+                refusals.ended()
             except OutOfMemoryError as exc:
                 # The step's items stay pending (a writer's `ready` entry has no XAUTOCLAIM: unread
                 # again, its section was never `ok` and its job never ended).
@@ -54,6 +58,12 @@ class QueueConsumer:
                         "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
                     )
                     self._regroup = True
+                    continue
+                if refuses_every_write(exc):  # (a replica, a slow script: no group lost, its items wait)
+                    refusals.refused(exc)
+                    self._own = True
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 2.0)
                     continue
                 # Never a consumer that ends in silence (the node would look alive and take no work):
                 # say what Redis answered and try again, more slowly each time.

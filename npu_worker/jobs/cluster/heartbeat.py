@@ -19,7 +19,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 from ...config import DAY, Settings
 from ...engine.base import DecoderCalls, EngineInfo
 from ...errors import ModelLoadError, NodeRestarting, WorkerError
-from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
+from .outage import REDIS_DOWN, WriteRefusals, redis_unreachable, refuses_every_write, reraise_if_cancelling
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
@@ -186,6 +186,7 @@ class Heartbeat:
         calls as its /health counts them, or why its engine failed to load, or what its loading engine
         is doing), then the view read back; Redis down or full is waited out, never the end of the loop."""
         refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
+        refusals = WriteRefusals(f"heartbeat of node {self.node}")
         beats = 0
         while True:
             reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
@@ -215,6 +216,7 @@ class Heartbeat:
                 if self.on_view is not None:
                     self.on_view()
                 refused, self.redis_full = False, False
+                refusals.ended()
                 if beats % FORGET_EVERY == 0:
                     if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
                         log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
@@ -228,7 +230,9 @@ class Heartbeat:
                     log.warning("heartbeat of node %s: Redis is full (%s)", self.node, exc)
                 self.redis_full = True
             except ResponseError as exc:  # never a heartbeat that stops for good: the node would look dead
-                if not refused:
+                if refuses_every_write(exc):  # (a replica: READONLY) said as it starts and as it ends
+                    refusals.refused(exc)
+                elif not refused:
                     log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
                 refused = True
             await asyncio.sleep(HEARTBEAT_SECONDS)

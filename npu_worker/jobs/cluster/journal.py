@@ -28,7 +28,7 @@ from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
 from ..shared_copies import SharedCopies
 from ..store import JobStore
-from .outage import REDIS_WAIT, redis_unreachable, refuses_every_write
+from .outage import REDIS_WAIT, WriteRefusals, redis_unreachable, refuses_every_write
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
@@ -58,10 +58,15 @@ class RedisJournal(Journal):
         if threading.get_ident() == self.handoff._loop_thread:
             raise RuntimeError("RedisJournal is for threads; on the loop use RedisJobs directly")
         delay = 0.05
+        refusals: WriteRefusals | None = None  # Redis refusing writes: said as it starts and ends (it was
+        # a WARNING a retry, every second while it lasted)
         while True:
             future = asyncio.run_coroutine_threadsafe(_awaited(make), self.handoff.loop)
             try:
-                return future.result(timeout=30.0)
+                answer = future.result(timeout=30.0)
+                if refusals is not None:
+                    refusals.ended()
+                return answer
             except (*REDIS_WAIT, FutureTimeout) as exc:
                 future.cancel()
                 if not retry or self.stopping.is_set():
@@ -75,7 +80,10 @@ class RedisJournal(Journal):
                 if retry and refuses_every_write(exc) and not self.stopping.is_set():
                     # Redis refusing every write for now (READONLY, MISCONF, BUSY): a wait like an outage,
                     # not the section's failure (it failed with `EngineError: ReadOnlyError: …`).
-                    log.warning("Redis refuses writes for now (%s); retrying in %.1fs", exc, delay)
+                    refusals = refusals or WriteRefusals(
+                        f"node {self.node}, {threading.current_thread().name}"
+                    )
+                    refusals.refused(exc)
                     time.sleep(delay)
                     delay = min(delay * 2, 1.0)
                     continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -90,6 +91,40 @@ def refuses_every_write(exc: BaseException) -> bool:
     if isinstance(exc, (*REDIS_WAIT, ReadOnlyError)):
         return True
     return isinstance(exc, ResponseError) and _answered_code(exc) in EVERY_WRITE_REFUSED
+
+
+# How often a loop that waits while Redis refuses every write says it still does (the first line and the
+# last are said at once).
+REFUSAL_REMINDER_SECONDS = 60.0
+
+
+class WriteRefusals:
+    """One loop's account of Redis refusing every write for a while (a replica promoted or demoted:
+    READONLY; MISCONF, BUSY, …): one WARNING as it starts, a reminder at most every
+    `REFUSAL_REMINDER_SECONDS` while it lasts, one line as it ends. Each refusal was an ERROR, every
+    2 s from each loop, for as long as it lasted, and nothing said it had ended."""
+
+    def __init__(self, who: str) -> None:
+        self.who = who
+        self.since: float | None = None  # (monotonic) the first refusal of the one under way
+        self._said = 0.0
+
+    def refused(self, exc: BaseException) -> None:
+        now = time.monotonic()
+        if self.since is None:
+            self.since = self._said = now
+            log.warning("%s: Redis refuses every write for now (%s); waiting", self.who, exc)
+        elif now - self._said >= REFUSAL_REMINDER_SECONDS:
+            self._said = now
+            log.warning(
+                "%s: Redis still refuses every write, for %.0f s now (%s)", self.who, now - self.since, exc
+            )
+
+    def ended(self) -> None:
+        """Redis took a write (or answered a step) again: said once, with how long it refused."""
+        if self.since is not None:
+            log.warning("%s: Redis takes writes again, after %.0f s", self.who, time.monotonic() - self.since)
+            self.since = None
 
 
 def _answered_code(exc: ResponseError) -> str:

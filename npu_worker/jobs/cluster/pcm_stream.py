@@ -32,7 +32,7 @@ from redis.exceptions import ResponseError
 from ..model import AudioChunk, LogEntry
 from .entries import entry_of
 from .keys import log_key, pcm_key
-from .outage import cancellable, reraise_if_cancelling, retried
+from .outage import WriteRefusals, cancellable, refuses_every_write, reraise_if_cancelling, retried
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
@@ -83,8 +83,8 @@ class PcmPublisher:
 
     The engine thread's only cost per chunk is one `LoopHandoff` call (`put`); here, everything that
     piled up since the last send goes in one pipeline (XADD with MAXLEN, then EXPIRE). While Redis is
-    away (or full) the entries wait and are sent when it is back (a section's audio is bounded, and the
-    engine thread itself waits in MADE meanwhile); a retried pipeline may repeat entries, which the
+    away (or full, or refusing every write for now: a replica) the entries wait and are sent when it is
+    back (a section's audio is bounded, and the engine thread itself waits in MADE meanwhile); a retried pipeline may repeat entries, which the
     listener drops by their number. Entries Redis refuses otherwise (a key planted with another type)
     are dropped, and logged: the listener sees a gap (its job ends), and the sender goes on for the
     node's other jobs (it ended, and no later stream of the node got its audio).
@@ -98,6 +98,7 @@ class PcmPublisher:
         self._queued = self._sent = 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
+        self._refusals = WriteRefusals("PCM stream")  # Redis refusing every write: said as it starts, ends
         self._task: asyncio.Task[None] | None = None
         # This node's own listeners (a `both` node): given each entry at once, beside the stream.
         self.local: Callable[[str, PcmEntry], None] | None = None
@@ -164,7 +165,7 @@ class PcmPublisher:
                     break
                 batch.append(item)
             try:
-                await retried(functools.partial(self._send, batch), "PCM stream")
+                await self._send_when_taken(batch)
             except ResponseError as exc:  # a key not of ours (WRONGTYPE): these entries, not the sender
                 log.error("PCM stream: Redis refused %d entries (%s); dropped", len(batch), exc)
             del self._pending[: len(batch)]
@@ -177,6 +178,23 @@ class PcmPublisher:
         for _, waiter in done:
             if not waiter.done():
                 waiter.set_result(None)
+
+    async def _send_when_taken(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
+        """`_send`, retried while Redis is away or full, and while it refuses every write for now (a
+        replica: READONLY; MISCONF, BUSY): that refusal was read as a key not of ours, the entries
+        dropped (an ERROR a batch) and the listeners' streams cut short."""
+        delay = 0.05
+        while True:
+            try:
+                await retried(functools.partial(self._send, batch), "PCM stream")
+                self._refusals.ended()
+                return
+            except ResponseError as exc:
+                if not refuses_every_write(exc):
+                    raise
+                self._refusals.refused(exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
 
     async def _send(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         async with self.jobs.redis.pipeline(transaction=False) as pipe:

@@ -97,37 +97,51 @@ class LookedUpConnection(Connection):
     (`Invalid argument`) or, written `fe80::1%eth0`, was looked up again in that executor. The connect
     timeout bounds the lookup and every address's try together (each had it in full: a slow lookup, then a
     silent address, 4 s), each address its share of what is left (`_share`), and a connection that fails
-    says each address's failure, not the last's."""
+    says each address's failure, not the last's, also the one the timeout's end cut short (a name whose
+    every address hangs was `Timeout connecting to server`, naming none)."""
 
-    _tried_socket: socket.socket | None = None  # the address's connected socket, while `_connect` runs
+    _tried_socket: socket.socket | None = None  # the address's connected socket, until its transport owns it
 
     async def _connect(self) -> None:
         failures: list[str] = []
+        trying = f"{self.host}: no answer to its lookup"  # what the whole's end cuts short, said so
         try:
             async with asyncio.timeout(self.socket_connect_timeout) as whole:  # the lookup and every try
                 found = await LOOKUPS.addresses(self.host, self.port)
                 for tried, (family, kind, proto, _, address) in enumerate(found):
+                    trying = f"{_shown(address)}: no answer"
                     try:
                         async with asyncio.timeout_at(_share(whole.when(), len(found) - tried)):
                             self._tried_socket = await _connected(family, kind, proto, address)
-                        return await super()._connect()
+                        return await self._handed_over()
                     except TimeoutError:  # its share spent (the whole's end is the `except` below)
-                        failures.append(f"{_shown(address)}: no answer")
+                        failures.append(trying)
                     except OSError as exc:  # refused, unreachable: the next address
                         failures.append(f"{_shown(address)}: {exc.strerror or exc or type(exc).__name__}")
                     finally:
                         self._tried_socket = None
-        except TimeoutError:
-            if not failures:
-                raise  # (redis-py says `Timeout connecting to server`)
-            failures.append(f"out of time after {self.socket_connect_timeout:g} s")
+                trying = ""
+        except TimeoutError:  # (never re-raised: redis-py says `Timeout connecting to server`, naming none)
+            failures += [trying, f"out of time after {self.socket_connect_timeout:g} s"]
         raise OSError(f"{self.host} names no address" if not failures else "; ".join(failures))
+
+    async def _handed_over(self) -> None:
+        """redis-py's connect over the tried socket, which its transport owns from `_connection_arguments`
+        on; one that failed before that (a `rediss://` TLS context that could not be made: a CA file that
+        is none) is closed here, where it was left to the garbage collector (`ResourceWarning`)."""
+        sock = self._tried_socket
+        try:
+            await super()._connect()
+        except BaseException:
+            if sock is not None and self._tried_socket is sock:  # (never handed to a transport)
+                sock.close()
+            raise
 
     def _connection_arguments(self) -> Mapping[str, Any]:
         arguments = dict(super()._connection_arguments())
         if self._tried_socket is not None:
             del arguments["host"], arguments["port"]
-            arguments["sock"] = self._tried_socket
+            arguments["sock"], self._tried_socket = self._tried_socket, None  # (the transport's from here)
             if "ssl" in arguments:  # the certificate is checked against the name, not the address
                 arguments["server_hostname"] = self.host
         return arguments

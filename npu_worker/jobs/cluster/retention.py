@@ -19,7 +19,7 @@ from ..job_bytes import JobBytes
 from ..model import Job
 from ..removals import RETENTION, ROOM, Removals
 from .journal import RedisJournal
-from .outage import REDIS_DOWN, reraise_if_cancelling
+from .outage import REDIS_DOWN, refuses_every_write, reraise_if_cancelling
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
@@ -155,7 +155,10 @@ class ClusterRetention:
         except (
             ResponseError
         ) as exc:  # a value not of ours (WRONGTYPE): this pass only, not retention for good
-            log.error("retention skipped: Redis answered %s", exc)
+            if refuses_every_write(exc):  # (a replica: READONLY; the consumers say when it starts and ends)
+                log.info("retention skipped: Redis refuses every write for now (%s)", exc)
+            else:
+                log.error("retention skipped: Redis answered %s", exc)
 
     def _remove(self, job: Job) -> None:
         self.journal.remove(job)

@@ -133,7 +133,7 @@ class ClusterScheduler(ClusterEngines):
         writer = OutputWriter(
             self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
         )
-        writer.job_bytes = self.job_bytes
+        writer.job_bytes, writer.cache = self.job_bytes, self.cache
         self.loops.start("writer", writer.run)
         self.loops.start("retention", sweeper.run)
         self.heartbeat.on_view = self._end_unrunnable_streams

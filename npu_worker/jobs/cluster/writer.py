@@ -13,8 +13,11 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable
 
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from ...paths import PathPolicy
 from ...protocol import InternalError, Progress, SectionError, SynthParams, WorkerError, WriteFailed
+from ..cache import SynthesisCache
 from ..job_bytes import JobBytes
 from ..model import Job
 from ..observer import SchedulerObserver
@@ -26,6 +29,8 @@ from .store import RedisJobs
 log = logging.getLogger(__name__)
 
 KNOWN_JOBS = 64
+# Tries of an entry whose own reply outlasts the command timeout, Redis answering, before it is failed.
+SLOW_ENTRY_TRIES = 3
 
 
 class OutputWriter(QueueConsumer):
@@ -46,7 +51,9 @@ class OutputWriter(QueueConsumer):
         self._own = True
         self._regroup = False
         self._known: OrderedDict[str, Job] = OrderedDict()  # jobs seen, oldest first
+        self._timed_out: dict[str, int] = {}  # entries whose own reply timed out, Redis answering: tries
         self.job_bytes: JobBytes | None = None  # --jobs-max-bytes over this node's default outputs
+        self.cache: SynthesisCache | None = None  # the node's synthesis cache: gives up room on a full disk
 
     async def run(self) -> None:
         """Each start reads this node's pending entries first: the node's, and one after the loop ended
@@ -58,16 +65,50 @@ class OutputWriter(QueueConsumer):
         rows = await self.jobs.ready(self.node, own=self._own, block_ms=1000)
         if self._own and not rows:
             self._own = False
-        for entry_id, fields in rows:
+            self._timed_out.clear()  # (nothing pending: no entry left to count)
+        # An entry that timed out before is tried after the others (stable: otherwise in stream order).
+        for entry_id, fields in sorted(rows, key=lambda row: self._timed_out.get(row[0], 0)):
             try:
                 await self._deliver(fields)
             except Exception as exc:  # one entry's failure, never the loop's
-                if refuses_every_write(exc):  # Redis away, full or refusing writes for now: the entry
-                    self._own = True  # stays pending, read again first once Redis takes writes
-                    raise
-                await self._entry_failed(entry_id, fields, exc)
+                if not refuses_every_write(exc):
+                    await self._entry_failed(entry_id, fields, exc)
+                elif not isinstance(exc, RedisTimeoutError) or not await self._redis_answers():
+                    self._own = True  # Redis away, full or refusing writes for now: the entry stays
+                    raise  # pending, read again first once Redis takes writes
+                elif self._timed_out_again(entry_id) < SLOW_ENTRY_TRIES:
+                    self._own = True  # its own reply is slow, Redis is up: pending, read after the others
+                    continue
+                else:
+                    said = f"its reply did not come within the command timeout in {SLOW_ENTRY_TRIES} tries"
+                    await self._entry_failed(entry_id, fields, RedisTimeoutError(f"{said}, Redis answering"))
+            self._timed_out.pop(entry_id, None)
             await self.jobs.ready_done(self.node, entry_id)
         return True
+
+    async def _redis_answers(self) -> bool:
+        """Whether Redis answers a PING: an entry that timed out then timed out on its own reply (a long
+        section's wav over a slow link), not on an outage. Read as an outage, it stayed pending and was
+        read again first, for ever: its section never ended, the entries behind it were never written."""
+        try:
+            await self.jobs.ping()
+        except Exception:  # noqa: BLE001 - Redis itself does not answer: an outage, the entry waits
+            return False
+        return True
+
+    def _timed_out_again(self, entry_id: str) -> int:
+        """Count one more timeout of the entry's own (`SLOW_ENTRY_TRIES` of them fail its section)."""
+        tries = self._timed_out[entry_id] = self._timed_out.get(entry_id, 0) + 1
+        if tries < SLOW_ENTRY_TRIES:
+            log.warning(
+                "writer of node %s: entry %s timed out while Redis answers (%s of %s tries); reading the "
+                "others first",
+                self.node,
+                entry_id,
+                tries,
+                SLOW_ENTRY_TRIES,
+            )
+        return tries
 
     async def _entry_failed(self, entry_id: str, fields: dict[str, str], exc: Exception) -> None:
         """An entry the writer could not handle (a job record or key not of the worker's making: Redis
@@ -156,12 +197,20 @@ class OutputWriter(QueueConsumer):
             await self.jobs.drop_audio(job.id, idx)
 
     def _write(self, job_id: str, path: str, wav: bytes) -> None:
-        """The file, counted against --jobs-max-bytes (WriteFailed when no room can be made)."""
+        """The file, counted against --jobs-max-bytes (WriteFailed when no room can be made), in room the
+        synthesis cache gives up where its disk is full, as the single-node runner's (`making_room`): a
+        section another node ran failed `WriteFailed: … No space left on device` while the cache held it."""
         if self.job_bytes is None:
-            self.paths.write_output(path, wav)
+            self._write_making_room(path, wav)
             return
         with self.job_bytes.writing(job_id, path, len(wav)):
+            self._write_making_room(path, wav)
+
+    def _write_making_room(self, path: str, wav: bytes) -> None:
+        if self.cache is None:
             self.paths.write_output(path, wav)
+        else:
+            self.cache.making_room(path, lambda: self.paths.write_output(path, wav), len(wav))
 
     async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> None:
         """Log the section's end; this node counts it (and the `done` it led to) in /metrics."""
