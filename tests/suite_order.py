@@ -17,7 +17,10 @@ from collections.abc import Sequence
 
 # The longest files, most CPU first: `/usr/bin/time python -m pytest -n 0 FILE` on the 2-core VM (user +
 # sys s, load 13-26, pytest's own start included): 81, 74, 37, 31 and test_server_e2e.py's 30 (49 before
-# its tests shared one worker; 43.8 → 30.1 at load 9-11); the slow reader's file 7.6 s of CPU,
+# its tests shared one worker; 43.8 → 30.1 at load 9-11). 2026-12-07, load 10-19, old and new file run
+# one after the other: test_qnn_real_structure.py 67.8 → 53.5 (its simulator bucket 31 frames, not 63),
+# test_server_e2e.py 35.5 → 26.7 (its /synth under a /ws preview 6 lecture sections, not 12), so it
+# comes before test_bucket_engine.py (20.7 at load 14; test_buckets.py 42.6 there); the slow reader's file 7.6 s of CPU,
 # but 175 s of wall there (its reader waited 2 ms for each of ≈ 12 700 pieces; ≈ 3 200 pieces of 2 048
 # bytes since: 51 s → 19-25 s of wall at load 5-8; paced by the clock at 1 MB/s since, ≈ 17-18 s of wall
 # at load 10-11, 3.6-4.0 s of CPU), which by count came near the end; the player's
@@ -30,8 +33,8 @@ LONGEST_FIRST = (
     "tests/zipvoice/test_qnn_real_structure.py",
     "tests/zipvoice/test_buckets.py",
     "tests/test_cluster.py",
-    "tests/zipvoice/test_bucket_engine.py",
     "tests/zipvoice/test_server_e2e.py",
+    "tests/zipvoice/test_bucket_engine.py",
     "tests/test_ws_slow_reader_pong.py",
     "tests/test_player_played_pcm.py",
 )
