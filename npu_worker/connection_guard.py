@@ -256,7 +256,7 @@ class GuardedHandler(RequestHandler):
         then the connection closes (`half_close`); else it closes now, as aiohttp does (and ends a
         lingering close: the caller sends no more)."""
         if self._lingering is not None:
-            self._lingering.end()
+            self._lingering.end(flush=True)
             return False
         whole = requests_whole(
             getattr(self, "_messages", None),

@@ -49,15 +49,16 @@ class LingeringClose:
         else:
             self._timer = self._loop.call_at(due, self._check)
 
-    def end(self) -> None:
-        """Close now: the caller closed, a bound passed, the shutdown or an eviction. An answer its
-        caller has not taken yet (still in the worker's buffer at the bound) is dropped."""
+    def end(self, *, flush: bool = False) -> None:
+        """Close now: a bound passed, the shutdown or an eviction (an answer its caller has not taken
+        yet, still in the worker's buffer, is dropped), or the caller ended its sending side (`flush`:
+        what it has not taken yet goes first; nothing more arrives to reset it)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         transport = self._transport
         if not transport.is_closing():
-            if transport.get_write_buffer_size():
+            if transport.get_write_buffer_size() and not flush:
                 transport.abort()
             else:
                 transport.close()

@@ -194,3 +194,21 @@ async def test_a_lingering_connection_is_evicted_for_a_new_one(served, monkeypat
         assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
     finally:
         writer.transport.abort()
+
+
+async def test_a_caller_that_ends_its_sending_side_ends_the_linger(served, monkeypatch):
+    """The caller's FIN after the answer: nothing more will come, the connection closes then (the
+    bounds are out of reach here)."""
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0)
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    listener = await served(max_body_bytes=64 * KIB)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(post(1024 * KIB) + b" " * (128 * KIB))
+    try:
+        status, _, _ = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 413 ")
+        assert len(listener.guard.open) == 1
+        writer.write_eof()
+        await until(lambda: not listener.guard.open, "the connection to end at the caller's FIN")
+    finally:
+        writer.transport.abort()
