@@ -25,7 +25,8 @@ access logger (`server.RedactingAccessLogger`), which aiohttp calls once the las
 Its parts, a module each: `open_connections` (the table of open connections: the cap, its evictions,
 the header deadlines), `request_head` (a refusal's shape, version, 414 or 431), `request_cutter` (the
 requests before a malformed one are answered), `refused_bodies` (a body the parser refused ends at once),
-`half_close` (a caller's FIN after whole requests).
+`half_close` (a caller's FIN after whole requests), `lingering_close` (an answer that closes a
+connection whose body still arrives).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
 from .half_close import requests_whole
+from .lingering_close import LingeringClose
 from .open_connections import ConnectionGuard
 from .parser_reasons import parser_reason
 from .protocol import BadRequest, WorkerError
@@ -98,6 +100,8 @@ class GuardedHandler(RequestHandler):
         self.unspoken_version: HttpVersion | None = None
         # the Expect header the request being answered sent, where it is not `100-continue` (`request_made`)
         self.unknown_expect: str | None = None
+        self._parser_refused = False  # the answer is a refusal of what the parser read (`handle_error`)
+        self._lingering: LingeringClose | None = None  # closing after an answer, the caller still sending
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -109,6 +113,9 @@ class GuardedHandler(RequestHandler):
         self._await_headers()
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering is not None:  # dropped as it comes: nothing parsed, nothing held
+            self._lingering.received()
+            return
         self.bytes_received += len(data)
         draining = self._unread_body is not None  # (not ended before this piece: the piece is its body)
         if not draining and self._header_bytes >= 0 and self in self.guard.waiting:
@@ -140,6 +147,7 @@ class GuardedHandler(RequestHandler):
         the connection."""
         response = self.guard.refusal(self._head.path(), error, status)
         response.force_close()
+        self._parser_refused = True
         return response
 
     def _count_header_bytes(self, data: bytes) -> None:
@@ -175,7 +183,8 @@ class GuardedHandler(RequestHandler):
         self.guard.headers_done(self)
         if self.transport is not None:
             self.transport.write(raw_answer(self._refusal_answer(error, 431)))
-        self.force_close()
+        if not self._linger():
+            self.force_close()  # (it could not linger)
 
     def request_arrived(self, body: StreamReader) -> None:
         """A request's headers are parsed and it has reached the app (see `guard_middleware`)."""
@@ -189,10 +198,41 @@ class GuardedHandler(RequestHandler):
             self.close()
         self._await_headers()
 
-    def answer_written(self) -> None:
-        """An answer is written whole (the access logger, kept alive or not): the body of its request,
-        if still arriving, is only drained from now on (`connection_lost`)."""
+    def answer_written(self, *, closes: bool = False, body_unread: bool = False) -> None:
+        """An answer is written whole (the access logger): its request's body is only drained from now
+        on (`connection_lost`); one that `closes` with the body unread, or a parser refusal, lingers."""
         self._answered_body = self._serving_body
+        if closes and (body_unread or self._parser_refused):
+            self._linger()
+
+    def _linger(self) -> bool:
+        """Close after the answer without a reset (`lingering_close`), in place of aiohttp's close:
+        its task ends now and reads no more of this connection; the guard counts it, under the header
+        deadline (the first kind it evicts)."""
+        transport = self.transport
+        if self._lingering or not isinstance(transport, asyncio.Transport) or transport.is_closing():
+            return self._lingering is not None
+        for body in (self._serving_body, self._answered_body):
+            if body is not None and not body.is_eof():
+                body.feed_eof()  # (aiohttp's own drain of it ends at once)
+        self._serving_body = self._answered_body = self._unread_body = None
+        self.transport = None  # aiohttp's close would reset the caller (bytes unread): it has none now
+        super().force_close()
+        self.guard.await_headers(self)
+        self._lingering = LingeringClose(transport)
+        return True
+
+    def close(self) -> None:
+        """aiohttp's close once its drain of an answered body (a 401 kept alive) ran out lingers too."""
+        if self._answered_body is not None and not self._answered_body.is_eof():
+            self._linger()
+        super().close()
+
+    def force_close(self) -> None:
+        """A lingering close ends now (the shutdown, an eviction, the header deadline)."""
+        if self._lingering is not None:
+            self._lingering.end()
+        super().force_close()
 
     async def _drain_helper(self) -> None:
         """Wait until the transport takes writes again. aiohttp shares one waiter among every writer of
@@ -213,7 +253,11 @@ class GuardedHandler(RequestHandler):
 
     def eof_received(self) -> bool:  # type: ignore[override]  # (asyncio.Protocol's: True keeps our side open)
         """The caller ended its sending side (a FIN): once its requests are whole, they are answered,
-        then the connection closes (`half_close`); else it closes now, as aiohttp does."""
+        then the connection closes (`half_close`); else it closes now, as aiohttp does (and ends a
+        lingering close: the caller sends no more)."""
+        if self._lingering is not None:
+            self._lingering.end(flush=True)
+            return False
         whole = requests_whole(
             getattr(self, "_messages", None),
             self._serving_body,

@@ -27,7 +27,7 @@ from . import heap
 from .config import Settings
 from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_made
 from .held_signals import hup_unless_ignored, stops_ignored_after
-from .http_compat.errors import path_refusals
+from .http_compat.errors import CLOSE_AFTER_KEY, path_refusals
 from .http_compat.hang_up import counted_status
 from .http_compat.metrics import METRICS_KEY
 from .printable import printable
@@ -114,7 +114,8 @@ class RedactingAccessLogger(AbstractAccessLogger):
             )
         protocol = request.protocol
         if isinstance(protocol, GuardedHandler):
-            protocol.answer_written()
+            unread = bool(request.get(CLOSE_AFTER_KEY)) or not request.content.is_eof()
+            protocol.answer_written(closes=not response.keep_alive, body_unread=unread)
             if response.keep_alive:
                 protocol.response_finished()  # (a connection the answer closes is not waited on)
 

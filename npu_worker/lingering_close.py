@@ -1,0 +1,64 @@
+"""A connection closed after an answer while its caller still sends (a body answered before it was
+read: a 413 by its declared length, a 503 `BodyBudgetFull`, a refused coding, a 401 or 404 whose body
+outlasts aiohttp's own drain, a 431): the answer must reach the caller before the connection goes.
+
+Closing a socket with received bytes unread makes Linux send a reset at once, and one that still
+receives answers every later segment with a reset: either can reach the caller before it has read the
+answer, which it then cannot tell from a crash (RFC 9112 §9.6, nginx's `lingering_close`). Here the
+worker ends its sending side after the answer (a FIN), drops whatever still arrives as it arrives (no
+parsing, nothing held: the body budget holds none of it), and closes once the caller closes, after
+SILENCE_SECONDS with nothing received, or TOTAL_SECONDS after it began, whichever comes first: a caller
+that trickles for ever is cut there. The connection stays in the guard's table meanwhile, waiting for
+no request (`open_connections`: counted, and the first kind evicted); the shutdown and an eviction end
+it at once (`end`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+SILENCE_SECONDS = 2.0  # nothing received this long: the caller has stopped sending, and read the answer
+TOTAL_SECONDS = 5.0  # at most this long after the answer, however the caller trickles
+
+
+class LingeringClose:
+    """One connection's close after its answer: its sending side ended, what arrives dropped, closed
+    at its bound (asyncio then tells the connection's protocol it is lost)."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._loop = asyncio.get_running_loop()
+        self._last = self._loop.time()
+        self._until = self._last + TOTAL_SECONDS
+        self._timer: asyncio.TimerHandle | None = None
+        if not transport.can_write_eof():  # (no half-close on this transport: closed as before)
+            self.end()
+            return
+        transport.resume_reading()  # (aiohttp may have paused it for a body it no longer reads)
+        transport.write_eof()  # the FIN goes once the answer has gone
+        self._timer = self._loop.call_at(min(self._last + SILENCE_SECONDS, self._until), self._check)
+
+    def received(self) -> None:
+        """The caller sent more (dropped unread): its silence starts again."""
+        self._last = self._loop.time()
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        due = min(self._last + SILENCE_SECONDS, self._until)
+        if now >= due:
+            self.end()
+        else:
+            self._timer = self._loop.call_at(due, self._check)
+
+    def end(self, *, flush: bool = False) -> None:
+        """Close now: a bound passed, the shutdown or an eviction (an answer its caller has not taken
+        yet, still in the worker's buffer, is dropped), or the caller ended its sending side (`flush`:
+        what it has not taken yet goes first; nothing more arrives to reset it)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        transport = self._transport
+        if not transport.is_closing():
+            if transport.get_write_buffer_size() and not flush:
+                transport.abort()
+            else:
+                transport.close()

@@ -1,0 +1,214 @@
+"""An answer that closes its connection while the caller still sends its body reaches the caller
+(npu_worker/lingering_close.py): the worker ends its sending side after the answer and drops what
+still arrives, where a close with bytes unread was a reset the caller could not tell from a crash."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from npu_worker import lingering_close
+from npu_worker.app_keys import BODY_BUDGET_KEY
+from tests.body_support import KIB, answer_of
+from tests.timing import seconds, until
+
+TRIES = 5  # each reset 5 times in 5 before the fix
+PIECE = 16 * KIB
+
+
+def post(declared: int, extra: bytes = b"") -> bytes:
+    """A body request's head; `declared` 0: a chunked body."""
+    framing = b"Content-Length: %d\r\n" % declared if declared else b"Transfer-Encoding: chunked\r\n"
+    return (
+        b"POST /synth_batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        + extra
+        + framing
+        + b"\r\n"
+    )
+
+
+async def keep_sending(writer: asyncio.StreamWriter, limit: int, *, chunked: bool = False) -> None:
+    """A caller that goes on sending its body (never past `limit` bytes) after the answer, as one that
+    writes its whole body before it reads does; until the connection ends."""
+    sent = 0
+    piece = b"%x\r\n%s\r\n" % (PIECE, b" " * PIECE) if chunked else b" " * PIECE
+    try:
+        while sent < limit:
+            writer.write(piece)
+            sent += PIECE
+            await writer.drain()
+    except (ConnectionError, OSError):
+        pass
+
+
+async def answered_while_sending(port: int, head: bytes, first: bytes, limit: int) -> bytes:
+    """The status line the caller reads (the answer, then the connection's end) while it sends."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    chunked = b"chunked" in head
+    writer.write(head + (b"%x\r\n%s\r\n" % (len(first), first) if chunked else first))
+    sending = asyncio.create_task(keep_sending(writer, limit, chunked=chunked))
+    try:
+        status, _, body = await answer_of(reader)
+        assert body["status"] == "fail", body
+        return status
+    finally:
+        sending.cancel()
+        writer.transport.abort()
+
+
+REFUSALS = {
+    # declared past --max-body-bytes: 413 before a byte is read
+    "too_large": (post(1024 * 1024 * KIB), b"413 "),
+    # more than the budget holds, sent at once: 503 BodyBudgetFull
+    "budget_full": (post(900 * KIB), b"503 "),
+    # a coding aiohttp does not decode: 400 before a byte is read
+    "coding": (post(0, b"Content-Encoding: br\r\n"), b"400 "),
+    # no token: 401, kept alive, its body drained for 1 s (server.LINGER_SECONDS), then closed (64 GiB
+    # declared: it is still arriving then)
+    "no_token": (post(64 * 1024 * 1024 * KIB), b"401 "),
+}
+
+
+@pytest.mark.parametrize("refusal", REFUSALS)
+async def test_an_answer_that_closes_while_the_body_arrives_reaches_its_caller(served, refusal):
+    """Before: each of these read ConnectionResetError (the worker closed with the body unread).
+    Now: the answer, then the end of the connection."""
+    listener = await served(
+        max_body_bytes=1024 * KIB,
+        body_budget_bytes=256 * KIB,
+        token="s3cret" if refusal == "no_token" else None,
+    )
+    head, expected = REFUSALS[refusal]
+    declared = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0]) if b"Length" in head else 1 << 30
+    for _ in range(TRIES):
+        status = await answered_while_sending(listener.port, head, b" " * (300 * KIB), declared - 300 * KIB)
+        assert status.startswith(b"HTTP/1.1 " + expected), status
+    await until(lambda: not listener.guard.open, "every connection to end")
+    assert listener.runner.app[BODY_BUDGET_KEY].held == 0
+
+
+async def test_headers_refused_as_they_arrive_reach_their_caller(served):
+    """A 431 while the headers still arrive (past 64 KiB): the answer, then the connection's end."""
+    listener = await served()
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    line = b"X-Filler: " + b"x" * 4000 + b"\r\n"
+
+    async def header_lines() -> None:
+        try:
+            for _ in range(200):
+                writer.write(line)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+
+    sending = asyncio.create_task(header_lines())
+    try:
+        status, _, body = await answer_of(reader)
+    finally:
+        sending.cancel()
+        writer.transport.abort()
+    assert status.startswith(b"HTTP/1.1 431 "), status
+    assert body["error"].startswith("BadRequest: "), body
+
+
+@pytest.fixture
+def short_linger(monkeypatch):
+    """A lingering close ends after 0.3 s of silence or 3 s in all (2 s and 5 s in production): long
+    enough for a loaded machine's test to see it counted before its end."""
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 0.3)
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", seconds(3))
+
+
+async def test_a_caller_that_sends_for_ever_is_cut_at_the_bound_and_counted_meanwhile(served, short_linger):
+    """No slow-loris hole: a caller that trickles after its answer is cut at TOTAL_SECONDS; until then
+    its connection is in the guard's table, and holds nothing of the body budget."""
+    listener = await served(max_body_bytes=64 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(post(1024 * 1024 * KIB))
+    sending = asyncio.create_task(keep_sending(writer, 1024 * 1024 * KIB))
+    try:
+        status, _, _ = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 413 ")
+        assert len(listener.guard.open) == 1  # lingering: still counted
+        assert budget.held == 0
+        async with asyncio.timeout(seconds(10)):
+            await sending  # the worker closes it: the caller's writes fail
+        await until(lambda: not listener.guard.open, "the lingering connection to end")
+    finally:
+        sending.cancel()
+        writer.transport.abort()
+
+
+async def test_a_caller_that_stops_sending_and_stays_is_closed_after_its_silence(served, monkeypatch):
+    """A caller that read its answer and neither sends nor closes: the connection ends after
+    SILENCE_SECONDS (the total bound is out of reach here)."""
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 0.3)
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    listener = await served(max_body_bytes=64 * KIB)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(post(1024 * KIB) + b" " * (128 * KIB))
+    try:
+        status, _, _ = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 413 ")
+        await until(lambda: not listener.guard.open, "the silent connection to end")
+    finally:
+        writer.transport.abort()
+
+
+async def test_the_shutdown_ends_a_lingering_close(served, monkeypatch):
+    """A connection lingering when the worker stops is closed by the shutdown, not waited on."""
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0)
+    listener = await served(max_body_bytes=64 * KIB)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(post(1024 * KIB) + b" " * (128 * KIB))
+    try:
+        status, _, _ = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 413 ")
+        assert len(listener.guard.open) == 1
+        async with asyncio.timeout(seconds(20)):
+            await listener.close()
+        assert not listener.guard.open
+    finally:
+        writer.transport.abort()
+
+
+async def test_a_lingering_connection_is_evicted_for_a_new_one(served, monkeypatch):
+    """At --max-connections a lingering connection gives its place to a new caller."""
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0)
+    listener = await served(max_body_bytes=64 * KIB, max_connections=1)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(post(1024 * KIB) + b" " * (128 * KIB))
+    try:
+        status, _, _ = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 413 ")
+        reader2, writer2 = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer2.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        async with asyncio.timeout(seconds(10)):
+            answer = await reader2.read()
+        writer2.close()
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
+    finally:
+        writer.transport.abort()
+
+
+async def test_a_caller_that_ends_its_sending_side_ends_the_linger(served, monkeypatch):
+    """The caller's FIN after the answer: nothing more will come, the connection closes then (the
+    bounds are out of reach here)."""
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0)
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    listener = await served(max_body_bytes=64 * KIB)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(post(1024 * KIB) + b" " * (128 * KIB))
+    try:
+        status, _, _ = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 413 ")
+        assert len(listener.guard.open) == 1
+        writer.write_eof()
+        await until(lambda: not listener.guard.open, "the connection to end at the caller's FIN")
+    finally:
+        writer.transport.abort()
