@@ -22,6 +22,7 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
 ANY_ORIGIN = "*"
 HOSTS_REMEMBERED = 32  # `Host` values whose answer is kept (each at most a header line, 8 KiB)
+ORIGINS_REMEMBERED = 32  # `Origin` values whose answer is kept (the same bound)
 
 
 def normalize_origin(origin: str) -> str | None:
@@ -54,6 +55,14 @@ def origin_allowed(origin: str | None, allowed: Sequence[str]) -> bool:
     """
     if origin is None:
         return True
+    return _origin_answer(origin, tuple(allowed))
+
+
+@functools.lru_cache(maxsize=ORIGINS_REMEMBERED)
+def _origin_answer(origin: str, allowed: tuple[str, ...]) -> bool:
+    """`origin_allowed`'s answer, kept for the few origins a worker's pages send: a browser's every
+    request was parsed on the loop twice (the CORS headers and the access check), and with
+    `--allowed-origins` every listed origin too. Bounded as `_names_this_worker` is."""
     if not allowed:
         return is_loopback_origin(origin)
     if ANY_ORIGIN in allowed:

@@ -275,25 +275,6 @@ def regular_file(path: str) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
-def private_folder(path: str | Path) -> None:
-    """Create a folder of the worker's own in its state dir that no one else may write in, whatever
-    the umask (a service's `UMask=0007` made them group-writable: the group could plant cache entries);
-    an existing one of ours that others could write in loses that right. By `os`'s functions, as
-    pathlib's `mkdir(parents=True, exist_ok=True)` does it: pathlib's were ≈ 14 Python calls a default
-    output a batch section writes (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 62)."""
-    folder = os.fspath(path)
-    try:
-        os.mkdir(folder, 0o750)
-    except FileNotFoundError:
-        os.makedirs(folder, 0o750, exist_ok=True)  # its parents first
-    except OSError:
-        if not os.path.isdir(folder):  # (there already: a folder, or a link to one, is taken)
-            raise
-    info = os.stat(folder)
-    if info.st_uid == os.geteuid() and info.st_mode & 0o022:
-        os.chmod(folder, stat.S_IMODE(info.st_mode) & ~0o022)
-
-
 def read_own(path: str | Path, limit: int) -> bytes:
     """The bytes of a file the worker wrote for itself (its cache), if it is still that: a regular file
     of this process's user with one link, reached without following a link at its name, at most

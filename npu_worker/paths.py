@@ -34,7 +34,6 @@ from .files import (
     check_file_under_roots,
     lies_in,
     open_beneath_checked,
-    private_folder,
     read_regular,
     regular_file,
     write_under_roots,
@@ -43,6 +42,7 @@ from .own_log import is_own_log
 from .planted_links import UnfollowedLink, resolve_unplanted
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 from .reference_reads import read_callers_file
+from .state_dir import private_folder
 
 OUTPUTS_DIR = "outputs"
 JOBS_DIR = "jobs"

@@ -1,11 +1,12 @@
 """The worker's state dir made, or taken as it is, only where no one else can use it: it holds job
 texts, cached audio and the records the worker trusts (split from `paths.py`, which says where callers
-may write)."""
+may write); and the folders of its own in it made so (`private_folder`, from `files.py`)."""
 
 from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -48,3 +49,22 @@ def make_private_dir(path: Path) -> None:
         raise PermissionError(
             exc.errno, f"the worker cannot write in it ({exc.strerror})", str(path)
         ) from None
+
+
+def private_folder(path: str | Path) -> None:
+    """Create a folder of the worker's own in its state dir that no one else may write in, whatever
+    the umask (a service's `UMask=0007` made them group-writable: the group could plant cache entries);
+    an existing one of ours that others could write in loses that right. By `os`'s functions, as
+    pathlib's `mkdir(parents=True, exist_ok=True)` does it: pathlib's were ≈ 14 Python calls a default
+    output a batch section writes (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 62)."""
+    folder = os.fspath(path)
+    try:
+        os.mkdir(folder, 0o750)
+    except FileNotFoundError:
+        os.makedirs(folder, 0o750, exist_ok=True)  # its parents first
+    except OSError:
+        if not os.path.isdir(folder):  # (there already: a folder, or a link to one, is taken)
+            raise
+    info = os.stat(folder)
+    if info.st_uid == os.geteuid() and info.st_mode & 0o022:
+        os.chmod(folder, stat.S_IMODE(info.st_mode) & ~0o022)

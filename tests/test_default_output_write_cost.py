@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from npu_worker.files import private_folder
 from npu_worker.paths import OUTPUTS_DIR, PathPolicy
+from npu_worker.state_dir import private_folder
 
 
 def test_a_default_output_is_written_without_pathlib_and_with_the_outputs_folder_worked_out_once(tmp_path):

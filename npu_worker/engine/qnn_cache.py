@@ -25,7 +25,7 @@ from npu_worker.engine.providers import (
     qnn_devices,
     runtime_versions,
 )
-from npu_worker.files import private_folder
+from npu_worker.state_dir import private_folder
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Final
 
 from ..engine.base import EngineInfo, SynthesisRequest, Voice
-from ..files import TooLarge, private_folder, read_own, write_atomic
+from ..files import TooLarge, read_own, write_atomic
+from ..state_dir import private_folder
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ from typing import IO
 
 import msgspec
 
-from ..files import private_folder, write_atomic
+from ..files import write_atomic
 from ..paths import OUTPUTS_DIR
 from ..protocol import SynthParams, decode_event
-from ..state_dir import make_private_dir
+from ..state_dir import make_private_dir, private_folder
 from .model import INTERRUPTED, Job, KeptJob, LogEntry, Section, apply_event
 
 log = logging.getLogger(__name__)
