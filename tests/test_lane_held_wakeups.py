@@ -93,6 +93,31 @@ async def test_a_holding_lane_that_yields_to_the_loop_has_its_first_audio_taken_
         assert await in_thread(lane) == [1]
 
 
+async def test_a_yield_after_a_drain_that_ran_what_was_held_is_not_held_itself():
+    """Another lane's wake-up drained the held first audio just before the yield: the yield's own release
+    of the lane, queued then, is flushed too (flushed before it was queued, it was held, and the lane
+    waited its whole timeout)."""
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[int] = []
+    queued, drained = threading.Event(), threading.Event()
+
+    def lane() -> list[int]:
+        handoff.hold()
+        handoff(ran.append, 1)
+        queued.set()
+        drained.wait(seconds(10))
+        handoff.yield_to_loop(seconds(30))
+        handoff.release()
+        return list(ran)
+
+    running = asyncio.ensure_future(in_thread(lane))
+    await asyncio.to_thread(queued.wait, seconds(10))
+    handoff._drain()  # (as another lane's wake-up would run it, on the loop)
+    drained.set()
+    async with asyncio.timeout(seconds(10)):
+        assert await running == [1]
+
+
 async def test_a_drain_meanwhile_leaves_no_wake_up_owed():
     """A drain woken by another thread runs what a holding thread queued: its release wakes nobody."""
     handoff = CountedWakes(asyncio.get_running_loop())

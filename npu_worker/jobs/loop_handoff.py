@@ -236,13 +236,15 @@ class LoopHandoff:
         """
         if threading.get_ident() == self._loop_thread:
             return
-        self.flush_held()  # (a holding lane's: the loop must come to release it)
         # A plain lock held here and released by the loop once its drain got this far, not a
         # `threading.Event`: the Event's `Condition` was ≈ 12 Python calls on the lane and 6 on the loop
         # a preview (benchmarks/SERVER_OVERHEAD.md, stop 59). Timed out, the loop's release frees nobody.
         drained = threading.Lock()
         drained.acquire()
         self(_release, drained)
+        # A holding lane's wake-up goes now, after the release is queued: flushed before it, a drain
+        # that ran in between left the release held, and the lane waited its whole timeout.
+        self.flush_held()
         drained.acquire(True, timeout)
 
     def _drain(self) -> None:
