@@ -15,6 +15,15 @@ in this process, the same sentences, each's CPU a preview from `/proc` (clock ti
 faults and context switches, `--gap-ms` of quiet after each preview (spaced as arrivals are).
 
     PYTHONPATH=<checkout> python benchmarks/child_calls.py --cpu --previews 200 [--gap-ms 50]
+
+`--reads` instead (stop 62): a real espeak child, the same sentences, and what each of the engine
+lane's reads of its pipe brought (`FrameReader._wait` counted on the instance, no product code): the
+reads a preview, the chunks a preview, how many chunks each read in turn brought (the first read's,
+the second's, ...) and how many previews took each number of reads. The lane's hand-overs to the
+loop follow these reads: the first chunk alone (a listener waits for it), then one write of the
+child's held frames each ≈ 10 ms.
+
+    PYTHONPATH=<checkout> python benchmarks/child_calls.py --reads --previews 200
 """
 
 from __future__ import annotations
@@ -122,6 +131,45 @@ def cpu_a_preview(texts: list[str], gap_ms: float, child: bool) -> dict[str, flo
     return {key: round((after[key] - before[key]) / len(texts), 3) for key in before}
 
 
+def reads_a_preview(texts: list[str]) -> dict[str, object]:
+    """`--reads`: the chunks each blocking read of a real child's pipe brought, a preview in turn."""
+    from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
+
+    engine = EspeakProcessEngine()
+    engine.load()
+    for text in texts[:30]:  # warm
+        engine.stream_into(SynthesisRequest(text, "ko", 1.0), lambda _chunk: True)
+    answers = engine.child._answers
+    wait = answers._wait
+    per_read: list[int] = []
+
+    def counted_wait(into: memoryview) -> int:
+        per_read.append(0)
+        return int(wait(into))
+
+    def counted_chunk(_chunk: object) -> bool:
+        per_read[-1] += 1
+        return True
+
+    answers._wait = counted_wait  # type: ignore[method-assign]
+    previews: list[list[int]] = []
+    for text in texts:
+        per_read = []
+        engine.stream_into(SynthesisRequest(text, "ko", 1.0), counted_chunk)
+        previews.append(per_read)
+    engine.close()
+    count = len(previews)
+    longest = max(len(reads) for reads in previews)
+    in_turn = [sum(r[i] for r in previews if len(r) > i) / count for i in range(longest)]
+    return {
+        "previews": count,
+        "reads_a_preview": round(sum(len(r) for r in previews) / count, 3),
+        "chunks_a_preview": round(sum(sum(r) for r in previews) / count, 3),
+        "chunks_by_read_in_turn": [round(n, 3) for n in in_turn],
+        "previews_by_reads": dict(sorted(Counter(len(r) for r in previews).items())),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--previews", type=int, default=200)
@@ -129,9 +177,15 @@ def main() -> None:
     parser.add_argument("--out", help="write the counts a preview here (JSON)")
     parser.add_argument("--cpu", action="store_true", help="a real child's CPU against the engine alone's")
     parser.add_argument("--gap-ms", type=float, default=0.0, help="with --cpu: quiet after each preview")
+    parser.add_argument(
+        "--reads", action="store_true", help="the chunks each read of a real child's pipe brought"
+    )
     args = parser.parse_args()
     sentences = preview_texts()
     texts = [sentences[i % len(sentences)] for i in range(args.previews)]
+    if args.reads:
+        print(json.dumps(reads_a_preview(texts), indent=1))
+        return
     if args.cpu:
         report = {
             "child": cpu_a_preview(texts, args.gap_ms, child=True),

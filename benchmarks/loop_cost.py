@@ -12,7 +12,8 @@ calls (`response_format: pcm`, streamed) over one kept-alive connection.
 Reported per request, from /proc (10 ms ticks over the whole run): the loop thread's CPU (the worker's
 main thread), the engine lanes' (`npu-worker-engine*`, named by `py-spy dump` where it is installed),
 the worker's other threads' (finisher, executor; the lanes too without py-spy), the espeak children's,
-the worker's in all; the frames the client received (the sockets), a call's median wall time (HTTP);
+the worker's in all; the loop thread's sleeps (voluntary context switches: an `epoll_wait` that slept, a
+wait for the GIL that did; stop 62), the frames the client received (the sockets), a call's median wall time (HTTP);
 with `--strace`, the syscalls by name of each of those groups (`strace -f` on every thread and child,
 which slows the worker: its CPU figures are then not comparable).
 
@@ -320,10 +321,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         if beside is not None:
             await asyncio.sleep(0.5)  # the first batch is queued and its sections run
         engine_tids = [tid for tid, name in names.items() if name.startswith("npu-worker-engine")]
-        before, slept = thread_cpu_ms(pid), sleeps(pid, engine_tids)
+        before, slept = thread_cpu_ms(pid), sleeps(pid, [*engine_tids, pid])
         made = await run_requests(args, port, args.previews, texts, root / "out", args.warmup)
         after, children = thread_cpu_ms(pid), set(child_pids(pid))
-        woken = sleeps(pid, engine_tids)
+        woken = sleeps(pid, [*engine_tids, pid])
         if beside is not None:
             beside.cancel()
             await asyncio.gather(beside, return_exceptions=True)
@@ -351,8 +352,12 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 if names.get(tid, "").startswith("npu-worker-engine")
             }
             result[f"engine_threads_sleeps_per_{unit}"] = {
-                names[tid]: round((woken[tid] - slept[tid]) / args.previews, 2) for tid in sorted(woken)
+                names[tid]: round((woken[tid] - slept[tid]) / args.previews, 2)
+                for tid in sorted(woken)
+                if tid != pid
             }
+        if pid in woken:  # the loop's: each `epoll_wait` that slept, and each wait for the GIL that did
+            result[f"loop_sleeps_per_{unit}"] = round((woken[pid] - slept[pid]) / args.previews, 2)
         worker_ms = sum(spent.values()) / args.previews
         result[f"worker_cpu_ms_per_{unit}"] = round(worker_ms, 3)
         if tracer is not None:

@@ -34,7 +34,8 @@ class FrameReader:
     by one `unpack_from` and a slice (a fresh, writable payload: the buffer is reused). Read as a header
     and a payload, a frame was ≈ 13 Python calls on the engine lane, two reads and four `len`s among them
     (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 53). `watch`: a request's deadline, told when a read
-    waits on the pipe (its clock runs only then: a read a pipe's worth, not a clock read a frame).
+    waits on the pipe (its clock runs only then: a read a pipe's worth, not a clock read a frame);
+    `before_wait`, called before each such read (the engine lane's held wake-ups of the loop go then).
 
     The buffer starts at `size` and doubles, up to `most`, each time a read fills it to its end (the
     pipe held more): it was `most` (1 MiB, zero-filled, so resident) from the start, for every child,
@@ -48,6 +49,7 @@ class FrameReader:
         self._most = max(size, most)
         self._start = self._end = 0  # the bytes read and not yet cut out
         self.watch: Watch | None = None
+        self.before_wait: Callable[[], object] | None = None
 
     def read(self) -> tuple[bytes, bytearray]:
         """The next frame's kind and payload; BrokenStream at EOF or on garbage."""
@@ -129,6 +131,9 @@ class FrameReader:
         return payload
 
     def _wait(self, into: memoryview) -> int:
+        before = self.before_wait
+        if before is not None:
+            before()
         watch = self.watch
         if watch is not None:
             watch.waiting_since = time.monotonic()

@@ -183,14 +183,17 @@ class ChildEspeak:
         sink: Callable[[np.ndarray], bool],
         again: Callable[[], ChildEspeak] | None = None,
         sent: Callable[[], object] | None = None,
+        waiting: Callable[[], object] | None = None,
     ) -> None:
         """`chunks` pushed: each chunk handed to `sink` as its frame is read, until the request ends or
         `sink` returns False (stopped early, as closing `chunks` does: the same `STOP` and drain). The
         engine lane's way (`stream_into`): the generator resumed a frame and its `read` were two Python
         calls a frame (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 55). The same deadline, `again`
-        and failures as `chunks`. `sent` is called once the request is written, while the child makes it."""
+        and failures as `chunks`. `sent` is called once the request is written, while the child makes it;
+        `waiting` before each read of this request that waits on the pipe (`FrameReader.before_wait`)."""
         child = self._sent(request, again)
         ended, answers = False, child._answers
+        answers.before_wait = waiting
         try:
             if sent is not None:  # (in here: one that raises still has the request stopped and drained)
                 sent()
@@ -203,7 +206,10 @@ class ChildEspeak:
             ended = True
             child._last_frame(*last)
         finally:
-            child._request_over(ended)
+            try:
+                child._request_over(ended)
+            finally:
+                answers.before_wait = None
 
     def phonemize(self, text: str, voice: str) -> str:
         """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock).

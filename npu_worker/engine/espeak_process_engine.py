@@ -38,6 +38,7 @@ class EspeakProcessEngine(EspeakEngine):
     second child). Same chunks, same sample rate, same cache identity."""
 
     tells_sent = True  # `stream_into` takes `sent` (the runner releases the finisher's work there)
+    tells_waits = True  # and `waiting` (the lane's held wake-ups of the loop go there: `hold_wake_ups`)
 
     def __init__(self) -> None:
         # the library's face (voices, rates): the child `serve` started early, else a new one
@@ -88,16 +89,18 @@ class EspeakProcessEngine(EspeakEngine):
         request: SynthesisRequest,
         sink: Callable[[np.ndarray], bool],
         sent: Callable[[], object] | None = None,
+        waiting: Callable[[], object] | None = None,
     ) -> None:
         """`stream`'s chunks pushed into `sink` by the child's reader (`ChildEspeak.chunks_into`), not
         pulled from a generator: the same chunks, stop, deadline and child started again. `sent`: called
-        once the request is on its way to the child (`tells_sent`: the runner's held hand-overs go then)."""
+        once the request is on its way to the child (`tells_sent`: the runner's held hand-overs go then);
+        `waiting`: before each read that waits on the child (`tells_waits`)."""
         lang = request.lang
         if lang != self._spoken_lang:
             self.voice_for(lang)  # an unknown language fails here, as in-process (and is not kept)
             self._spoken_lang = lang
         if sent is None:
-            self.child.chunks_into(request, sink, again=lambda: self.child)
+            self.child.chunks_into(request, sink, again=lambda: self.child, waiting=waiting)
             return
         # A child started again (≈ 0.3 s, up to its start's bound) must not hold the sections before it:
         # what the runner held goes first, before the start (`sent` twice is harmless: once released,
@@ -105,7 +108,8 @@ class EspeakProcessEngine(EspeakEngine):
         library = self._library
         if isinstance(library, ChildEspeak) and library.closed:
             sent()
-        self.child.chunks_into(request, sink, again=lambda: _after(sent, lambda: self.child), sent=sent)
+        again = lambda: _after(sent, lambda: self.child)  # noqa: E731
+        self.child.chunks_into(request, sink, again=again, sent=sent, waiting=waiting)
 
     def interrupt(self, restart: bool) -> bool:
         """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the

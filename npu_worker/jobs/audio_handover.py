@@ -6,6 +6,8 @@ Redis instead).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .journal import Journal
 from .model import AudioChunk, Job
 from .observer import SchedulerObserver
@@ -51,6 +53,17 @@ class AudioHandover:
                 self.journal.handoff.later(job.audio_to or job.publish_audio, chunk, LATER_AUDIO_SECONDS)
             if first:  # a listener waits for exactly this: let the loop have the GIL and a core now
                 self.journal.handoff.yield_to_loop(FIRST_AUDIO_YIELD_SECONDS)
+
+    def hold_wake_ups(self, job: Job, engine: object) -> dict[str, Callable[[], None]]:
+        """A listened job's wake-ups of the loop held (`LoopHandoff.hold`) on an engine that tells its
+        waits (espeak's child: `tells_waits`), from one read of its pipe to the next and past the last
+        to the section's end (the lane's `release`): the frames the child wrote together, then the
+        `ok` and `done`, reach the loop in one drain (benchmarks/SERVER_OVERHEAD.md, 2026-12-07,
+        stop 62). The keywords for its `stream_into`; none for a runner that hands audio elsewhere."""
+        if not (job.stream_audio and self.hands_over_to_loop and getattr(engine, "tells_waits", False)):
+            return {}
+        self.journal.handoff.hold()
+        return {"waiting": self.journal.handoff.flush_held}
 
     def hand_over_audio(self, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
         """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis):

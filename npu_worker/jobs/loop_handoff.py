@@ -29,6 +29,7 @@ def call_soon_unless_closed(
 _release = _thread.LockType.release  # a lock's release as a callback: a C call, no Python frame
 
 _drain_local = threading.local()  # the flushes due once the drain running on this thread has run
+_hold_local = threading.local()  # `holding`: the handoff whose wake-ups this (lane) thread holds (`hold`)
 
 
 def after_this_drain(flush: Callable[[], None]) -> bool:
@@ -62,6 +63,7 @@ class LoopHandoff:
         self._last_queued = False  # a stream's last event waits: its drain opens no window
         self._timer: asyncio.TimerHandle | None = None  # the window's, while armed (the loop's thread only)
         self._due_at = 0.0  # when the open window is due: its first `later` call's time plus `within`
+        self._owed: Callable[[], None] | None = None  # the wake-up a holding thread put off (`hold`)
 
     def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
         with self._lock:
@@ -77,6 +79,13 @@ class LoopHandoff:
         latest `within` seconds after the first such call. espeak-ng hands over a sentence's chunks
         ≈ 1.5 ms apart; each woke the loop, which then wrote one burst for it (≈ 10 wake-ups a
         preview, each ≈ 0.1 ms of the loop's CPU): within a few ms they share one."""
+        if getattr(_hold_local, "holding", None) is self:  # (one wake-up a read already: no window)
+            with self._lock:
+                self._pending.append((callback, argument))
+                if self._scheduled or self._timed:
+                    return
+                self._scheduled, self._owed = True, self._drain
+            return
         with self._lock:
             self._pending.append((callback, argument))
             if self._scheduled or self._timed:
@@ -93,17 +102,50 @@ class LoopHandoff:
         loop's own turn. For a preview's last urgent chunk: the chunks past it come right after (espeak-ng's
         child writes them together), and the first of them woke the loop only to arm its window's
         timer (a wake-up a preview; benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 49). A window
-        nothing joins costs the loop one timer's turn."""
-        with self._lock:
-            self._window_after = within
+        nothing joins costs the loop one timer's turn. A holding thread's opens none: the chunks past
+        it come with it, in its read's one wake-up (`hold`), and a window only waited for its timer."""
+        if getattr(_hold_local, "holding", None) is not self:
+            with self._lock:
+                self._window_after = within
         self(callback, argument)
 
     def _drain_soon(self) -> None:
-        """A drain in the loop's next turn, from whichever thread scheduled it."""
+        """A drain in the loop's next turn, from whichever thread scheduled it (a holding thread's at
+        its next `flush_held`)."""
         if threading.get_ident() == self._loop_thread:
             self.loop.call_soon(self._drain)
+        elif getattr(_hold_local, "holding", None) is self:
+            with self._lock:
+                if self._scheduled:  # (else a drain ran it meanwhile: nothing is owed)
+                    self._owed = self._drain
         else:
             self._wake(self._drain)
+
+    def hold(self) -> None:
+        """This thread's hand-overs queue as they do, but the wake-up of the loop they need waits for
+        its `flush_held` (before it waits on anything) or `release`, and a `later` or `then_later`
+        opens no window: an engine lane's, from one read of espeak's pipe to its next (the frames the
+        child wrote together), and past its last to the section's end (a preview's last chunks, its
+        `ok` and `done`): one drain of the loop a read, where the read's first urgent chunk woke the
+        loop (which took the GIL from the lane handing over the rest) and the drain's window waited
+        for its timer (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 62). Another thread's call
+        behind a held one waits for that flush too. Nothing on the loop's own thread."""
+        if threading.get_ident() != self._loop_thread:
+            _hold_local.holding = self
+
+    def release(self) -> None:
+        """This thread holds no more; what its `hold` put off goes now."""
+        if getattr(_hold_local, "holding", None) is self:
+            _hold_local.holding = None
+            self.flush_held()
+
+    def flush_held(self) -> None:
+        """The wake-up a `hold` put off, now, the hold kept (the lane is about to wait: on espeak's
+        pipe, on the loop); none if a drain since ran what was queued."""
+        with self._lock:
+            owed, self._owed = self._owed, None
+        if owed is not None:
+            self._wake(owed)
 
     def _wake(self, callback: Callable[..., None], *arguments: Any) -> None:
         """`callback` on the loop from another thread; nothing once the loop is closed (the worker's
@@ -200,6 +242,9 @@ class LoopHandoff:
         drained = threading.Lock()
         drained.acquire()
         self(_release, drained)
+        # A holding lane's wake-up goes now, after the release is queued: flushed before it, a drain
+        # that ran in between left the release held, and the lane waited its whole timeout.
+        self.flush_held()
         drained.acquire(True, timeout)
 
     def _drain(self) -> None:
@@ -211,6 +256,7 @@ class LoopHandoff:
             self._scheduled, self._timed = False, window is not None
             if window is not None:  # (a lane's arm that comes late finds this window's own time)
                 self._due_at = time.monotonic() + window
+            self._owed = None  # (it runs what a holding thread queued: its flush wakes nobody)
         stale, self._timer = self._timer, None
         if stale is not None:  # this drain ran what the window held: its timer would find nothing
             stale.cancel()

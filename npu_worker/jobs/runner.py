@@ -157,8 +157,10 @@ class Runner(AudioHandover):
         """One lane: the sections `next_section` hands out, on `engine`, until it says stop."""
         while (picked := next_section()) is not None:
             job, section = picked
-            made = self.run_section(job, section, engine)
-            self._section_ended(job, made)
+            try:
+                self._section_ended(job, self.run_section(job, section, engine))
+            finally:  # (a held preview's last chunks, `ok` and `done`: one wake-up, `hold_wake_ups`)
+                self.journal.handoff.release()
 
     def _load(self) -> bool:
         started = time.monotonic()
@@ -375,12 +377,13 @@ class Runner(AudioHandover):
         finisher = self.finisher  # what the engine thread holds goes as its request goes (a lane's never)
         held = finisher.holding and threading.get_ident() == self._engine_ident
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
+            waits = self.hold_wake_ups(job, engine)  # (flushed at each wait; released by `_serve`)
             if held and getattr(engine, "tells_sent", False):
-                push(request, delivery.take, finisher.release)  # (released while the child makes it)
+                push(request, delivery.take, finisher.release, **waits)  # (released while the child makes it)
             else:
                 if held:
                     finisher.release()
-                push(request, delivery.take)
+                push(request, delivery.take, **waits)
         else:
             if held:
                 finisher.release()
@@ -420,8 +423,10 @@ class Runner(AudioHandover):
         while (picked := admission.preempting_section(job)) is not None:
             started, lent_before = time.monotonic(), self.paused_seconds
             preview, section = picked
-            made = self.run_section(preview, section)
-            self._section_ended(preview, made)
+            try:
+                self._section_ended(preview, self.run_section(preview, section))
+            finally:
+                self.journal.handoff.release()
             self.finisher.release()
             self.paused_seconds = lent_before + time.monotonic() - started
 
