@@ -88,7 +88,9 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
         break;
       case "flush":
         if (message.request === this.request) {
-          if (this.started && !this.paused) this.fading = this.fadeOfQueued();
+          // (Waiting to rebuffer, nothing sounds but that wait's own fade-out, still played: a fade of
+          // the audio queued meanwhile started from its full gain after the silence, a click.)
+          if (this.started && !this.paused && !this.buffering) this.fading = this.fadeOfQueued();
           this.dropQueue();
           this.ended = true;
           this.buffering = false;
@@ -175,7 +177,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     return tail.subarray(0, taken);
   }
 
-  /** Play what is left of a cancel's fade-out into `out`; returns the frames written. */
+  /** Play what is left of a fade-out (a cancel's, a pause's, a rebuffer's) into `out`; returns the frames written. */
   playFading(out) {
     if (this.fading.length === 0) return 0; // the usual case: no view made on the audio thread
     const take = Math.min(this.fading.length, out.length);
@@ -296,11 +298,13 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     }
     const dryBeforeEnd = this.started && !this.endQueued && this.bufferedFrames < out.length + this.fadeFrames;
     if (dryBeforeEnd && !this.ended) {
-      const tail = this.fadeOfQueued(true); // its last FADE_SECONDS fade out; then wait for more
-      out.set(tail);
+      // Its last FADE_SECONDS fade out, played as a pause's are, over as many quanta as they take (240
+      // frames at 48 kHz, more than a quantum's 128: set into `out` whole, a RangeError stopped the
+      // worklet for good); then wait for more.
+      this.fading = this.fadeOfQueued(true);
       this.buffering = true;
       this.report();
-      return tail.length;
+      return this.playFading(out);
     }
     const written = this.fill(out);
     if (this.rampIn > 0) {

@@ -15,7 +15,10 @@ from npu_worker.openai_compat.formats import FORMATS, StreamEncoder, available_f
 from tests.openai_support import RATE, async_sdk, decode
 from tests.timing import seconds
 
-pytestmark = pytest.mark.skipif("mp3" not in available_formats(), reason="this libsndfile has no mp3")
+pytestmark = [
+    pytest.mark.skipif("mp3" not in available_formats(), reason="this libsndfile has no mp3"),
+    pytest.mark.usefixtures("openai_sdks_closed"),  # (async_sdk's clients closed on the test's loop)
+]
 
 ENCODER_DELAY = 1105  # lame's 576 and the decoder's 529: what only the filled length frame could skip
 MP3_FRAME = 576  # samples a frame at 24 kHz (MPEG-2 Layer III)
