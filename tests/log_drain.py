@@ -13,6 +13,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from tests.timing import seconds
+
 
 class LoggedProcess(subprocess.Popen[str]):
     """`subprocess.Popen(args, stderr=PIPE, text=True, **popen)`, its stderr read to the end on a thread.
@@ -37,9 +39,16 @@ class LoggedProcess(subprocess.Popen[str]):
                 self._grew.notify_all()
             if self._echo_from is not None:
                 echoing = echoed(line, self._echo_from, echoing)
+        self.stderr.close()  # read to its end: left open, its GC warned (unclosed file) in a later test
         with self._grew:
             self._ended = True
             self._grew.notify_all()  # the end: waiters stop waiting for a line that cannot come
+
+    def kill(self) -> None:
+        """SIGKILL, and the process reaped: one killed and never waited for stayed a zombie, and its
+        Popen warned 'subprocess … is still running' into whichever later test collected it."""
+        super().kill()
+        self.wait(seconds(30))
 
     def log(self) -> str:
         """What the process has logged so far."""

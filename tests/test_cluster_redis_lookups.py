@@ -21,6 +21,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from npu_worker.jobs.cluster.pools import LOOKUPS, LookedUpConnection, waiting_client
 from tests.redis_server import RedisServer, redis_available
 from tests.timing import seconds
+from tests.worker_process import refusing_port
 
 pytestmark = pytest.mark.allow_blocking  # (the sockets the test fills a backlog with, off the node)
 
@@ -74,12 +75,6 @@ async def test_a_link_local_address_is_connected_with_its_zone(tmp_path: Path) -
     assert "getaddrinfo" not in executor.given, executor.given
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def answers(*hosts: str) -> Any:
     """A resolver in the node's place that names `hosts` for any name (each as `getaddrinfo` gives it)."""
 
@@ -92,10 +87,11 @@ def answers(*hosts: str) -> Any:
 async def test_a_connection_that_fails_says_each_address_failure(monkeypatch: Any) -> None:
     """A name of two addresses, both refused: the error said the last one's only."""
     monkeypatch.setattr(LOOKUPS, "resolve", answers("127.0.0.1", "127.0.0.2"))
-    port = free_port()  # (nothing listens there)
-    connection = LookedUpConnection(host="redis.test", port=port, retry=Retry(NoBackoff(), 0))
-    with pytest.raises(RedisConnectionError) as failed:
-        await connection.connect()
+    # held bound, never listening: a port picked free and closed could be another test's redis-server by then
+    with refusing_port() as port:
+        connection = LookedUpConnection(host="redis.test", port=port, retry=Retry(NoBackoff(), 0))
+        with pytest.raises(RedisConnectionError) as failed:
+            await connection.connect()
     said = str(failed.value)
     assert f"127.0.0.1:{port}: " in said and f"127.0.0.2:{port}: " in said, said
 

@@ -284,6 +284,8 @@ def test_the_pipelines_urllib_client_reaches_done_every_time_under_cpu_load(tmp_
     finally:
         for burner in burners:
             burner.kill()
+        for burner in burners:  # reaped: left unwaited, a later test's GC warned 'still running'
+            burner.wait(seconds(10))
         worker.terminate()
         worker.wait(timeout=seconds(10))
 

@@ -8,6 +8,8 @@ import http.client
 import importlib.util
 import json
 import logging
+import signal
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -15,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.log_drain import echoed
+from tests.log_drain import LoggedProcess, echoed
 from tests.serve_process import ServeProcess
 from tests.timing import seconds
 from tests.worker_process import start_worker_process
@@ -83,3 +85,16 @@ def import_benchmarks_common() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_a_killed_logged_process_is_reaped_and_its_log_pipe_closed():
+    """A process killed and never waited for stayed a zombie, its Popen warning 'still running', and each
+    log pipe stayed open until a later test's GC warned 'unclosed file': both landed in other tests."""
+    process = LoggedProcess(
+        [sys.executable, "-c", "import sys, time; print('up', file=sys.stderr, flush=True); time.sleep(60)"]
+    )
+    process.log_until("up", seconds(30))
+    process.kill()
+    assert process.returncode == -signal.SIGKILL  # reaped by kill itself: no zombie left
+    process.log_at_exit(seconds(30))  # (the reader has read the pipe to its end)
+    assert process.stderr is not None and process.stderr.closed
