@@ -11,7 +11,6 @@ import asyncio
 import ipaddress
 import json
 import random
-import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -22,7 +21,7 @@ import aiohttp
 from npu_worker.bench.bounded_body import AnswerTooLarge, bounded_text
 from npu_worker.bench.interrupted import RunSoFar
 from npu_worker.bench.measure import RequestRecord, http_request, ws_request
-from npu_worker.bench.wav_folder import temp_wav_dir, wav_dir_hint
+from npu_worker.bench.wav_folder import WAV_SETTLE_SECONDS, removed_once_settled, temp_wav_dir, wav_dir_hint
 from npu_worker.client.common import auth_headers
 from npu_worker.printable import one_line, printable
 
@@ -421,6 +420,6 @@ async def run_load(
                     if hint := wav_dir_hint(batch, out_dir):
                         say(hint)
         finally:
-            await asyncio.to_thread(shutil.rmtree, out_dir, True)
+            await removed_once_settled(out_dir, lambda: wait_idle(session, config.base, WAV_SETTLE_SECONDS))
         after = await health_or_why_not(session, config.base)
     return {"health": before, "health_after": after, "records": [r.to_dict() for r in records]}

@@ -7,9 +7,12 @@ write in (not sticky), or reached through one: they could swap the wavs whose on
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 import stat
 import tempfile
+from collections.abc import Awaitable, Callable
 
 from npu_worker.bench.measure import RequestRecord
 from npu_worker.other_writers import replaceable_by_others, writable_by_others
@@ -77,3 +80,15 @@ def wav_dir_hint(batch: list[RequestRecord], out_dir: str) -> str | None:
         f"the worker does not allow writing the /synth wavs in {out_dir}: give --wav-dir a folder"
         " inside the worker's --output-roots"
     )
+
+
+WAV_SETTLE_SECONDS = 5.0  # how long a run's end waits for the worker to finish what it gave up on
+
+
+async def removed_once_settled(out_dir: str, settled: Callable[[], Awaitable[object]]) -> None:
+    """Remove the run's wav folder, and again once the worker is idle (`settled`, bounded): a /synth the
+    run gave up on (a stop midway, a timeout) could still be written after the first removal, and the
+    worker makes an output path's folders: the folder was left behind, a wav in it."""
+    await asyncio.to_thread(shutil.rmtree, out_dir, True)
+    await settled()
+    await asyncio.to_thread(shutil.rmtree, out_dir, True)
