@@ -16,11 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def logged(args: list[str], env: dict[str, str], words: str) -> str:
     """The last line of `serve ARGS`'s log up to the first that holds `words`, the server then stopped;
-    `env` added to this environment with the repository importable. espeak in the worker's own process
-    (`--no-espeak-process`): the warnings are said before the engine loads, and the stop waited for the
-    children (the main one, a preview lane's: their own interpreters, numpy, the Korean reader) to start
-    and end; the child's start is tests/test_espeak_early.py's."""
-    worker = ServeProcess([*args, "--no-espeak-process"], {**os.environ, "PYTHONPATH": str(REPO), **env})
+    `env` added to this environment with the repository importable."""
+    worker = ServeProcess(args, {**os.environ, "PYTHONPATH": str(REPO), **env})
     try:
         return worker.log_until(words, seconds(30)).splitlines()[-1]
     finally:
