@@ -24,20 +24,13 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 @pytest.fixture(scope="module")
-def worker_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder the module's worker writes wavs under (its `--output-roots`)."""
-    return tmp_path_factory.mktemp("wav-root")
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory, worker_root: Path) -> Iterator[str]:
-    """One real `serve` for the module's runs: what these tests check is the bench command's own stop
-    (its exit, its words, its report and wav folder), never the worker's, and each run waits for the
-    worker to be idle before its first rate (`load.wait_idle`), so a run stopped before leaves none of its
-    requests in the next one's figures. A start per test was ≈ 1.5 s of CPU (the worker and its espeak
-    children) and its wait for `/ready`."""
-    state = tmp_path_factory.mktemp("state")
-    args = ["--state-dir", str(state), "--cache-max-bytes", "0", "--output-roots", str(worker_root)]
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real `serve` for the runs that check the bench command's own stop (its exit, its words, its
+    report), never the worker's, each waiting for the worker to be idle before its first rate
+    (`load.wait_idle`). A start per test was ≈ 1.5 s of CPU (the worker and its espeak children) and its
+    wait for `/ready`. Not the wav folder's test: a /synth its stop cut may still write into the run's
+    folder, so that worker is killed before the folder is looked at."""
+    args = ["--state-dir", str(tmp_path_factory.mktemp("state")), "--cache-max-bytes", "0"]
     worker = ServeProcess(args, ENV)
     try:
         yield worker.wait_ready()
@@ -62,14 +55,20 @@ sys.exit(main())
 """
 
 
-def test_a_stop_inside_a_request_cancels_the_run_and_removes_its_wav_folder(tmp_path, base, worker_root):
-    wavs = worker_root / "wavs"
+def test_a_stop_inside_a_request_cancels_the_run_and_removes_its_wav_folder(tmp_path):
+    wavs = tmp_path / "wavs"
     wavs.mkdir(mode=0o700)
+    args = ["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0", "--output-roots", str(wavs)]
+    worker = ServeProcess(args, ENV)
     prefix = tmp_path / "run"
-    argv = [sys.executable, "-c", STOPPED_IN_A_REQUEST, "bench", "--base", base]
-    argv += ["--rps", "20", "--duration", "600", "--requests", "12", "--transports", "http"]
-    argv += ["--timeout", str(seconds(30)), "--wav-dir", str(wavs), "--out", str(prefix)]
-    done = subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=seconds(120))
+    try:
+        argv = [sys.executable, "-c", STOPPED_IN_A_REQUEST, "bench", "--base", worker.wait_ready()]
+        argv += ["--rps", "20", "--duration", "600", "--requests", "12", "--transports", "http"]
+        argv += ["--timeout", str(seconds(30)), "--wav-dir", str(wavs), "--out", str(prefix)]
+        done = subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=seconds(120))
+    finally:
+        worker.kill()
+        worker.wait(seconds(30))
     assert done.returncode == 143, done.stderr
     assert done.stderr.rstrip().endswith("npu-worker bench: terminated"), done.stderr
     assert "Task was destroyed" not in done.stderr and "Traceback" not in done.stderr, done.stderr
