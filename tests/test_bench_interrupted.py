@@ -9,13 +9,31 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.serve_process import ServeProcess
 from tests.timing import seconds
 
 REPO = Path(__file__).resolve().parents[1]
 CONSOLE_SCRIPT = "import sys; from npu_worker.cli import main; sys.exit(main())"
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real `serve` for the module's stopped benches: what they check is the bench command's report
+    and exit, never the worker's; a start per test was ≈ 1.5 s of CPU (the worker and its espeak
+    children) and its wait for `/ready`."""
+    args = ["--state-dir", str(tmp_path_factory.mktemp("state")), "--cache-max-bytes", "0"]
+    worker = ServeProcess(args, ENV)
+    try:
+        yield worker.wait_ready()
+    finally:
+        worker.kill()
+        worker.wait(seconds(30))
 
 
 def stopped_bench(base: str, prefix: Path, env: dict[str, str], signum: int) -> tuple[int, str]:
@@ -40,57 +58,45 @@ def stopped_bench(base: str, prefix: Path, env: dict[str, str], signum: int) -> 
         bench.wait(seconds(30))
 
 
-def test_a_bench_stopped_midway_writes_what_it_measured_and_ends_as_stopped(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"], env)
-    try:
-        base = worker.wait_ready()
-        for signum, word, status in (
-            (signal.SIGINT, "interrupted", 130),
-            (signal.SIGTERM, "terminated", 143),
-        ):
-            prefix = tmp_path / word
-            code, said = stopped_bench(base, prefix, env, signum)
-            assert code == status, said
-            assert said.rstrip().endswith(f"npu-worker bench: {word}"), said
-            assert "Traceback" not in said, said
-            report = json.loads(prefix.with_suffix(".json").read_text())
-            first = [r for r in report["records"] if r["rate"] == 50]
-            assert len(first) == 5 and all(r["error"] is None for r in first), report["records"]
-            assert report["summary"][0]["ok"] == 5, report["summary"]
-            assert report["interrupted"].startswith(f"{word.capitalize()} while loading ws at "), report
-            assert report["health_after"] is None, report["health_after"]
-            record = prefix.with_suffix(".md").read_text()
-            assert f"**Stopped before its end**: {word.capitalize()} while loading" in record, record
-    finally:
-        worker.kill()
-        worker.wait(seconds(30))
+def test_a_bench_stopped_midway_writes_what_it_measured_and_ends_as_stopped(tmp_path, base):
+    for signum, word, status in (
+        (signal.SIGINT, "interrupted", 130),
+        (signal.SIGTERM, "terminated", 143),
+    ):
+        prefix = tmp_path / word
+        code, said = stopped_bench(base, prefix, ENV, signum)
+        assert code == status, said
+        assert said.rstrip().endswith(f"npu-worker bench: {word}"), said
+        assert "Traceback" not in said, said
+        report = json.loads(prefix.with_suffix(".json").read_text())
+        first = [r for r in report["records"] if r["rate"] == 50]
+        assert len(first) == 5 and all(r["error"] is None for r in first), report["records"]
+        assert report["summary"][0]["ok"] == 5, report["summary"]
+        assert report["interrupted"].startswith(f"{word.capitalize()} while loading ws at "), report
+        assert report["health_after"] is None, report["health_after"]
+        record = prefix.with_suffix(".md").read_text()
+        assert f"**Stopped before its end**: {word.capitalize()} while loading" in record, record
 
 
-def test_a_fragments_run_stopped_midway_writes_the_texts_it_measured(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    worker = ServeProcess(["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"], env)
+def test_a_fragments_run_stopped_midway_writes_the_texts_it_measured(tmp_path, base):
     prefix = tmp_path / "f"
-    try:  # the lecture's 39 texts, 3 characters every 30 ms: each takes seconds, the run a minute
-        argv = [sys.executable, "-c", CONSOLE_SCRIPT, "bench", "--mode", "fragments", "--base"]
-        argv += [worker.wait_ready(), "--timeout", str(seconds(30)), "--out", str(prefix)]
-        bench = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        assert bench.stderr is not None
-        said = []
-        try:
-            for line in bench.stderr:  # the first text measured, the second being sent
-                said.append(line)
-                if line.startswith("text 0: "):
-                    break
-            bench.send_signal(signal.SIGINT)
-            said.append(bench.stderr.read())
-            code = bench.wait(seconds(60))
-        finally:
-            bench.kill()
-            bench.wait(seconds(30))
+    # the lecture's 39 texts, 3 characters every 30 ms: each takes seconds, the run a minute
+    argv = [sys.executable, "-c", CONSOLE_SCRIPT, "bench", "--mode", "fragments", "--base"]
+    argv += [base, "--timeout", str(seconds(30)), "--out", str(prefix)]
+    bench = subprocess.Popen(argv, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert bench.stderr is not None
+    said = []
+    try:
+        for line in bench.stderr:  # the first text measured, the second being sent
+            said.append(line)
+            if line.startswith("text 0: "):
+                break
+        bench.send_signal(signal.SIGINT)
+        said.append(bench.stderr.read())
+        code = bench.wait(seconds(60))
     finally:
-        worker.kill()
-        worker.wait(seconds(30))
+        bench.kill()
+        bench.wait(seconds(30))
     told = "".join(said)
     assert code == 130 and told.rstrip().endswith("npu-worker bench: interrupted"), told
     assert "Traceback" not in told, told

@@ -7,6 +7,7 @@ such a text fails this test instead of going unread."""
 from __future__ import annotations
 
 import ast
+import bisect
 import inspect
 import json
 import re
@@ -133,7 +134,32 @@ class Alphabet:
 
 
 def listed(chars: list[str]) -> Alphabet:
-    return Alphabet(chars.__contains__, lambda items: any(in_class(items, char) for char in chars))
+    """`chars` as an Alphabet. A class without NEGATE meets it when one of its items does: each item
+    looked up once (a literal in a set, a range by bisection, a category over the characters once),
+    where `in_class` for every character was ≈ 2.7 million calls (4-5 s of CPU) for the rules' classes
+    that meet no plain character; a negated class is still read character by character."""
+    members, codes, categories = frozenset(chars), sorted({ord(char) for char in chars}), {}
+
+    def item_meets(op: object, value: object) -> bool:
+        if op is sre.LITERAL:
+            return chr(value) in members  # type: ignore[arg-type]
+        if op is sre.RANGE:
+            low, high = value  # type: ignore[misc]
+            at = bisect.bisect_left(codes, low)
+            return at < len(codes) and codes[at] <= high
+        if value not in categories:  # sre.CATEGORY (in_class refuses any other item)
+            categories[value] = any(re.fullmatch(_CATEGORIES[value], char) for char in chars)  # type: ignore[index]
+        return categories[value]
+
+    def meets(items: list[tuple[object, object]]) -> bool:
+        for op, _ in items:
+            if op not in (sre.NEGATE, sre.LITERAL, sre.RANGE, sre.CATEGORY):
+                raise AssertionError(f"class item {op} not read by this test")
+        if any(op is sre.NEGATE for op, _ in items):
+            return any(in_class(items, char) for char in chars)
+        return any(item_meets(op, value) for op, value in items)
+
+    return Alphabet(members.__contains__, meets)
 
 
 def _digit(char: str) -> bool:

@@ -17,6 +17,7 @@ import aiohttp
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.scheduler import Scheduler
+from npu_worker.openai_compat import load_wait
 from npu_worker.server import listen
 from tests.test_job_retention import write_job
 from tests.timing import seconds
@@ -57,7 +58,10 @@ async def serve_holding_the_reading(settings: Any, engine: Any, stop_gate: bool 
     return HeldStart(scheduler, listener, gate, reached)
 
 
-async def test_the_socket_serves_while_the_kept_jobs_are_read(settings):
+async def test_the_socket_serves_while_the_kept_jobs_are_read(settings, monkeypatch):
+    # The speech route's answer past its wait for the load (tests/test_openai_load_wait.py's subject): at
+    # 30 s, the test waited that long for it, as long as the gate holds the reading (`held`)
+    monkeypatch.setattr(load_wait, "LOAD_WAIT_SECONDS", 0.0)
     state, now = Path(settings.state_dir), time.time()
     finished = [write_job(state, now - 100 + i, ["끝."], done=True) for i in range(3)]
     interrupted = write_job(state, now - 500, ["재개."])
