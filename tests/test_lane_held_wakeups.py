@@ -8,6 +8,7 @@ worker and a real espeak child; the handoff's methods are only counted on their 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from typing import Any
 
@@ -15,8 +16,9 @@ from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak_frame_reader import FrameReader
 from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.jobs.loop_handoff import LoopHandoff
+from npu_worker.paths import PathPolicy
 from tests.test_loop_handoff import CountedWakes, in_thread
-from tests.test_ws_support import batch, connect, run_request
+from tests.test_ws_support import Transcript, batch, connect, receive_until_done, run_request
 from tests.timing import seconds, until
 
 TEXTS = ["오늘은 음성 합성을 배웁니다.", "첫째, 문장을 읽습니다.", "둘째, 소리를 만듭니다.", "끝입니다."]
@@ -200,3 +202,41 @@ async def test_a_previews_read_reaches_the_loop_in_one_drain_with_no_window(work
     previews = len(transcripts)
     assert counts["_arm_woken"] == 0 and counts["_timer_drain"] == 0
     assert counts["wakes"] <= counts["reads"] + 2 * previews
+
+
+async def test_a_previews_last_audio_is_not_held_behind_its_wav_s_write(worker, monkeypatch, tmp_path):
+    """A `/ws` preview that writes its wav (`output_path`): its last chunks reach the caller while the
+    wav is written, not after it (held to the section's end, they and every other thread's hand-over
+    waited for the encode, the write and the cache's put: a slow disk's time). The write here waits
+    until the caller has every frame the same text streams without a file but the last (the socket's
+    re-cut keeps that one to the section's end), 10 s at most."""
+    all_heard, write_waits = threading.Event(), []
+    write_output = PathPolicy.write_output
+
+    def write_once_heard(self: PathPolicy, path: str, data: bytes) -> None:
+        write_waits.append(all_heard.wait(seconds(10)))
+        write_output(self, path, data)
+
+    monkeypatch.setattr(PathPolicy, "write_output", write_once_heard)
+    client = await worker(EspeakProcessEngine())
+    ws = await connect(client)
+    try:
+        alone = await run_request(ws, batch(TEXTS[0]))  # (no file: no write)
+        before_the_end = len(alone.section_pcm(0)) - len(alone.section_frames(0)[-1])
+        target = str(tmp_path / "s00.wav")
+        await ws.send_json(batch(TEXTS[0], sections=[{"idx": 0, "text": TEXTS[0], "output_path": target}]))
+        transcript, heard = Transcript(), 0
+        while heard < before_the_end:  # (a socket's receive: no timer of ours to outrun)
+            item = await ws.receive()
+            transcript.items.append(item)
+            heard += len(item) if isinstance(item, bytes) else 0
+        all_heard.set()
+        transcript = await receive_until_done(ws, transcript)
+    finally:
+        all_heard.set()
+        await ws.close()
+    assert write_waits == [True]  # the caller had the audio while the write waited
+    assert transcript.done["ok_count"] == 1 and transcript.events("error") == []
+    assert transcript.section_pcm(0) == alone.section_pcm(0)
+    assert [e["wav_path"] for e in transcript.events("progress") if e["status"] == "ok"] == [target]
+    assert os.path.getsize(target) > 44

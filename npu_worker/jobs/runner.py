@@ -241,6 +241,8 @@ class Runner(AudioHandover):
             if audio is None:  # cancelled mid-section
                 return None
             seconds = own_seconds()
+            if section.output_path is not None:  # (what a lane holds goes before its wav's write)
+                self.journal.handoff.release()
             kept = None
             if not audio.cached and self._caches(job, section):
                 with self._unkept_lock:
