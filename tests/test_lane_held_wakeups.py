@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from npu_worker.engine.base import SynthesisRequest
@@ -57,6 +59,13 @@ async def test_a_holding_thread_wakes_the_loop_once_at_its_release_with_everythi
 async def test_a_flush_wakes_the_loop_for_what_was_held_and_the_hold_goes_on():
     handoff = CountedWakes(asyncio.get_running_loop())
     ran: list[int] = []
+    # Every step of the lane on one thread, its own: a hold is its thread's. The loop's default executor
+    # (`in_thread`) started a second thread when a step came before the first thread had marked itself
+    # idle, and the step ran there unheld (≈ 1 run in 100 on a busy 2-core VM).
+    lane_thread = ThreadPoolExecutor(max_workers=1)
+
+    async def on_lane(step: Callable[[], object]) -> object:
+        return await asyncio.get_running_loop().run_in_executor(lane_thread, step)
 
     def lane() -> list[int]:
         handoff.hold()
@@ -65,18 +74,21 @@ async def test_a_flush_wakes_the_loop_for_what_was_held_and_the_hold_goes_on():
         handoff.flush_held()  # (the lane is about to wait on the pipe)
         return list(ran)
 
-    await in_thread(lane)
-    await until(lambda: ran == [1], "the flushed call runs")
-    await in_thread(lambda: handoff(ran.append, 2))  # the same thread, still holding
-    await asyncio.sleep(0.05)
-    assert ran == [1] and handoff.wakes == ["_drain"]
-    await in_thread(handoff.release)
-    await until(lambda: ran == [1, 2], "the released call runs")
-    assert handoff.wakes == ["_drain", "_drain"]
-    await in_thread(lambda: handoff(ran.append, 3))  # released: a call wakes the loop as ever
-    await until(lambda: ran == [1, 2, 3], "an ordinary call runs")
-    await in_thread(handoff.release)  # (released twice: nothing)
-    assert handoff.wakes == ["_drain", "_drain", "_drain"]
+    try:
+        await on_lane(lane)
+        await until(lambda: ran == [1], "the flushed call runs")
+        await on_lane(lambda: handoff(ran.append, 2))  # the same thread, still holding
+        await asyncio.sleep(0.05)
+        assert ran == [1] and handoff.wakes == ["_drain"]
+        await on_lane(handoff.release)
+        await until(lambda: ran == [1, 2], "the released call runs")
+        assert handoff.wakes == ["_drain", "_drain"]
+        await on_lane(lambda: handoff(ran.append, 3))  # released: a call wakes the loop as ever
+        await until(lambda: ran == [1, 2, 3], "an ordinary call runs")
+        await on_lane(handoff.release)  # (released twice: nothing)
+        assert handoff.wakes == ["_drain", "_drain", "_drain"]
+    finally:
+        lane_thread.shutdown()
 
 
 async def test_a_holding_lane_that_yields_to_the_loop_has_its_first_audio_taken_not_its_timeout_waited():
