@@ -302,7 +302,7 @@ class Runner(EngineLoad, AudioHandover):
         finisher = self.finisher  # what the engine thread holds goes as its request goes (a lane's never)
         held = finisher.holding and threading.get_ident() == self._engine_ident
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
-            waits = self.hold_wake_ups(job, engine)  # (flushed at each wait; released by `_serve`)
+            waits = self.hold_wake_ups(job, engine)  # (flushed at each wait; released at its end)
             if held and getattr(engine, "tells_sent", False):
                 push(request, delivery.take, finisher.release, **waits)  # (released while the child makes it)
             else:
