@@ -8,15 +8,19 @@ worker and a real espeak child; the handoff's methods are only counted on their 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak_frame_reader import FrameReader
 from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
 from npu_worker.jobs.loop_handoff import LoopHandoff
+from npu_worker.paths import PathPolicy
 from tests.test_loop_handoff import CountedWakes, in_thread
-from tests.test_ws_support import batch, connect, run_request
+from tests.test_ws_support import Transcript, batch, connect, receive_until_done, run_request
 from tests.timing import seconds, until
 
 TEXTS = ["오늘은 음성 합성을 배웁니다.", "첫째, 문장을 읽습니다.", "둘째, 소리를 만듭니다.", "끝입니다."]
@@ -55,6 +59,13 @@ async def test_a_holding_thread_wakes_the_loop_once_at_its_release_with_everythi
 async def test_a_flush_wakes_the_loop_for_what_was_held_and_the_hold_goes_on():
     handoff = CountedWakes(asyncio.get_running_loop())
     ran: list[int] = []
+    # Every step of the lane on one thread, its own: a hold is its thread's. The loop's default executor
+    # (`in_thread`) started a second thread when a step came before the first thread had marked itself
+    # idle, and the step ran there unheld (≈ 1 run in 100 on a busy 2-core VM).
+    lane_thread = ThreadPoolExecutor(max_workers=1)
+
+    async def on_lane(step: Callable[[], object]) -> object:
+        return await asyncio.get_running_loop().run_in_executor(lane_thread, step)
 
     def lane() -> list[int]:
         handoff.hold()
@@ -63,18 +74,21 @@ async def test_a_flush_wakes_the_loop_for_what_was_held_and_the_hold_goes_on():
         handoff.flush_held()  # (the lane is about to wait on the pipe)
         return list(ran)
 
-    await in_thread(lane)
-    await until(lambda: ran == [1], "the flushed call runs")
-    await in_thread(lambda: handoff(ran.append, 2))  # the same thread, still holding
-    await asyncio.sleep(0.05)
-    assert ran == [1] and handoff.wakes == ["_drain"]
-    await in_thread(handoff.release)
-    await until(lambda: ran == [1, 2], "the released call runs")
-    assert handoff.wakes == ["_drain", "_drain"]
-    await in_thread(lambda: handoff(ran.append, 3))  # released: a call wakes the loop as ever
-    await until(lambda: ran == [1, 2, 3], "an ordinary call runs")
-    await in_thread(handoff.release)  # (released twice: nothing)
-    assert handoff.wakes == ["_drain", "_drain", "_drain"]
+    try:
+        await on_lane(lane)
+        await until(lambda: ran == [1], "the flushed call runs")
+        await on_lane(lambda: handoff(ran.append, 2))  # the same thread, still holding
+        await asyncio.sleep(0.05)
+        assert ran == [1] and handoff.wakes == ["_drain"]
+        await on_lane(handoff.release)
+        await until(lambda: ran == [1, 2], "the released call runs")
+        assert handoff.wakes == ["_drain", "_drain"]
+        await on_lane(lambda: handoff(ran.append, 3))  # released: a call wakes the loop as ever
+        await until(lambda: ran == [1, 2, 3], "an ordinary call runs")
+        await on_lane(handoff.release)  # (released twice: nothing)
+        assert handoff.wakes == ["_drain", "_drain", "_drain"]
+    finally:
+        lane_thread.shutdown()
 
 
 async def test_a_holding_lane_that_yields_to_the_loop_has_its_first_audio_taken_not_its_timeout_waited():
@@ -200,3 +214,41 @@ async def test_a_previews_read_reaches_the_loop_in_one_drain_with_no_window(work
     previews = len(transcripts)
     assert counts["_arm_woken"] == 0 and counts["_timer_drain"] == 0
     assert counts["wakes"] <= counts["reads"] + 2 * previews
+
+
+async def test_a_previews_last_audio_is_not_held_behind_its_wav_s_write(worker, monkeypatch, tmp_path):
+    """A `/ws` preview that writes its wav (`output_path`): its last chunks reach the caller while the
+    wav is written, not after it (held to the section's end, they and every other thread's hand-over
+    waited for the encode, the write and the cache's put: a slow disk's time). The write here waits
+    until the caller has every frame the same text streams without a file but the last (the socket's
+    re-cut keeps that one to the section's end), 10 s at most."""
+    all_heard, write_waits = threading.Event(), []
+    write_output = PathPolicy.write_output
+
+    def write_once_heard(self: PathPolicy, path: str, data: bytes) -> None:
+        write_waits.append(all_heard.wait(seconds(10)))
+        write_output(self, path, data)
+
+    monkeypatch.setattr(PathPolicy, "write_output", write_once_heard)
+    client = await worker(EspeakProcessEngine())
+    ws = await connect(client)
+    try:
+        alone = await run_request(ws, batch(TEXTS[0]))  # (no file: no write)
+        before_the_end = len(alone.section_pcm(0)) - len(alone.section_frames(0)[-1])
+        target = str(tmp_path / "s00.wav")
+        await ws.send_json(batch(TEXTS[0], sections=[{"idx": 0, "text": TEXTS[0], "output_path": target}]))
+        transcript, heard = Transcript(), 0
+        while heard < before_the_end:  # (a socket's receive: no timer of ours to outrun)
+            item = await ws.receive()
+            transcript.items.append(item)
+            heard += len(item) if isinstance(item, bytes) else 0
+        all_heard.set()
+        transcript = await receive_until_done(ws, transcript)
+    finally:
+        all_heard.set()
+        await ws.close()
+    assert write_waits == [True]  # the caller had the audio while the write waited
+    assert transcript.done["ok_count"] == 1 and transcript.events("error") == []
+    assert transcript.section_pcm(0) == alone.section_pcm(0)
+    assert [e["wav_path"] for e in transcript.events("progress") if e["status"] == "ok"] == [target]
+    assert os.path.getsize(target) > 44

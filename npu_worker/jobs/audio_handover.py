@@ -57,8 +57,9 @@ class AudioHandover:
     def hold_wake_ups(self, job: Job, engine: object) -> dict[str, Callable[[], None]]:
         """A listened job's wake-ups of the loop held (`LoopHandoff.hold`) on an engine that tells its
         waits (espeak's child: `tells_waits`), from one read of its pipe to the next and past the last
-        to the section's end (the lane's `release`): the frames the child wrote together, then the
-        `ok` and `done`, reach the loop in one drain (benchmarks/SERVER_OVERHEAD.md, 2026-12-07,
+        to the section's end (the lane's `release`; before a wav's write, `run_section`'s: its last chunks
+        and every other thread's hand-over waited for the write): the frames the child wrote together,
+        then the `ok` and `done`, reach the loop in one drain (benchmarks/SERVER_OVERHEAD.md, 2026-12-07,
         stop 62). The keywords for its `stream_into`; none for a runner that hands audio elsewhere."""
         if not (job.stream_audio and self.hands_over_to_loop and getattr(engine, "tells_waits", False)):
             return {}

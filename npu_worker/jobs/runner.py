@@ -1,4 +1,4 @@
-"""The engine thread: loads the engine, then runs one section at a time as admission hands them out.
+"""The engine thread: loads the engine (`engine_load.py`), then runs one section at a time as admission hands them out.
 
 Why one thread: engines hold process-global or device state (espeak, an NPU context) and inference
 saturates the cores anyway. For each section the audio is trimmed once (first section of a preview),
@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ..audio_decode import read_wav
-from ..engine.base import DecoderCalls, Engine, EngineInfo, Interrupted, SynthesisRequest, Voice
+from ..engine.base import Engine, Interrupted, SynthesisRequest, Voice
 from ..paths import PathPolicy
 from ..protocol import (
     EngineError,
     Limits,
-    ModelLoadError,
     Progress,
     SectionError,
     WorkerError,
@@ -30,9 +29,10 @@ from ..protocol import (
     check_text,
 )
 from .admission import Admission
-from .audio_handover import URGENT_AUDIO_SECONDS, AudioHandover
+from .audio_handover import AudioHandover
 from .cache import SynthesisCache
 from .delivery import Delivery, SectionAudio, chunks_of
+from .engine_load import EngineLoad
 from .finisher import Finisher
 from .job_bytes import JobBytes
 from .journal import Journal
@@ -44,7 +44,7 @@ from .stats import Stats
 log = logging.getLogger(__name__)
 
 
-class Runner(AudioHandover):
+class Runner(EngineLoad, AudioHandover):
     # Serve waiting previews at the step boundaries of a batch section, when the engine says it can
     # pause a section (`preemptible`): its stream is a generator that keeps its own state, so the
     # paused section resumes where it was and makes the same samples. The cluster runner does not.
@@ -82,15 +82,7 @@ class Runner(AudioHandover):
         self.paths = paths
         self.end_job = end_job
         self.observer = observer if observer is not None else SchedulerObserver()
-        self.info: EngineInfo | None = None
-        # Checks of settings against the loaded engine (set by the scheduler); a ValueError fails the load.
-        self.load_checks: list[Callable[[EngineInfo], object]] = []
-        self.load_error: WorkerError | None = None
-        self.load_stopped = False  # the shutdown gave the load up (`stop_loading`): nothing failed
-        self.on_load_failed: Callable[[], object] | None = None  # called on this thread, once it is set
-        self.on_load_ended: Callable[[], object] | None = None  # on this thread, once loaded or failed
-        self.load_seconds: float | None = None
-        self.urgent_samples = 0.0  # URGENT_AUDIO_SECONDS at the loaded engine's rate (read every chunk)
+        super().__init__()  # (the load's state: `EngineLoad`)
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
         self._engine_ident = -1  # the engine thread's id: its hand-overs are held (`Finisher.hold`)
@@ -115,26 +107,6 @@ class Runner(AudioHandover):
         for thread in self.lanes.threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         self.finisher.join(max(0.0, deadline - time.monotonic()))
-
-    @property
-    def load_failure(self) -> WorkerError | None:
-        """What callers are told failed (`/health` 500, kept jobs refused): `load_error`, unless the
-        shutdown gave the load up, which the next start does again."""
-        return None if self.load_stopped else self.load_error
-
-    @property
-    def load_phase(self) -> str | None:
-        """While the engine loads: what it is doing, if it says (engines may expose `load_phase`)."""
-        if self.info is not None or self.load_error is not None:
-            return None
-        return getattr(self.engine, "load_phase", None)
-
-    @property
-    def decoder_calls(self) -> DecoderCalls | None:
-        """Once loaded: the engine's decoder calls and its CPU overflow's, if it counts them (ZipVoice's buckets)."""
-        if self.info is None:
-            return None
-        return getattr(self.engine, "decoder_calls", None)
 
     @property
     def alive(self) -> bool:
@@ -162,44 +134,6 @@ class Runner(AudioHandover):
             finally:  # (a held preview's last chunks, `ok` and `done`: one wake-up, `hold_wake_ups`)
                 self.journal.handoff.release()
 
-    def _load(self) -> bool:
-        started = time.monotonic()
-        try:
-            self.engine.load()
-            info = self.engine.info
-            self._check_settings(info)
-        except WorkerError as exc:
-            self.load_error = exc
-        except Exception as exc:  # noqa: BLE001 - any load failure is a ModelLoadError for callers
-            log.exception("engine load failed")
-            self.load_error = ModelLoadError(f"{type(exc).__name__}: {exc}")
-        if self.load_error is not None:
-            if self.admission.stopping:  # `stop_loading` asked it to give up
-                self.load_stopped = True
-                log.info("engine load stopped by the shutdown: %s", self.load_error)
-            else:
-                log.error("engine failed to load: %s", self.load_error)
-                if self.on_load_failed is not None:
-                    self.on_load_failed()
-            return False
-        self.load_seconds = round(time.monotonic() - started, 3)
-        self.info, self.urgent_samples = info, URGENT_AUDIO_SECONDS * info.sample_rate
-        interrupt = getattr(self.engine, "interrupt", None)
-        if callable(interrupt):
-            pauses = self.preempts and getattr(self.engine, "preemptible", False)
-            self.admission.attach_interrupt(interrupt, preempts=pauses)
-        log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
-        if not self.admission.stopping:  # a shutdown during the load: no previews will come
-            self.lanes.open(self.engine)
-        return True
-
-    def stop_loading(self) -> None:
-        """Shutdown while the engine still loads: an engine whose load waits on something outside
-        (sovits waits for its upstream) gives up now (`cancel_load()`), so the process can exit."""
-        cancel = getattr(self.engine, "cancel_load", None)
-        if callable(cancel) and self.info is None and self.load_error is None:
-            cancel()
-
     def _serve_previews(self, engine: Engine) -> None:
         """A preview lane's work (`preview_lanes.py`), on its own engine instance (a cancel stops
         its call in flight too, where it can: espeak's child)."""
@@ -209,17 +143,6 @@ class Runner(AudioHandover):
             self._serve(lambda: self.admission.next_preview(stop), engine)
         finally:
             engine.close()
-
-    def _check_settings(self, info: EngineInfo) -> None:
-        for check in self.load_checks:
-            try:
-                check(info)
-            except ValueError as exc:
-                raise ModelLoadError(
-                    f"a setting does not fit this engine ({info.sample_rate} Hz): {exc}"
-                ) from None
-
-    # -- one section ---------------------------------------------------------------------------------
 
     def run_section(self, job: Job, section: Section, engine: Engine | None = None) -> SectionAudio | None:
         """Synthesise one section; what follows (encode, write, `ok`) and its events go through
@@ -241,6 +164,8 @@ class Runner(AudioHandover):
             if audio is None:  # cancelled mid-section
                 return None
             seconds = own_seconds()
+            if section.output_path is not None:  # (what a lane holds goes before its wav's write)
+                self.journal.handoff.release()
             kept = None
             if not audio.cached and self._caches(job, section):
                 with self._unkept_lock:
@@ -377,7 +302,7 @@ class Runner(AudioHandover):
         finisher = self.finisher  # what the engine thread holds goes as its request goes (a lane's never)
         held = finisher.holding and threading.get_ident() == self._engine_ident
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
-            waits = self.hold_wake_ups(job, engine)  # (flushed at each wait; released by `_serve`)
+            waits = self.hold_wake_ups(job, engine)  # (flushed at each wait; released at its end)
             if held and getattr(engine, "tells_sent", False):
                 push(request, delivery.take, finisher.release, **waits)  # (released while the child makes it)
             else:
