@@ -7,15 +7,15 @@ it is really waiting for them: from the connection, and on a kept-alive connecti
 previous response, until the request reaches the app. Once it has, only `--body-timeout` bounds its body
 (where it is read: `read_body`, the voice upload) and nothing but the client bounds the response: a
 long NDJSON stream, a WebSocket or a slowly read file is never cut here. At most `max_connections` are
-open: a new one over the cap evicts the connection that has waited longest for its headers, else the
-WebSocket that has been idle longest (open, nothing running on it: `ws_server/standing.py` closes it
-with 1013, try again later), else the request whose body has been arriving longest (for at least
-SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle a body held every place for
-`--body-timeout` each, again and again), so a client that sends a whole request at once (a health check)
-gets in unless every connection is really in use (a request running, or its body coming promptly).
-A reply its caller leaves unread (its receive window closed) for UNREAD_SECONDS ends the connection.
-Parser-level refusals get the JSON error body, in the caller's HTTP version, quoting nothing of the
-request, after the requests sent before them; a caller's FIN after whole requests leaves them answered.
+open: a new one over the cap evicts one closing after its answer (`lingering_close`), else the one that has
+waited longest for its headers, else the WebSocket idle longest (open, nothing running on it:
+`ws_server/standing.py` closes it with 1013, try again later), else the request whose body has been
+arriving longest (for at least SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle
+a body held every place for `--body-timeout` each, again and again), so a client that sends a whole request
+at once (a health check) gets in unless every connection is really in use (a request running, or its body
+coming promptly). A reply its caller leaves unread (a closed receive window) for UNREAD_SECONDS ends the
+connection. Parser-level refusals get the JSON error body, in the caller's HTTP version, quoting nothing of
+the request, after the requests sent before them; a caller's FIN after whole requests leaves them answered.
 
 The two moments come from public aiohttp hooks, not from its parser's private state: the request
 reaching the app is the outermost middleware (`guard_middleware`), the response being finished is the
@@ -207,8 +207,8 @@ class GuardedHandler(RequestHandler):
 
     def _linger(self) -> bool:
         """Close after the answer without a reset (`lingering_close`), in place of aiohttp's close:
-        its task ends now and reads no more of this connection; the guard counts it, under the header
-        deadline (the first kind it evicts)."""
+        its task ends now and reads no more of this connection; the guard counts it, the first it evicts
+        (`ConnectionGuard.linger`)."""
         transport = self.transport
         if self._lingering or not isinstance(transport, asyncio.Transport) or transport.is_closing():
             return self._lingering is not None
@@ -218,7 +218,7 @@ class GuardedHandler(RequestHandler):
         self._serving_body = self._answered_body = self._unread_body = None
         self.transport = None  # aiohttp's close would reset the caller (bytes unread): it has none now
         super().force_close()
-        self.guard.await_headers(self)
+        self.guard.linger(self)
         self._lingering = LingeringClose(transport)
         return True
 

@@ -8,9 +8,9 @@ answer, which it then cannot tell from a crash (RFC 9112 §9.6, nginx's `lingeri
 worker ends its sending side after the answer (a FIN), drops whatever still arrives as it arrives (no
 parsing, nothing held: the body budget holds none of it), and closes once the caller closes, after
 SILENCE_SECONDS with nothing received, or TOTAL_SECONDS after it began, whichever comes first: a caller
-that trickles for ever is cut there. The connection stays in the guard's table meanwhile, waiting for
-no request (`open_connections`: counted, and the first kind evicted); the shutdown and an eviction end
-it at once (`end`)."""
+that trickles for ever is cut there. The connection stays in the guard's table meanwhile
+(`ConnectionGuard.linger`: counted, and evicted before any other, a caller's kept-alive connection
+included); the shutdown and an eviction end it at once (`end`)."""
 
 from __future__ import annotations
 

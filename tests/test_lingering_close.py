@@ -212,3 +212,43 @@ async def test_a_caller_that_ends_its_sending_side_ends_the_linger(served, monke
         await until(lambda: not listener.guard.open, "the connection to end at the caller's FIN")
     finally:
         writer.transport.abort()
+
+
+async def kept_alive_health(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+    """GET /health on a kept-alive connection: its status line (the answer read to its end)."""
+    writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    async with asyncio.timeout(seconds(10)):
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line[15:]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")
+        )
+        await reader.readexactly(length)
+    return head.split(b"\r\n")[0]
+
+
+async def test_a_lingering_connection_is_evicted_before_a_kept_alive_one(served, monkeypatch):
+    """At --max-connections the connection lingering after its answer gives its place, not a caller's
+    kept-alive connection that waits for its next request, however long that one has waited: the
+    refused caller has had its answer, the other would lose its connection (it did: both waited for
+    headers, the kept-alive one longest)."""
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0)
+    listener = await served(max_body_bytes=64 * KIB, max_connections=2)
+    kept_reader, kept_writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        assert (await kept_alive_health(kept_reader, kept_writer)).startswith(b"HTTP/1.1 200 ")
+        writer.write(post(1024 * KIB) + b" " * (128 * KIB))
+        status, _, _ = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 413 ")
+        assert len(listener.guard.open) == 2  # the kept-alive one and the lingering one
+        third_reader, third_writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        third_writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        async with asyncio.timeout(seconds(10)):
+            answer = await third_reader.read()
+        third_writer.close()
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
+        assert (await kept_alive_health(kept_reader, kept_writer)).startswith(b"HTTP/1.1 200 ")
+    finally:
+        writer.transport.abort()
+        kept_writer.transport.abort()
