@@ -34,7 +34,11 @@ class LingeringClose:
             self.end()
             return
         transport.resume_reading()  # (aiohttp may have paused it for a body it no longer reads)
-        transport.write_eof()  # the FIN goes once the answer has gone
+        try:
+            transport.write_eof()  # the FIN goes once the answer has gone
+        except OSError:  # a reset asyncio has not read yet (ENOTCONN): it rose as a traceback
+            self.end()
+            return
         self._timer = self._loop.call_at(min(self._last + SILENCE_SECONDS, self._until), self._check)
 
     def received(self) -> None:

@@ -5,6 +5,8 @@ still arrives, where a close with bytes unread was a reset the caller could not 
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 
 import pytest
 
@@ -15,6 +17,7 @@ from tests.timing import seconds, until
 
 TRIES = 5  # each reset 5 times in 5 before the fix
 PIECE = 16 * KIB
+TCP_CLOSE = 7  # (tcp_info's state of a connection reset)
 
 
 def post(declared: int, extra: bytes = b"") -> bytes:
@@ -252,3 +255,39 @@ async def test_a_lingering_connection_is_evicted_before_a_kept_alive_one(served,
     finally:
         writer.transport.abort()
         kept_writer.transport.abort()
+
+
+async def test_a_caller_that_reset_before_the_linger_is_closed_without_an_error():
+    """A caller's reset that reached the kernel after the answer went but before asyncio read it (its
+    reading paused, or the same turn of the loop): the FIN's `shutdown` failed with ENOTCONN, which rose
+    out of the access logger as aiohttp's "Unhandled exception" traceback. Now the linger just closes.
+    (A real socket pair: the reset is made first, the linger begun on the worker's side after it.)"""
+    loop = asyncio.get_running_loop()
+    made: asyncio.Future[asyncio.Transport] = loop.create_future()
+    lost: asyncio.Future[BaseException | None] = loop.create_future()
+
+    class Paused(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            assert isinstance(transport, asyncio.Transport)
+            transport.pause_reading()  # (as aiohttp pauses it for a body no handler reads)
+            made.set_result(transport)
+
+        def connection_lost(self, exc: BaseException | None) -> None:
+            lost.set_result(exc)
+
+    server = await loop.create_server(Paused, "127.0.0.1", 0)
+    try:
+        caller = socket.create_connection(server.sockets[0].getsockname()[:2])
+        transport = await made
+        caller.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        caller.close()  # a reset
+        sock = transport.get_extra_info("socket")
+        await until(
+            lambda: sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == TCP_CLOSE, "the reset"
+        )
+        lingering_close.LingeringClose(transport)
+        assert transport.is_closing()
+        async with asyncio.timeout(seconds(10)):
+            await lost
+    finally:
+        server.close()
