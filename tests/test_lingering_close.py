@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from npu_worker import lingering_close
+from npu_worker import lingering_close, server
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from tests.body_support import KIB, answer_of
 from tests.timing import seconds, until
@@ -291,3 +291,44 @@ async def test_a_caller_that_reset_before_the_linger_is_closed_without_an_error(
             await lost
     finally:
         server.close()
+
+
+async def test_a_caller_that_ends_its_sending_side_gets_the_rest_of_its_answers(served, monkeypatch):
+    """The caller's FIN during a linger whose answers are not all sent yet (the caller had read none of
+    them): what is left goes, then the connection closes (it was aborted: a reset in place of the rest).
+    Five 404s of about 8 KiB, kept alive, then a sixth whose body goes on arriving past aiohttp's drain
+    (cut to 0.2 s), all unread behind small socket buffers: 40 KiB or so wait in the worker at the FIN."""
+    monkeypatch.setattr(server, "LINGER_SECONDS", 0.2)
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0)
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    listener = await served()
+    # (the connection the worker accepts inherits its listening socket's send buffer)
+    listener.server.sockets[0].setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    caller = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    caller.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    caller.connect(("127.0.0.1", listener.port))
+    caller.setblocking(False)
+    reader, writer = await asyncio.open_connection(sock=caller)
+    writer.transport.pause_reading()  # (it reads nothing until its FIN)
+    path = b"/no-such-" + b"x" * 8000
+    asked = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path * 5
+    writer.write(
+        asked + b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % (path, 1 << 40)
+    )
+    sending = asyncio.create_task(keep_sending(writer, 1 << 40))
+    try:
+        await until(lambda: listener.guard.lingering, "the sixth answer's connection to linger")
+        worker_side = next(iter(listener.guard.lingering))._lingering._transport  # (what it still holds)
+        assert worker_side.get_write_buffer_size() > 16 * KIB
+        sending.cancel()
+        await until(lambda: not writer.transport.get_write_buffer_size(), "the caller's last piece to go")
+        writer.write_eof()
+        await until(worker_side.is_closing, "the worker to read the caller's FIN")
+        writer.transport.resume_reading()
+        async with asyncio.timeout(seconds(10)):
+            answers = await reader.read()
+        assert answers.count(b"HTTP/1.1 404 ") == 6, answers[-200:]
+        assert answers.endswith(b"}"), answers[-200:]  # the last one whole
+    finally:
+        sending.cancel()
+        writer.transport.abort()
