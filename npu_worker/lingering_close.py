@@ -49,14 +49,15 @@ class LingeringClose:
         now = self._loop.time()
         due = min(self._last + SILENCE_SECONDS, self._until)
         if now >= due:
-            self.end()
+            self.end(flush=due < self._until)  # (silent: nothing arrives to reset what still goes)
         else:
             self._timer = self._loop.call_at(due, self._check)
 
     def end(self, *, flush: bool = False) -> None:
-        """Close now: a bound passed, the shutdown or an eviction (an answer its caller has not taken
-        yet, still in the worker's buffer, is dropped), or the caller ended its sending side (`flush`:
-        what it has not taken yet goes first; nothing more arrives to reset it)."""
+        """Close now: the total bound passed, the shutdown or an eviction (an answer its caller has not
+        taken yet, still in the worker's buffer, is dropped), or the caller ended its sending side or
+        fell silent (`flush`: what it has not taken yet goes first; it was aborted, a reset in place
+        of the rest)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
