@@ -7,10 +7,10 @@ receives answers every later segment with a reset: either can reach the caller b
 answer, which it then cannot tell from a crash (RFC 9112 §9.6, nginx's `lingering_close`). Here the
 worker ends its sending side after the answer (a FIN), drops whatever still arrives as it arrives (no
 parsing, nothing held: the body budget holds none of it), and closes once the caller closes, after
-SILENCE_SECONDS with nothing received, or TOTAL_SECONDS after it began, whichever comes first: a caller
-that trickles for ever is cut there. The connection stays in the guard's table meanwhile
-(`ConnectionGuard.linger`: counted, and evicted before any other, a caller's kept-alive connection
-included); the shutdown and an eviction end it at once (`end`)."""
+SILENCE_SECONDS with nothing received (what it has not taken yet goes first, as at its close), or
+TOTAL_SECONDS after it began, whichever comes first: a caller that trickles for ever is cut there. The
+connection stays in the guard's table meanwhile (`ConnectionGuard.linger`: counted, and evicted before
+any other, a caller's kept-alive connection included); the shutdown and an eviction end it at once."""
 
 from __future__ import annotations
 
