@@ -57,13 +57,14 @@ class LingeringClose:
         """Close now: the total bound passed, the shutdown or an eviction (an answer its caller has not
         taken yet, still in the worker's buffer, is dropped), or the caller ended its sending side or
         fell silent (`flush`: what it has not taken yet goes first; it was aborted, a reset in place
-        of the rest)."""
+        of the rest). A close that still waits for its caller to take the rest is aborted by a later
+        `end` that does not flush: evicted, it kept its socket, out of the guard's count, until the
+        kernel gave up on the caller (60 s)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         transport = self._transport
-        if not transport.is_closing():
-            if transport.get_write_buffer_size() and not flush:
-                transport.abort()
-            else:
-                transport.close()
+        if transport.get_write_buffer_size() and not flush:
+            transport.abort()
+        elif not transport.is_closing():
+            transport.close()

@@ -12,7 +12,7 @@ import pytest
 
 from npu_worker import lingering_close, server
 from npu_worker.app_keys import BODY_BUDGET_KEY
-from tests.body_support import KIB, answer_of
+from tests.body_support import KIB, answer_of, raw_answer
 from tests.timing import seconds, until
 
 TRIES = 5  # each reset 5 times in 5 before the fix
@@ -293,17 +293,11 @@ async def test_a_caller_that_reset_before_the_linger_is_closed_without_an_error(
         server.close()
 
 
-@pytest.mark.parametrize("ending", ["fin", "silence"])
-async def test_the_answers_a_caller_has_not_taken_yet_go_before_the_close(served, monkeypatch, ending):
-    """A linger that ends with answers not all sent yet (the caller had read none of them): at the
-    caller's FIN or after its silence, what is left goes, then the connection closes (it was aborted: a
-    reset in place of the rest). Five 404s of about 8 KiB, kept alive, then a sixth whose body goes on
-    arriving past aiohttp's drain (cut to 0.2 s), all unread behind small socket buffers: over 16 KiB
-    waits in the worker when the linger ends. (The total bound, the caller still sending, still cuts.)"""
-    monkeypatch.setattr(server, "LINGER_SECONDS", 0.2)
-    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0 if ending == "fin" else 1.0)
-    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
-    listener = await served()
+async def unread_answers(listener, sent: int):
+    """A caller that asks for five 404s of about 8 KiB, kept alive, then a sixth whose body (`sent` bytes
+    of 1 TiB declared) goes on arriving past aiohttp's drain, and reads none of them, behind small socket
+    buffers; once its connection lingers, over 16 KiB of answers wait in the worker. Returns the caller's
+    reader, writer and sending task, and the worker's side of the connection."""
     # (the connection the worker accepts inherits its listening socket's send buffer)
     listener.server.sockets[0].setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     caller = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -311,18 +305,46 @@ async def test_the_answers_a_caller_has_not_taken_yet_go_before_the_close(served
     caller.connect(("127.0.0.1", listener.port))
     caller.setblocking(False)
     reader, writer = await asyncio.open_connection(sock=caller)
-    writer.transport.pause_reading()  # (it reads nothing until the linger ends)
+    writer.transport.pause_reading()  # (it reads nothing until the test says)
     path = b"/no-such-" + b"x" * 8000
     asked = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path * 5
     writer.write(
         asked + b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % (path, 1 << 40)
     )
-    # the FIN: sending until the linger; the silence: 256 KiB only, drained by aiohttp before the linger
-    sending = asyncio.create_task(keep_sending(writer, 1 << 40 if ending == "fin" else 256 * KIB))
+    sending = asyncio.create_task(keep_sending(writer, sent))
     try:
         await until(lambda: listener.guard.lingering, "the sixth answer's connection to linger")
         worker_side = next(iter(listener.guard.lingering))._lingering._transport  # (what it still holds)
         assert worker_side.get_write_buffer_size() > 16 * KIB
+    except BaseException:
+        sending.cancel()
+        writer.transport.abort()
+        raise
+    return reader, writer, sending, worker_side
+
+
+@pytest.fixture
+def short_drain(monkeypatch):
+    """aiohttp's drain of a kept-alive answer's unread body cut to 0.2 s (1 s in production)."""
+    monkeypatch.setattr(server, "LINGER_SECONDS", 0.2)
+
+
+@pytest.mark.parametrize("ending", ["fin", "silence"])
+async def test_the_answers_a_caller_has_not_taken_yet_go_before_the_close(
+    served, monkeypatch, short_drain, ending
+):
+    """A linger that ends with answers not all sent yet (the caller had read none of them): at the
+    caller's FIN or after its silence, what is left goes, then the connection closes (it was aborted: a
+    reset in place of the rest; 2 of the 6 answers read). (The total bound, the caller still sending,
+    still cuts.)"""
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0 if ending == "fin" else 1.0)
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    listener = await served()
+    # the FIN: sending until the linger; the silence: 256 KiB only, drained by aiohttp before the linger
+    reader, writer, sending, worker_side = await unread_answers(
+        listener, 1 << 40 if ending == "fin" else 256 * KIB
+    )
+    try:
         if ending == "fin":
             sending.cancel()
             await until(lambda: not writer.transport.get_write_buffer_size(), "the caller's last piece to go")
@@ -333,6 +355,31 @@ async def test_the_answers_a_caller_has_not_taken_yet_go_before_the_close(served
             answers = await reader.read()
         assert answers.count(b"HTTP/1.1 404 ") == 6, answers[-200:]
         assert answers.endswith(b"}"), answers[-200:]  # the last one whole
+    finally:
+        sending.cancel()
+        writer.transport.abort()
+
+
+async def test_an_evicted_linger_drops_what_its_caller_has_not_taken(served, monkeypatch, short_drain):
+    """A linger closing after its caller's FIN, its answers unread, evicted for a new connection: its
+    socket goes with it (it stayed open, out of the guard's count, until the kernel gave up on the
+    caller, 60 s: a caller repeating it held open files past --max-connections)."""
+    monkeypatch.setattr(lingering_close, "SILENCE_SECONDS", 600.0)
+    monkeypatch.setattr(lingering_close, "TOTAL_SECONDS", 600.0)
+    listener = await served(max_connections=1)
+    reader, writer, sending, worker_side = await unread_answers(listener, 1 << 40)
+    try:
+        sending.cancel()
+        await until(lambda: not writer.transport.get_write_buffer_size(), "the caller's last piece to go")
+        writer.write_eof()
+        await until(worker_side.is_closing, "the worker to read the caller's FIN")
+        assert worker_side.get_write_buffer_size() > 16 * KIB  # (still waiting for the caller to read)
+        status, _, _ = await raw_answer(
+            listener.port, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        assert status.startswith(b"HTTP/1.1 200 "), status
+        await until(lambda: not worker_side.get_write_buffer_size(), "the evicted connection's answers to go")
+        assert worker_side.get_extra_info("socket").fileno() == -1  # (its socket closed)
     finally:
         sending.cancel()
         writer.transport.abort()
