@@ -26,7 +26,7 @@ Its parts, a module each: `open_connections` (the table of open connections: the
 the header deadlines), `request_head` (a refusal's shape, version, 414 or 431), `request_cutter` (the
 requests before a malformed one are answered), `refused_bodies` (a body the parser refused ends at once),
 `half_close` (a caller's FIN after whole requests), `lingering_close` (an answer that closes a
-connection whose body still arrives).
+connection whose body still arrives), `expect_lines` (an `Expect` aiohttp would answer itself).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
+from .expect_lines import read_expect
 from .half_close import requests_whole
 from .lingering_close import LingeringClose
 from .open_connections import ConnectionGuard
@@ -322,17 +323,7 @@ class GuardedHandler(RequestHandler):
         self.unknown_expect = None
         if message is _REFUSED_PLACEHOLDER:
             return message._replace(version=self.refused_version())
-        # every line: `Expect: 100-continue` then `Expect: fancy` was read as the first alone (100 Continue)
-        lines = message.headers.getall("Expect", ())
-        expect = next((line for line in lines if _asks_other_than_continue(line)), None)
-        if expect is not None:
-            # aiohttp's own Expect handler (every route without one of ours, a 404 too) answered it
-            # before any middleware: a text/plain 417 quoting the value raw, and a 500 with a traceback
-            # where it held a byte that is not UTF-8. The header is taken out, error_middleware answers.
-            self.unknown_expect = expect
-            message = _expecting(message, None)
-        elif lines and (len(lines) > 1 or lines[0].lower() != "100-continue"):
-            message = _expecting(message, "100-continue")  # (`100-continue,`: the one aiohttp knows)
+        message, self.unknown_expect = read_expect(message)  # (`expect_lines`: aiohttp's answer came first)
         if message.version.major != 1:  # the status line said `HTTP/3.7 200 OK`, an answer nobody reads
             self.unspoken_version = message.version
             return message._replace(version=HttpVersion(1, 1), should_close=True)
@@ -343,25 +334,6 @@ class GuardedHandler(RequestHandler):
     def refused_version(self) -> HttpVersion:
         """The HTTP version to answer a refused request in (`RequestHead.version`)."""
         return self._head.version()
-
-
-def _asks_other_than_continue(line: str) -> bool:
-    """Whether an Expect line asks for anything but 100-continue: it is a list (RFC 9110 §10.1.1) whose
-    empty elements are none (§5.6.1), so `100-continue,` asks for nothing else (it was a 417); a line of
-    no element at all is unknown, as it was."""
-    elements = [element.strip(" \t").lower() for element in line.split(",") if element.strip(" \t")]
-    return not elements or any(element != "100-continue" for element in elements)
-
-
-def _expecting(message: RawRequestMessage, expect: str | None) -> RawRequestMessage:
-    """`message` with its Expect lines taken out, and `expect` as its one line where given."""
-    headers = message.headers.copy()
-    del headers["Expect"]  # (each line of it)
-    raw = tuple((k, v) for k, v in message.raw_headers if k.lower() != b"expect")
-    if expect is not None:
-        headers["Expect"] = expect
-        raw += ((b"Expect", expect.encode()),)
-    return message._replace(headers=type(message.headers)(headers), raw_headers=raw)  # (read-only, as made)
 
 
 # The request aiohttp makes to answer one its parser refused: HTTP/1.0, whatever the caller spoke.
