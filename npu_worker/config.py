@@ -179,7 +179,7 @@ class Settings:
     )
     max_connections: int = _opt(
         512,
-        "open connections at most; over it, the one waiting longest for its headers is closed, else the WebSocket idle longest (1013), else the request whose body has been arriving longest (≥ 1 s)",
+        "open connections at most; over it, one closing after its answer is closed, else the one waiting longest for its headers, else the WebSocket idle longest (1013), else the request whose body has been arriving longest (≥ 1 s)",
         kind=whole_number(1),
     )
     header_timeout: float = _opt(

@@ -7,15 +7,15 @@ it is really waiting for them: from the connection, and on a kept-alive connecti
 previous response, until the request reaches the app. Once it has, only `--body-timeout` bounds its body
 (where it is read: `read_body`, the voice upload) and nothing but the client bounds the response: a
 long NDJSON stream, a WebSocket or a slowly read file is never cut here. At most `max_connections` are
-open: a new one over the cap evicts the connection that has waited longest for its headers, else the
-WebSocket that has been idle longest (open, nothing running on it: `ws_server/standing.py` closes it
-with 1013, try again later), else the request whose body has been arriving longest (for at least
-SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle a body held every place for
-`--body-timeout` each, again and again), so a client that sends a whole request at once (a health check)
-gets in unless every connection is really in use (a request running, or its body coming promptly).
-A reply its caller leaves unread (its receive window closed) for UNREAD_SECONDS ends the connection.
-Parser-level refusals get the JSON error body, in the caller's HTTP version, quoting nothing of the
-request, after the requests sent before them; a caller's FIN after whole requests leaves them answered.
+open: a new one over the cap evicts one closing after its answer (`lingering_close`), else the one that has
+waited longest for its headers, else the WebSocket idle longest (open, nothing running on it:
+`ws_server/standing.py` closes it with 1013, try again later), else the request whose body has been
+arriving longest (for at least SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle
+a body held every place for `--body-timeout` each, again and again), so a client that sends a whole request
+at once (a health check) gets in unless every connection is really in use (a request running, or its body
+coming promptly). A reply its caller leaves unread (a closed receive window) for UNREAD_SECONDS ends the
+connection. Parser-level refusals get the JSON error body, in the caller's HTTP version, quoting nothing of
+the request, after the requests sent before them; a caller's FIN after whole requests leaves them answered.
 
 The two moments come from public aiohttp hooks, not from its parser's private state: the request
 reaching the app is the outermost middleware (`guard_middleware`), the response being finished is the
@@ -26,7 +26,7 @@ Its parts, a module each: `open_connections` (the table of open connections: the
 the header deadlines), `request_head` (a refusal's shape, version, 414 or 431), `request_cutter` (the
 requests before a malformed one are answered), `refused_bodies` (a body the parser refused ends at once),
 `half_close` (a caller's FIN after whole requests), `lingering_close` (an answer that closes a
-connection whose body still arrives).
+connection whose body still arrives), `expect_lines` (an `Expect` aiohttp would answer itself).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
+from .expect_lines import read_expect
 from .half_close import requests_whole
 from .lingering_close import LingeringClose
 from .open_connections import ConnectionGuard
@@ -207,8 +208,8 @@ class GuardedHandler(RequestHandler):
 
     def _linger(self) -> bool:
         """Close after the answer without a reset (`lingering_close`), in place of aiohttp's close:
-        its task ends now and reads no more of this connection; the guard counts it, under the header
-        deadline (the first kind it evicts)."""
+        its task ends now and reads no more of this connection; the guard counts it, the first it evicts
+        (`ConnectionGuard.linger`)."""
         transport = self.transport
         if self._lingering or not isinstance(transport, asyncio.Transport) or transport.is_closing():
             return self._lingering is not None
@@ -218,7 +219,7 @@ class GuardedHandler(RequestHandler):
         self._serving_body = self._answered_body = self._unread_body = None
         self.transport = None  # aiohttp's close would reset the caller (bytes unread): it has none now
         super().force_close()
-        self.guard.await_headers(self)
+        self.guard.linger(self)
         self._lingering = LingeringClose(transport)
         return True
 
@@ -322,17 +323,7 @@ class GuardedHandler(RequestHandler):
         self.unknown_expect = None
         if message is _REFUSED_PLACEHOLDER:
             return message._replace(version=self.refused_version())
-        # every line: `Expect: 100-continue` then `Expect: fancy` was read as the first alone (100 Continue)
-        lines = message.headers.getall("Expect", ())
-        expect = next((line for line in lines if _asks_other_than_continue(line)), None)
-        if expect is not None:
-            # aiohttp's own Expect handler (every route without one of ours, a 404 too) answered it
-            # before any middleware: a text/plain 417 quoting the value raw, and a 500 with a traceback
-            # where it held a byte that is not UTF-8. The header is taken out, error_middleware answers.
-            self.unknown_expect = expect
-            message = _expecting(message, None)
-        elif lines and (len(lines) > 1 or lines[0].lower() != "100-continue"):
-            message = _expecting(message, "100-continue")  # (`100-continue,`: the one aiohttp knows)
+        message, self.unknown_expect = read_expect(message)  # (`expect_lines`: aiohttp's answer came first)
         if message.version.major != 1:  # the status line said `HTTP/3.7 200 OK`, an answer nobody reads
             self.unspoken_version = message.version
             return message._replace(version=HttpVersion(1, 1), should_close=True)
@@ -343,25 +334,6 @@ class GuardedHandler(RequestHandler):
     def refused_version(self) -> HttpVersion:
         """The HTTP version to answer a refused request in (`RequestHead.version`)."""
         return self._head.version()
-
-
-def _asks_other_than_continue(line: str) -> bool:
-    """Whether an Expect line asks for anything but 100-continue: it is a list (RFC 9110 §10.1.1) whose
-    empty elements are none (§5.6.1), so `100-continue,` asks for nothing else (it was a 417); a line of
-    no element at all is unknown, as it was."""
-    elements = [element.strip(" \t").lower() for element in line.split(",") if element.strip(" \t")]
-    return not elements or any(element != "100-continue" for element in elements)
-
-
-def _expecting(message: RawRequestMessage, expect: str | None) -> RawRequestMessage:
-    """`message` with its Expect lines taken out, and `expect` as its one line where given."""
-    headers = message.headers.copy()
-    del headers["Expect"]  # (each line of it)
-    raw = tuple((k, v) for k, v in message.raw_headers if k.lower() != b"expect")
-    if expect is not None:
-        headers["Expect"] = expect
-        raw += ((b"Expect", expect.encode()),)
-    return message._replace(headers=type(message.headers)(headers), raw_headers=raw)  # (read-only, as made)
 
 
 # The request aiohttp makes to answer one its parser refused: HTTP/1.0, whatever the caller spoke.

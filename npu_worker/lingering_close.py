@@ -7,10 +7,10 @@ receives answers every later segment with a reset: either can reach the caller b
 answer, which it then cannot tell from a crash (RFC 9112 §9.6, nginx's `lingering_close`). Here the
 worker ends its sending side after the answer (a FIN), drops whatever still arrives as it arrives (no
 parsing, nothing held: the body budget holds none of it), and closes once the caller closes, after
-SILENCE_SECONDS with nothing received, or TOTAL_SECONDS after it began, whichever comes first: a caller
-that trickles for ever is cut there. The connection stays in the guard's table meanwhile, waiting for
-no request (`open_connections`: counted, and the first kind evicted); the shutdown and an eviction end
-it at once (`end`)."""
+SILENCE_SECONDS with nothing received (what it has not taken yet goes first, as at its close), or
+TOTAL_SECONDS after it began, whichever comes first: a caller that trickles for ever is cut there. The
+connection stays in the guard's table meanwhile (`ConnectionGuard.linger`: counted, and evicted before
+any other, a caller's kept-alive connection included); the shutdown and an eviction end it at once."""
 
 from __future__ import annotations
 
@@ -34,7 +34,11 @@ class LingeringClose:
             self.end()
             return
         transport.resume_reading()  # (aiohttp may have paused it for a body it no longer reads)
-        transport.write_eof()  # the FIN goes once the answer has gone
+        try:
+            transport.write_eof()  # the FIN goes once the answer has gone
+        except OSError:  # a reset asyncio has not read yet (ENOTCONN): it rose as a traceback
+            self.end()
+            return
         self._timer = self._loop.call_at(min(self._last + SILENCE_SECONDS, self._until), self._check)
 
     def received(self) -> None:
@@ -45,20 +49,22 @@ class LingeringClose:
         now = self._loop.time()
         due = min(self._last + SILENCE_SECONDS, self._until)
         if now >= due:
-            self.end()
+            self.end(flush=due < self._until)  # (silent: nothing arrives to reset what still goes)
         else:
             self._timer = self._loop.call_at(due, self._check)
 
     def end(self, *, flush: bool = False) -> None:
-        """Close now: a bound passed, the shutdown or an eviction (an answer its caller has not taken
-        yet, still in the worker's buffer, is dropped), or the caller ended its sending side (`flush`:
-        what it has not taken yet goes first; nothing more arrives to reset it)."""
+        """Close now: the total bound passed, the shutdown or an eviction (an answer its caller has not
+        taken yet, still in the worker's buffer, is dropped), or the caller ended its sending side or
+        fell silent (`flush`: what it has not taken yet goes first; it was aborted, a reset in place
+        of the rest). A close that still waits for its caller to take the rest is aborted by a later
+        `end` that does not flush: evicted, it kept its socket, out of the guard's count, until the
+        kernel gave up on the caller (60 s)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         transport = self._transport
-        if not transport.is_closing():
-            if transport.get_write_buffer_size() and not flush:
-                transport.abort()
-            else:
-                transport.close()
+        if transport.get_write_buffer_size() and not flush:
+            transport.abort()
+        elif not transport.is_closing():
+            transport.close()

@@ -1,7 +1,8 @@
 """The open connections `server.listen` serves, in the order the bounds on them need
 (`connection_guard.GuardedHandler` reports to it): the header deadline of each waiting for its request's
-headers, and the cap of `--max-connections`, which evicts the connection that has waited longest for its
-headers, else the WebSocket idle longest, else the request whose body has been arriving longest (for
+headers, and the cap of `--max-connections`, which evicts a connection closing after its answer
+(`lingering_close`: its caller has had it), else the one that has waited longest for its headers, else
+the WebSocket idle longest, else the request whose body has been arriving longest (for
 SLOW_BODY_SECONDS at least), and refuses a new one only when every connection is really in use (see
 `connection_guard`'s docstring for why each).
 """
@@ -52,6 +53,7 @@ class ConnectionGuard:
         self.idle: OrderedDict[GuardedHandler, Callable[[], object]] = OrderedDict()  # how to close each
         self.requests: OrderedDict[GuardedHandler, tuple[float, StreamReader]] = OrderedDict()  # arrived at
         self.unread: set[GuardedHandler] = set()  # a handler waits before it reads its body: no slow body
+        self.lingering: OrderedDict[GuardedHandler, None] = OrderedDict()  # answered, closing: evicted first
         self.evicted = 0
         self.reclaimed = 0
         self.slow_bodies = 0
@@ -69,8 +71,8 @@ class ConnectionGuard:
     def admit(self, handler: GuardedHandler) -> bool:
         """Register a new connection; False if it has to be refused (full of busy connections)."""
         if len(self.open) >= self.max_connections:
-            if self.waiting:
-                oldest = next(iter(self.waiting))
+            if self.lingering or self.waiting:  # (a lingering one's caller has had its answer)
+                oldest = next(iter(self.lingering or self.waiting))
                 self.evicted += 1
                 self._closed("evicted")
                 self.forget(oldest)
@@ -132,6 +134,15 @@ class ConnectionGuard:
             loop = asyncio.get_running_loop()
             self.waiting[handler] = loop.call_later(self.header_timeout, self._expire, handler)
 
+    def linger(self, handler: GuardedHandler) -> None:
+        """`handler` has sent its answer and closes (`lingering_close`, which bounds it): no header
+        deadline, and the first evicted, before a connection that waits for a request's headers (a
+        kept-alive one lost its connection to a refused caller's linger)."""
+        self.headers_done(handler)
+        self.requests.pop(handler, None)
+        if handler in self.open:
+            self.lingering[handler] = None
+
     def headers_done(self, handler: GuardedHandler) -> None:
         timer = self.waiting.pop(handler, None)
         if timer is not None:
@@ -154,6 +165,7 @@ class ConnectionGuard:
         self.idle.pop(handler, None)
         self.requests.pop(handler, None)
         self.unread.discard(handler)
+        self.lingering.pop(handler, None)
         self.open.discard(handler)
 
     def _expire(self, handler: GuardedHandler) -> None:
