@@ -328,12 +328,17 @@ class EngineNode(QueueConsumer):
         return seq
 
     async def _keep_claim(self, item: WorkItem) -> None:
+        """The running section's item touched every third of the claim timeout, through Redis away, full
+        or refusing every write for now (READONLY: that refusal ended it, and once Redis took writes
+        again the item aged as a dead node's, for another node to run the section a second time)."""
         while True:
             await asyncio.sleep(max(0.02, self.claim_timeout / 3))
             try:
                 await self.jobs.touch(item, self.node)
-            except REDIS_WAIT:
+            except (*REDIS_WAIT, ResponseError) as exc:
                 reraise_if_cancelling()
+                if not refuses_every_write(exc):
+                    raise
 
     async def _job(self, item: WorkItem) -> tuple[Job, str] | None:
         """The job (cached per node), or None once it has ended. A first item that carries the spec of a
