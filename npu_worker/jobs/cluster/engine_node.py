@@ -39,7 +39,7 @@ from .consumer import QueueConsumer
 from .entries import WorkItem
 from .journal import Before, RedisJournal
 from .keys import CANCEL_CHANNEL
-from .outage import REDIS_DOWN, REDIS_WAIT, refuses_every_write, reraise_if_cancelling, retried
+from .outage import REDIS_DOWN, REDIS_WAIT, WriteRefusals, refuses_every_write, reraise_if_cancelling, taken
 from .pcm_stream import PcmPublisher
 from .spec import BadSpec, job_from_spec, spec_node
 from .store import RedisJobs
@@ -190,6 +190,7 @@ class EngineNode(QueueConsumer):
         self._left = asyncio.Event()  # the work loop has ended (shutdown: items given back)
         self._regroup = False
         self._next_reclaim = 0.0
+        self._synth_refusals = WriteRefusals(f"engine node {node}, a section's synth")  # said once a while
 
     async def load(self) -> bool:
         """The runner's load, on the engine's thread; then what waits for it is told (`on_load_ended`)."""
@@ -315,23 +316,29 @@ class EngineNode(QueueConsumer):
         await self.jobs.ack(item)
 
     async def _log_synth(self, job: Job, section: Section) -> int:
-        """Append the section's `synth` (retried while Redis is away); 0: the job has ended, and the
-        section stops at its next chunk."""
+        """Append the section's `synth` (retried while Redis is away, full or refusing every write for
+        now: that refusal ended the append, the section ran without its `synth`); 0: the job has ended,
+        and the section stops at its next chunk."""
         event = Progress(section.idx, "synth")
         self.runner.journal.fold(job, event)
-        seq = await retried(lambda: self.jobs.append(job.id, event))
+        seq = await taken(lambda: self.jobs.append(job.id, event), self._synth_refusals)
         if seq == 0:
             job.cancel_requested.set()
             self._stop_call(job)
         return seq
 
     async def _keep_claim(self, item: WorkItem) -> None:
+        """The running section's item touched every third of the claim timeout, through Redis away, full
+        or refusing every write for now (READONLY: that refusal ended it, and once Redis took writes
+        again the item aged as a dead node's, for another node to run the section a second time)."""
         while True:
             await asyncio.sleep(max(0.02, self.claim_timeout / 3))
             try:
                 await self.jobs.touch(item, self.node)
-            except REDIS_WAIT:
+            except (*REDIS_WAIT, ResponseError) as exc:
                 reraise_if_cancelling()
+                if not refuses_every_write(exc):
+                    raise
 
     async def _job(self, item: WorkItem) -> tuple[Job, str] | None:
         """The job (cached per node), or None once it has ended. A first item that carries the spec of a

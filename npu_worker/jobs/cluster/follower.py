@@ -20,10 +20,12 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from redis.exceptions import ResponseError
+
 from ...protocol import Done
 from ..model import AudioChunk, Job, LogEntry, apply_event
 from . import pcm_stream
-from .outage import REDIS_DOWN, reraise_if_cancelling
+from .outage import REDIS_DOWN, lost_groups, refuses_every_write, reraise_if_cancelling
 from .pcm_follow import PcmFollow
 from .pcm_stream import PcmEntry
 from .store import RedisJobs
@@ -70,9 +72,11 @@ class Followers:
                 reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a read
                 try:
                     entries, audio, more = await self._read(job, read, pcm)
-                except REDIS_DOWN as exc:
+                    gone = not entries and not audio and await self.jobs.spec(job.id) is None
+                except (*REDIS_DOWN, ResponseError) as exc:
                     reraise_if_cancelling()
-                    log.debug("following job %s: Redis unreachable (%s)", job.id, exc)
+                    if not self._read_again(job, exc):
+                        return
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 1.0)
                     continue
@@ -82,7 +86,7 @@ class Followers:
                     return
                 delay = 0.05
                 idle = 0 if job.subscribers else idle + 1
-                if not entries and not audio and await self.jobs.spec(job.id) is None:
+                if gone:
                     self._lost(job)
                     return
                 fresh = [e for e in entries if e.seq > read]
@@ -103,6 +107,18 @@ class Followers:
         finally:
             self._live.pop(job.id, None)
             self._audio.pop(job.id, None)
+
+    def _read_again(self, job: Job, exc: BaseException) -> bool:
+        """Whether a failed read is tried again: Redis away, full or refusing for now (BUSY, MASTERDOWN),
+        or a blocked read it let go (UNBLOCKED: made a replica, a failover), which ended the follower and
+        left its callers' streams open with nothing more for ever. Any other answer (a key not of ours:
+        WRONGTYPE) ends them as a lost job's, never a silent hang."""
+        if refuses_every_write(exc) or (isinstance(exc, ResponseError) and lost_groups(exc)):
+            log.debug("following job %s: Redis unreachable or refusing for now (%s)", job.id, exc)
+            return True
+        log.warning("following job %s: Redis answered %s", job.id, exc)
+        self._lost(job)
+        return False
 
     def local_pcm(self, job_id: str, entry: PcmEntry) -> None:
         """A PCM entry this node's engine just made (on the loop, as it is queued for Redis): a job whose

@@ -127,6 +127,25 @@ class WriteRefusals:
             self.since = None
 
 
+async def taken(make: Callable[[], Awaitable[T]], refusals: WriteRefusals) -> T:
+    """`retried`, and waited on while Redis refuses every write for now (a replica: READONLY; MISCONF,
+    BUSY), said by `refusals`: the PCM sender's entries and a section's `synth`, where the refusal
+    dropped the entries (the listeners heard a gap) or the `synth` (its callers never saw it start)."""
+    delay = 0.05
+    while True:
+        try:
+            answer = await retried(make, refusals.who)
+        except ResponseError as exc:
+            if not refuses_every_write(exc):
+                raise
+            refusals.refused(exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            continue
+        refusals.ended()
+        return answer
+
+
 def _answered_code(exc: ResponseError) -> str:
     """The code Redis answered (`BUSY`), also inside a pipeline, where redis-py writes the command first
     (`Command # 1 (EXISTS npu:job:…) of pipeline caused error: BUSY …`: read as one entry's failure, a

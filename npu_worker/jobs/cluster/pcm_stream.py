@@ -32,7 +32,7 @@ from redis.exceptions import ResponseError
 from ..model import AudioChunk, LogEntry
 from .entries import entry_of
 from .keys import log_key, pcm_key
-from .outage import WriteRefusals, cancellable, refuses_every_write, reraise_if_cancelling, retried
+from .outage import WriteRefusals, cancellable, reraise_if_cancelling, taken
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
@@ -183,18 +183,7 @@ class PcmPublisher:
         """`_send`, retried while Redis is away or full, and while it refuses every write for now (a
         replica: READONLY; MISCONF, BUSY): that refusal was read as a key not of ours, the entries
         dropped (an ERROR a batch) and the listeners' streams cut short."""
-        delay = 0.05
-        while True:
-            try:
-                await retried(functools.partial(self._send, batch), "PCM stream")
-                self._refusals.ended()
-                return
-            except ResponseError as exc:
-                if not refuses_every_write(exc):
-                    raise
-                self._refusals.refused(exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
+        await taken(functools.partial(self._send, batch), self._refusals)
 
     async def _send(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         async with self.jobs.redis.pipeline(transaction=False) as pipe:

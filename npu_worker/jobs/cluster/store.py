@@ -194,19 +194,21 @@ class RedisJobs:
         return done not in (None, b"0") if exists else None
 
     async def spec_and_audio(
-        self, job_id: str, idx: int, *, with_spec: bool = True
-    ) -> tuple[str | None, bool, bytes | None] | None:
-        """(spec, ended, wav) in one round trip: the writer's first step for each section; the spec
-        only `with_spec` (the writer keeps the jobs it has seen)."""
+        self, job_id: str, idx: int, *, with_spec: bool = True, piece: int
+    ) -> tuple[str | None, bool, bytes | None, int] | None:
+        """(spec, ended, the wav's first `piece` bytes, its length) in one round trip: the writer's first
+        step for each section, which reads the rest in pieces; the spec only `with_spec` (the writer keeps
+        the jobs it has seen); no wav (a wav is never empty: a RIFF header at least) is None."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.exists(job_key(job_id))
             pipe.hmget(job_key(job_id), ["done", "spec"] if with_spec else ["done"])
-            pipe.get(wav_key(job_id, idx))
-            exists, values, wav = await pipe.execute()
+            pipe.strlen(wav_key(job_id, idx))
+            pipe.getrange(wav_key(job_id, idx), 0, piece - 1)
+            exists, values, size, first = await pipe.execute()
         if not exists:
             return None
         spec = values[1].decode(errors="replace") if with_spec and values[1] is not None else None
-        return spec, values[0] not in (None, b"0"), bytes(wav) if wav is not None else None
+        return spec, values[0] not in (None, b"0"), bytes(first) if size else None, int(size)
 
     async def load(self, job_id: str) -> Job | None:
         """The job with its whole log folded in (status, finals, seq). Reads, and the removals and
