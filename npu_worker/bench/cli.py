@@ -185,6 +185,21 @@ def add_bench_command(subparsers: Any) -> None:
         help="open-loop TTFA/load benchmark against a running worker on this machine",
         description="Poisson arrivals at each rate over /ws and HTTP /synth; writes PREFIX.json/.md/.png.",
     )
+    _add_offered_arguments(p)
+    _add_sent_arguments(p)
+    add_token_arguments(p)
+    p.add_argument(
+        "--wav-dir",
+        type=home_folder,
+        default=None,
+        help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
+        " made if missing; default: temp)",
+    )
+    p.set_defaults(handler=run_bench_command, mode_defaults=mode_defaults(p))
+
+
+def _add_offered_arguments(p: argparse.ArgumentParser) -> None:
+    """What the run offers the worker: where, how fast and how long, in which mode, over which route."""
     p.add_argument(
         "--base", default=None, help=f"worker URL, loopback only [env {BASE_ENV}; default {DEFAULT_BASE}]"
     )
@@ -209,6 +224,10 @@ def add_bench_command(subparsers: Any) -> None:
         default="ws,http",
         help="ws, http, or both: ws,http (also written `both`; the default)",
     )
+
+
+def _add_sent_arguments(p: argparse.ArgumentParser) -> None:
+    """What each request says and waits for, and where the run's results and notes go."""
     p.add_argument(
         "--texts", type=home_path, default=DEFAULT_TEXTS, help="lecture JSON or texts (default: 39 slides)"
     )
@@ -232,15 +251,6 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument(
         "--note", default=None, help="free text recorded with the results (e.g. 'shared 2-core VM')"
     )
-    add_token_arguments(p)
-    p.add_argument(
-        "--wav-dir",
-        type=home_folder,
-        default=None,
-        help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
-        " made if missing; default: temp)",
-    )
-    p.set_defaults(handler=run_bench_command, mode_defaults=mode_defaults(p))
 
 
 def _rates(text: str) -> tuple[float, ...]:
@@ -286,20 +296,41 @@ def file_label(backend: Any) -> str:
     return label.lstrip(".") or "worker"
 
 
+# What the worker can answer that ends a run before it measures anything: each said in one line, exit 2.
+RUN_REFUSALS = (LanguageRefused, NotAWorker, AccessRefused, OSError, aiohttp.ClientError)
+
+
+def _run_refused(exc: BaseException, args: argparse.Namespace, base: str) -> int:
+    """Says why the worker at `base` gave no run (a language it does not speak, no worker there, a token
+    refused, no answer at all); exit 2."""
+    if isinstance(exc, LanguageRefused):
+        tell(f"npu-worker bench: {language_refused(exc, args)}")
+    elif isinstance(exc, NotAWorker | AccessRefused):
+        tell(f"npu-worker bench: {exc}")
+    else:
+        tell(f"npu-worker bench: cannot reach {base}: {exc}")
+    return 2
+
+
+def _fragment_config(args: argparse.Namespace) -> FragmentConfig:
+    """Fragments mode's run, from its flags and texts file; ValueError or OSError says what is wrong."""
+    texts, lang = load_texts(args.texts)
+    if not 0 < args.requests <= MAX_REQUESTS:  # texts[:-5] sent all but the last 5
+        raise ValueError(f"--requests must be in (0, {MAX_REQUESTS}]")
+    return FragmentConfig(
+        base=resolve_base(args.base),  # as the load mode: no user:password@, a port that is a number
+        texts=texts[: args.requests],
+        chars=args.fragment_chars,
+        interval=args.fragment_interval_ms / 1000.0,
+        lang=args.lang or lang or "ko",
+        timeout=args.timeout,
+        token=token_from(args),
+    )
+
+
 def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     try:
-        texts, lang = load_texts(args.texts)
-        if not 0 < args.requests <= MAX_REQUESTS:  # texts[:-5] sent all but the last 5
-            raise ValueError(f"--requests must be in (0, {MAX_REQUESTS}]")
-        config = FragmentConfig(
-            base=resolve_base(args.base),  # as the load mode: no user:password@, a port that is a number
-            texts=texts[: args.requests],
-            chars=args.fragment_chars,
-            interval=args.fragment_interval_ms / 1000.0,
-            lang=args.lang or lang or "ko",
-            timeout=args.timeout,
-            token=token_from(args),
-        )
+        config = _fragment_config(args)
     except (TargetNotAllowed, ValueError, OSError) as exc:
         tell(f"npu-worker bench: {exc}")
         return 2
@@ -313,29 +344,14 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     stopped = None
     try:
         result = run_stoppable(run_fragments(config, say=tell, so_far=so_far))
-    except LanguageRefused as exc:
-        tell(f"npu-worker bench: {language_refused(exc, args)}")
-        return 2
-    except (NotAWorker, AccessRefused) as exc:
-        tell(f"npu-worker bench: {exc}")
-        return 2
-    except (OSError, aiohttp.ClientError) as exc:
-        tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
-        return 2
+    except RUN_REFUSALS as exc:
+        return _run_refused(exc, args, config.base)
     except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): the texts measured are written, as the load's
         if not so_far.get("records"):  # no text had ended: a record of nothing replaced an earlier one
             raise
         stopped, result = exc, stopped_fragments(config, so_far, exc)
     result = {"command": command, "started_at": started, "machine": machine_info(args.note), **result}
-    backend = file_label(result["health"].get("backend"))
-    prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    text = fragments_markdown(result, command)
-    with stops_ignored_once_stopped(stopped):
-        write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
-        write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
-    print(text)
-    tell(f"written: {prefix}.json, {prefix}.md")
+    _write_fragments_record(result, args.out, command, started, stopped)
     if stopped is not None:  # `main` says it, with 128 + the signal's number
         raise stopped
     if failed := run_failed(result["health"], result["health_after"], result["records"]):
@@ -343,10 +359,23 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     return 0 if result["summary"]["errors"] == 0 and failed is None else 1
 
 
-def run_bench_command(args: argparse.Namespace) -> int:
-    argv = getattr(args, "argv", None)
-    # recorded with the figures, which are published: never the token itself
-    command = shlex.join(["npu-worker", *without_secrets(sys.argv[1:] if argv is None else argv, args)])
+def _write_fragments_record(
+    result: dict[str, Any], out: Path | None, command: str, started: str, stopped: KeyboardInterrupt | None
+) -> None:
+    """PREFIX.json and PREFIX.md of a fragments run, whole even under a second stop; the markdown shown."""
+    backend = file_label(result["health"].get("backend"))
+    prefix = out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    text = fragments_markdown(result, command)
+    with stops_ignored_once_stopped(stopped):
+        write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
+        write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
+    print(text)
+    tell(f"written: {prefix}.json, {prefix}.md")
+
+
+def _warn_of_secrets(args: argparse.Namespace) -> None:
+    """A token given on the command line (any user sees it in `ps`), or a token file others can read."""
     for flag in secrets_on_command_line(args):
         warning = secret_flag_warning(
             flag, TOKEN_ENV, runs="the command runs", where=" (or --token-file PATH)"
@@ -354,6 +383,22 @@ def run_bench_command(args: argparse.Namespace) -> int:
         tell(f"npu-worker bench: warning: {warning}")
     if (readable := token_file_warning(args.token_file)) is not None:
         tell(f"npu-worker bench: warning: {readable}")
+
+
+def _load_problem(args: argparse.Namespace) -> str | None:
+    """Why the load run's results or its wavs could not be written, found before the run begins."""
+    inputs = (args.texts, args.engine_baseline)
+    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"), inputs)
+    if problem is None and args.wav_dir:  # else its OSError would read as the worker's, after the run began
+        problem = wav_dir_problem(args.wav_dir)
+    return problem
+
+
+def run_bench_command(args: argparse.Namespace) -> int:
+    argv = getattr(args, "argv", None)
+    # recorded with the figures, which are published: never the token itself
+    command = shlex.join(["npu-worker", *without_secrets(sys.argv[1:] if argv is None else argv, args)])
+    _warn_of_secrets(args)
     if (ignored := flag_of_the_other_mode(args)) is not None:
         tell(f"npu-worker bench: {ignored}")
         return 2
@@ -365,11 +410,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except (TargetNotAllowed, ValueError, OSError) as exc:
         tell(f"npu-worker bench: {exc}")
         return 2
-    inputs = (args.texts, args.engine_baseline)
-    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"), inputs)
-    if problem is None and args.wav_dir:  # else its OSError would read as the worker's, after the run began
-        problem = wav_dir_problem(args.wav_dir)
-    if problem:
+    if problem := _load_problem(args):
         tell(f"npu-worker bench: {problem}")
         return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -377,29 +418,15 @@ def run_bench_command(args: argparse.Namespace) -> int:
     so_far, stopped = RunSoFar(), None
     try:
         result = run_stoppable(run_load(config, say=tell, so_far=so_far))
-    except LanguageRefused as exc:
-        tell(f"npu-worker bench: {language_refused(exc, args)}")
-        return 2
-    except (NotAWorker, AccessRefused) as exc:
-        tell(f"npu-worker bench: {exc}")
-        return 2
-    except (OSError, aiohttp.ClientError) as exc:
-        tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
-        return 2
+    except RUN_REFUSALS as exc:
+        return _run_refused(exc, args, config.base)
     except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): what was measured is written, then it ends
         if not so_far.ended:  # no request had ended: a report of nothing replaced an earlier one
             raise
         stopped, result = exc, so_far.result()
     report = build_report(result, config, command, started, baseline, args.note, load_at_start)
     report["interrupted"] = so_far.why_partial(stopped) if stopped is not None else None
-    backend = file_label(report["health"].get("backend"))
-    prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
-    with stops_ignored_once_stopped(stopped):
-        paths = write_report(report, prefix)
-    print(markdown(report))
-    tell("written: " + ", ".join(map(str, paths)))
-    if not any(path.suffix == ".png" for path in paths):
-        tell(PLOT_HINT)
+    _write_load_report(report, args.out, started, stopped)
     if stopped is not None:  # `main` says it, with 128 + the signal's number
         raise stopped
     # a benchmark of nothing, or a dead worker's figures, is no success
@@ -407,6 +434,20 @@ def run_bench_command(args: argparse.Namespace) -> int:
         tell(f"npu-worker bench: {failed}")
         return 1
     return 0
+
+
+def _write_load_report(
+    report: dict[str, Any], out: Path | None, started: str, stopped: KeyboardInterrupt | None
+) -> None:
+    """PREFIX.json, .md and (with matplotlib) .png of a load run, whole even under a second stop."""
+    backend = file_label(report["health"].get("backend"))
+    prefix = out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
+    with stops_ignored_once_stopped(stopped):
+        paths = write_report(report, prefix)
+    print(markdown(report))
+    tell("written: " + ", ".join(map(str, paths)))
+    if not any(path.suffix == ".png" for path in paths):
+        tell(PLOT_HINT)
 
 
 def main(argv: list[str] | None = None) -> int:
