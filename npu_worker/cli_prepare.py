@@ -27,8 +27,6 @@ OPTIMIZATION = {"default": None, "fast": "1", "best": "3"}  # QNN's htp_graph_fi
 
 
 def add_prepare_command(commands: argparse._SubParsersAction) -> None:
-    from .engine.zipvoice.runtime import DEFAULT_BUCKETS
-
     parser = commands.add_parser(
         "prepare",
         help="compile the decoder for the NPU ahead of time (a model directory serve loads in seconds)",
@@ -36,6 +34,13 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         "target SoC, into OUT: a copy of the model directory plus qnn/ and manifest.json. Needs "
         "onnxruntime-qnn (pip install '.[qnn]' in the npu-worker checkout); on x86 the HTP simulator backend compiles.",
     )
+    _add_folder_arguments(parser)
+    _add_compile_arguments(parser)
+    parser.set_defaults(handler=run_prepare, hears_stops=True)  # (`start_stops_heard` first thing)
+
+
+def _add_folder_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the model comes from and where the prepared directory goes."""
     parser.add_argument(
         "--model-dir", required=True, type=prepare_folder, help="the ZipVoice model directory to prepare"
     )
@@ -51,6 +56,12 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         "--vocoder",
         help="the Vocos vocoder when it is not in or beside --model-dir (copied into OUT as vocos_24khz.onnx)",
     )
+
+
+def _add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the decoder is specialised, quantised and compiled: target, buckets, precision, threads."""
+    from .engine.zipvoice.runtime import DEFAULT_BUCKETS
+
     parser.add_argument("--qnn-soc", default="auto", help=f"target Snapdragon: {qnn_targets.names()}")
     parser.add_argument("--buckets", type=int, nargs="+", default=list(DEFAULT_BUCKETS), help="frame buckets")
     parser.add_argument(
@@ -79,7 +90,6 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         default=0,
         help=f"CPU threads for specialising, 0 to {MAX_THREADS} (0: cores)",
     )
-    parser.set_defaults(handler=run_prepare, hears_stops=True)  # (`start_stops_heard` first thing)
 
 
 def _threads(text: str) -> int:

@@ -105,8 +105,19 @@ def load_settings(
     """Flags win over env vars, env vars over defaults; an env var set to "" counts as unset (but a
     token's). A refusal is SystemExit with one line naming the env var (a flag's is argparse's)."""
     environ = os.environ if environ is None else environ
+    values, given = _given_values(args, environ)
+    _refuse_misspelt(environ)
+    settings = Settings(**values)
+    _refuse_contradictions(settings, given)
+    return settings
+
+
+def _given_values(
+    args: argparse.Namespace | None, environ: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each setting given by a flag or an env var, and where it came from (to name it in a refusal)."""
     values: dict[str, Any] = {}
-    given: dict[str, str] = {}  # where each value came from, to name it in a refusal
+    given: dict[str, str] = {}
     token_file = getattr(args, "token_file", None) if args is not None else None
     for f in dataclasses.fields(Settings):
         flag_value = getattr(args, f.name, None) if args is not None else None
@@ -128,8 +139,11 @@ def load_settings(
             choices = f.metadata.get("choices")
             if choices and values[f.name] not in choices:
                 raise SystemExit(f"{env_name(f.name)} must be one of {', '.join(choices)}")
-    _refuse_misspelt(environ)
-    settings = Settings(**values)
+    return values, given
+
+
+def _refuse_contradictions(settings: Settings, given: dict[str, str]) -> None:
+    """Settings each valid alone that together would leave callers refused for ever: one line each."""
     if settings.role != "both" and settings.queue == "local":
         # Else ignored: the local queue's one process always serves callers and runs the engine.
         raise SystemExit(
@@ -156,7 +170,6 @@ def load_settings(
             f"{where}: {inside} is inside the state directory {settings.resolved_state_dir()}, where no "
             "caller may write; give the worker another --state-dir or another root"
         )
-    return settings
 
 
 def _token_in_file(path: str) -> str:

@@ -79,67 +79,13 @@ def resolve_unplanted(path: str) -> str:
     resolves and checks: what each check looked at is what the walk then reads or goes into. A folder
     renamed away after the walk went into it leaves the path naming what is there now: the write, which
     follows no link (files.py), lands there or nowhere else."""
-    me = os.geteuid()
-    pending = parts_reversed(path)  # the next part last: each taken in O(1), whatever a link adds
-    walk = Walk()
-    planted: tuple[str, int, str] | None = None  # the folder on the walk another user made in a shared one
-    links = 0
+    resolving = Resolving(os.geteuid(), parts_reversed(path))  # the next part last: each taken in O(1)
     try:
-        while pending:
-            part = pending.pop()
-            if part == ".":
-                continue
-            if part == "..":
-                walk.up()
-                if planted is not None and not is_within(walk.top.path, planted[0]):
-                    planted = None
-                continue
-            folder = walk.top
-            current = os.path.join(folder.path, part)
-            entry = open_entry(folder, part)
-            if entry is None:  # not there (or not a folder above it): taken as written
-                walk.down(Part(current))
-                continue
-            fd, info = entry
-            assert folder.fd is not None and folder.info is not None  # open_entry opened in it
-            shared = others_write_in(folder.info, folder.fd, folder.path)
-            if not stat.S_ISLNK(info.st_mode):
-                if planted is None and shared and info.st_uid not in (me, folder.info.st_uid):
-                    planted = (current, info.st_uid, shared)  # whatever it holds, that user put there
-                walk.down(Part(current, info, fd))
-                continue
-            try:
-                check_not_process_link(current, info.st_dev)
-                if shared or planted is not None:
-                    check_hard_linked(current, info.st_nlink)
-                if info.st_uid != me:
-                    check_link(
-                        current,
-                        info.st_uid,
-                        folder.path,
-                        (folder.info.st_uid, shared) if shared else None,
-                        planted,
-                    )
-                links += 1
-                if links > MAX_LINKS:  # what was left unresolved held links, which the write then refused
-                    raise TooManyLinks(
-                        f"goes through more than {MAX_LINKS} links (a loop, or the system's limit)"
-                    )
-                target = read_link(fd, folder, part)
-            finally:
-                if fd is not None:
-                    os.close(fd)
-            if target is None:  # gone since: taken as written
-                walk.down(Part(current))
-                continue
-            pending.extend(parts_reversed(target))
-            if target.startswith("/"):
-                walk.close()
-                walk = Walk()
-                planted = None
-        return walk.top.path
+        while resolving.pending:
+            resolving.take(resolving.pending.pop())
+        return resolving.walk.top.path
     finally:
-        walk.close()
+        resolving.walk.close()
 
 
 class Walk:
@@ -189,6 +135,77 @@ class Walk:
     def close(self) -> None:
         for part in self.parts:
             close(part)
+
+
+class Resolving:
+    """One path's resolution under way: the parts still to walk (the next last, so a link's target costs
+    its own length, whatever it adds), the walk so far, the folder on it another user made in a shared
+    one (`planted`: its path, owner and how others write there) and the links followed so far."""
+
+    def __init__(self, me: int, pending: list[str]) -> None:
+        self.me = me
+        self.pending = pending
+        self.walk = Walk()
+        self.planted: tuple[str, int, str] | None = None
+        self.links = 0
+
+    def take(self, part: str) -> None:
+        """Walk one part: `.` stays, `..` goes back, a missing entry is taken as written, a folder or a
+        file is gone into, and a link, once checked, adds its target to the parts still to walk."""
+        if part == ".":
+            return
+        if part == "..":
+            self.walk.up()
+            if self.planted is not None and not is_within(self.walk.top.path, self.planted[0]):
+                self.planted = None
+            return
+        folder = self.walk.top
+        current = os.path.join(folder.path, part)
+        entry = open_entry(folder, part)
+        if entry is None:  # not there (or not a folder above it): taken as written
+            self.walk.down(Part(current))
+            return
+        fd, info = entry
+        assert folder.fd is not None and folder.info is not None  # open_entry opened in it
+        shared = others_write_in(folder.info, folder.fd, folder.path)
+        if not stat.S_ISLNK(info.st_mode):
+            if self.planted is None and shared and info.st_uid not in (self.me, folder.info.st_uid):
+                self.planted = (current, info.st_uid, shared)  # whatever it holds, that user put there
+            self.walk.down(Part(current, info, fd))
+            return
+        target = self.checked_target(folder, part, fd, info, shared)
+        if target is None:  # gone since: taken as written
+            self.walk.down(Part(current))
+            return
+        self.pending.extend(parts_reversed(target))
+        if target.startswith("/"):
+            self.walk.close()
+            self.walk = Walk()
+            self.planted = None
+
+    def checked_target(
+        self, folder: Part, name: str, fd: int | None, info: os.stat_result, shared: str
+    ) -> str | None:
+        """The text of the link `name` open at `fd` once every check let it through (None: gone since);
+        its descriptor is closed either way."""
+        current = os.path.join(folder.path, name)
+        try:
+            check_not_process_link(current, info.st_dev)
+            if shared or self.planted is not None:
+                check_hard_linked(current, info.st_nlink)
+            if info.st_uid != self.me:
+                assert folder.info is not None  # the folder it was opened in exists
+                owner_shared = (folder.info.st_uid, shared) if shared else None
+                check_link(current, info.st_uid, folder.path, owner_shared, self.planted)
+            self.links += 1
+            if self.links > MAX_LINKS:  # what was left unresolved held links, which the write then refused
+                raise TooManyLinks(
+                    f"goes through more than {MAX_LINKS} links (a loop, or the system's limit)"
+                )
+            return read_link(fd, folder, name)
+        finally:
+            if fd is not None:
+                os.close(fd)
 
 
 def open_entry(folder: Part, name: str) -> tuple[int | None, os.stat_result] | None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker.bench.cli import MAX_TEXTS_BYTES
 from npu_worker.bench.cli import main as bench_main
+from npu_worker.bench.texts_file import MAX_TEXTS_BYTES
 from tests.bench_support import engine_baseline_argv
 
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from npu_worker.app_keys import SETTINGS_KEY
-from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts, read_baseline, texts_digest
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.bench.load import LanguageRefused, LoadConfig, run_load
 from npu_worker.bench.report import markdown, summarize_runs, write_report
+from npu_worker.bench.texts_file import DEFAULT_TEXTS, load_texts, read_baseline, texts_digest
 from tests.bench_support import engine_baseline_argv
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine

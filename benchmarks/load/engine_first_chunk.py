@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from npu_worker.audio import audible_onset
-from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts, texts_digest
 from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
+from npu_worker.bench.texts_file import DEFAULT_TEXTS, load_texts, texts_digest
 from npu_worker.config import Settings
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine_options import build_engine

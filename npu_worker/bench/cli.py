@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import errno
-import hashlib
-import json
 import os
 import re
 import shlex
@@ -34,7 +32,6 @@ from npu_worker.bench.load import (
     run_failed,
     run_load,
 )
-from npu_worker.bench.measure import figure
 from npu_worker.bench.mode_flags import flag_of_the_other_mode, mode_defaults, transport_names
 from npu_worker.bench.report import (
     PLOT_HINT,
@@ -50,6 +47,7 @@ from npu_worker.bench.report_files import (
     output_prefix,
     write_file,
 )
+from npu_worker.bench.texts_file import DEFAULT_TEXTS, load_texts, read_baseline
 from npu_worker.bench.wav_folder import wav_dir_problem
 from npu_worker.cli_flag_values import home_folder, home_path, language
 from npu_worker.cli_progress import printable_json
@@ -64,84 +62,6 @@ from npu_worker.command_line_secrets import (
     without_secrets,
 )
 from npu_worker.printable import printable_lines
-
-DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
-MAX_TEXTS_BYTES = 16 * 1024 * 1024  # the 39-slide lecture is 7 KB
-
-
-def read_texts_file(path: Path, flag: str = "--texts", what: str = "a texts file") -> str:
-    """The file's text, BOM or not; ValueError for more than MAX_TEXTS_BYTES (`--texts /dev/zero` read
-    until memory ran out), for what is no UTF-8, or for a file that cannot be read (a missing one was
-    `[Errno 2] No such file or directory: '...'`, naming no flag). `flag` and `what` name the file the
-    caller gave: a missing `--engine-baseline` was refused as `cannot read --texts PATH`."""
-    try:
-        with path.open("rb") as source:
-            raw = source.read(MAX_TEXTS_BYTES + 1)
-    except OSError as exc:
-        raise ValueError(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_TEXTS_BYTES:
-        raise ValueError(f"{path}: more than {MAX_TEXTS_BYTES // 2**20} MiB: not {what}")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
-def json_of(path: Path, raw: str) -> Any:
-    """`raw`, the text of `path`, as JSON; ValueError naming the file (json's own words lack its name),
-    also for JSON nested too deeply to read (json's RecursionError)."""
-    try:
-        return json.loads(raw)
-    except RecursionError:
-        raise ValueError(f"{path}: the JSON is nested too deeply to read") from None
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-
-
-def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
-    """Texts from a lecture JSON (`sections[].text`, optional `lang`), a JSON list of texts, or one text
-    per line. ValueError says what is wrong where (a missing 'text' was a KeyError's traceback)."""
-    raw = read_texts_file(path)
-    if path.suffix != ".json":
-        return tuple(line.strip() for line in raw.splitlines() if line.strip()), None
-    data = json_of(path, raw)
-    sections = data.get("sections") if isinstance(data, dict) else data
-    lang = data.get("lang") if isinstance(data, dict) else None
-    if not isinstance(sections, list) or (lang is not None and not isinstance(lang, str)):
-        raise ValueError(
-            f"{path}: expected a list of texts, or an object with 'sections' (and a string 'lang')"
-        )
-    texts = []
-    for position, item in enumerate(sections):
-        text = item.get("text") if isinstance(item, dict) else item
-        if not isinstance(text, str):
-            raise ValueError(f"{path}: item {position} is neither a text nor a section with a string 'text'")
-        if not text.strip():  # sent, each was EmptyText; fragments mode measured nothing and exited 0
-            raise ValueError(f"{path}: item {position} is blank: every text must have something to speak")
-        texts.append(text)
-    return tuple(texts), lang
-
-
-def texts_digest(texts: tuple[str, ...]) -> str:
-    """What an engine baseline records of its texts, so that a run of other texts cannot use it."""
-    return hashlib.sha256(json.dumps(list(texts), ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-def read_baseline(path: Path, texts: tuple[str, ...]) -> dict[str, Any]:
-    """An engine baseline (benchmarks/load/engine_first_chunk.py) of these very texts; ValueError before
-    the run otherwise (a JSON that was no baseline was a traceback after the whole run, and one of other
-    texts subtracted another text's time from each request, without a word)."""
-    baseline = json_of(path, read_texts_file(path, "--engine-baseline", "an engine baseline"))
-    keys = ("per_text_first_audible_ms", "per_text_whole_ms")
-    if not isinstance(baseline, dict) or not all(isinstance(baseline.get(key), list) for key in keys):
-        raise ValueError(f"{path}: not an engine baseline (no {' and '.join(keys)} lists)")
-    if any(len(baseline[key]) != len(texts) for key in keys):
-        raise ValueError(f"{path}: a baseline of {len(baseline[keys[0]])} texts; this run has {len(texts)}")
-    if baseline.get("texts_sha256", texts_digest(texts)) != texts_digest(texts):
-        raise ValueError(f"{path}: a baseline of other texts than this run's --texts")
-    if not all(v is None or figure(v) is not None for key in keys for v in baseline[key]):
-        raise ValueError(f"{path}: a baseline figure that is no number")
-    return baseline
 
 
 def tell(line: str) -> None:
@@ -185,6 +105,21 @@ def add_bench_command(subparsers: Any) -> None:
         help="open-loop TTFA/load benchmark against a running worker on this machine",
         description="Poisson arrivals at each rate over /ws and HTTP /synth; writes PREFIX.json/.md/.png.",
     )
+    _add_offered_arguments(p)
+    _add_sent_arguments(p)
+    add_token_arguments(p)
+    p.add_argument(
+        "--wav-dir",
+        type=home_folder,
+        default=None,
+        help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
+        " made if missing; default: temp)",
+    )
+    p.set_defaults(handler=run_bench_command, mode_defaults=mode_defaults(p))
+
+
+def _add_offered_arguments(p: argparse.ArgumentParser) -> None:
+    """What the run offers the worker: where, how fast and how long, in which mode, over which route."""
     p.add_argument(
         "--base", default=None, help=f"worker URL, loopback only [env {BASE_ENV}; default {DEFAULT_BASE}]"
     )
@@ -209,6 +144,10 @@ def add_bench_command(subparsers: Any) -> None:
         default="ws,http",
         help="ws, http, or both: ws,http (also written `both`; the default)",
     )
+
+
+def _add_sent_arguments(p: argparse.ArgumentParser) -> None:
+    """What each request says and waits for, and where the run's results and notes go."""
     p.add_argument(
         "--texts", type=home_path, default=DEFAULT_TEXTS, help="lecture JSON or texts (default: 39 slides)"
     )
@@ -232,15 +171,6 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument(
         "--note", default=None, help="free text recorded with the results (e.g. 'shared 2-core VM')"
     )
-    add_token_arguments(p)
-    p.add_argument(
-        "--wav-dir",
-        type=home_folder,
-        default=None,
-        help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
-        " made if missing; default: temp)",
-    )
-    p.set_defaults(handler=run_bench_command, mode_defaults=mode_defaults(p))
 
 
 def _rates(text: str) -> tuple[float, ...]:
@@ -286,20 +216,41 @@ def file_label(backend: Any) -> str:
     return label.lstrip(".") or "worker"
 
 
+# What the worker can answer that ends a run before it measures anything: each said in one line, exit 2.
+RUN_REFUSALS = (LanguageRefused, NotAWorker, AccessRefused, OSError, aiohttp.ClientError)
+
+
+def _run_refused(exc: BaseException, args: argparse.Namespace, base: str) -> int:
+    """Says why the worker at `base` gave no run (a language it does not speak, no worker there, a token
+    refused, no answer at all); exit 2."""
+    if isinstance(exc, LanguageRefused):
+        tell(f"npu-worker bench: {language_refused(exc, args)}")
+    elif isinstance(exc, NotAWorker | AccessRefused):
+        tell(f"npu-worker bench: {exc}")
+    else:
+        tell(f"npu-worker bench: cannot reach {base}: {exc}")
+    return 2
+
+
+def _fragment_config(args: argparse.Namespace) -> FragmentConfig:
+    """Fragments mode's run, from its flags and texts file; ValueError or OSError says what is wrong."""
+    texts, lang = load_texts(args.texts)
+    if not 0 < args.requests <= MAX_REQUESTS:  # texts[:-5] sent all but the last 5
+        raise ValueError(f"--requests must be in (0, {MAX_REQUESTS}]")
+    return FragmentConfig(
+        base=resolve_base(args.base),  # as the load mode: no user:password@, a port that is a number
+        texts=texts[: args.requests],
+        chars=args.fragment_chars,
+        interval=args.fragment_interval_ms / 1000.0,
+        lang=args.lang or lang or "ko",
+        timeout=args.timeout,
+        token=token_from(args),
+    )
+
+
 def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     try:
-        texts, lang = load_texts(args.texts)
-        if not 0 < args.requests <= MAX_REQUESTS:  # texts[:-5] sent all but the last 5
-            raise ValueError(f"--requests must be in (0, {MAX_REQUESTS}]")
-        config = FragmentConfig(
-            base=resolve_base(args.base),  # as the load mode: no user:password@, a port that is a number
-            texts=texts[: args.requests],
-            chars=args.fragment_chars,
-            interval=args.fragment_interval_ms / 1000.0,
-            lang=args.lang or lang or "ko",
-            timeout=args.timeout,
-            token=token_from(args),
-        )
+        config = _fragment_config(args)
     except (TargetNotAllowed, ValueError, OSError) as exc:
         tell(f"npu-worker bench: {exc}")
         return 2
@@ -313,29 +264,14 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     stopped = None
     try:
         result = run_stoppable(run_fragments(config, say=tell, so_far=so_far))
-    except LanguageRefused as exc:
-        tell(f"npu-worker bench: {language_refused(exc, args)}")
-        return 2
-    except (NotAWorker, AccessRefused) as exc:
-        tell(f"npu-worker bench: {exc}")
-        return 2
-    except (OSError, aiohttp.ClientError) as exc:
-        tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
-        return 2
+    except RUN_REFUSALS as exc:
+        return _run_refused(exc, args, config.base)
     except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): the texts measured are written, as the load's
         if not so_far.get("records"):  # no text had ended: a record of nothing replaced an earlier one
             raise
         stopped, result = exc, stopped_fragments(config, so_far, exc)
     result = {"command": command, "started_at": started, "machine": machine_info(args.note), **result}
-    backend = file_label(result["health"].get("backend"))
-    prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    text = fragments_markdown(result, command)
-    with stops_ignored_once_stopped(stopped):
-        write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
-        write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
-    print(text)
-    tell(f"written: {prefix}.json, {prefix}.md")
+    _write_fragments_record(result, args.out, command, started, stopped)
     if stopped is not None:  # `main` says it, with 128 + the signal's number
         raise stopped
     if failed := run_failed(result["health"], result["health_after"], result["records"]):
@@ -343,10 +279,23 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     return 0 if result["summary"]["errors"] == 0 and failed is None else 1
 
 
-def run_bench_command(args: argparse.Namespace) -> int:
-    argv = getattr(args, "argv", None)
-    # recorded with the figures, which are published: never the token itself
-    command = shlex.join(["npu-worker", *without_secrets(sys.argv[1:] if argv is None else argv, args)])
+def _write_fragments_record(
+    result: dict[str, Any], out: Path | None, command: str, started: str, stopped: KeyboardInterrupt | None
+) -> None:
+    """PREFIX.json and PREFIX.md of a fragments run, whole even under a second stop; the markdown shown."""
+    backend = file_label(result["health"].get("backend"))
+    prefix = out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    text = fragments_markdown(result, command)
+    with stops_ignored_once_stopped(stopped):
+        write_file(Path(f"{prefix}.json"), printable_json(result).encode("utf-8"))
+        write_file(Path(f"{prefix}.md"), text.encode("utf-8"))
+    print(text)
+    tell(f"written: {prefix}.json, {prefix}.md")
+
+
+def _warn_of_secrets(args: argparse.Namespace) -> None:
+    """A token given on the command line (any user sees it in `ps`), or a token file others can read."""
     for flag in secrets_on_command_line(args):
         warning = secret_flag_warning(
             flag, TOKEN_ENV, runs="the command runs", where=" (or --token-file PATH)"
@@ -354,6 +303,22 @@ def run_bench_command(args: argparse.Namespace) -> int:
         tell(f"npu-worker bench: warning: {warning}")
     if (readable := token_file_warning(args.token_file)) is not None:
         tell(f"npu-worker bench: warning: {readable}")
+
+
+def _load_problem(args: argparse.Namespace) -> str | None:
+    """Why the load run's results or its wavs could not be written, found before the run begins."""
+    inputs = (args.texts, args.engine_baseline)
+    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"), inputs)
+    if problem is None and args.wav_dir:  # else its OSError would read as the worker's, after the run began
+        problem = wav_dir_problem(args.wav_dir)
+    return problem
+
+
+def run_bench_command(args: argparse.Namespace) -> int:
+    argv = getattr(args, "argv", None)
+    # recorded with the figures, which are published: never the token itself
+    command = shlex.join(["npu-worker", *without_secrets(sys.argv[1:] if argv is None else argv, args)])
+    _warn_of_secrets(args)
     if (ignored := flag_of_the_other_mode(args)) is not None:
         tell(f"npu-worker bench: {ignored}")
         return 2
@@ -365,11 +330,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except (TargetNotAllowed, ValueError, OSError) as exc:
         tell(f"npu-worker bench: {exc}")
         return 2
-    inputs = (args.texts, args.engine_baseline)
-    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"), inputs)
-    if problem is None and args.wav_dir:  # else its OSError would read as the worker's, after the run began
-        problem = wav_dir_problem(args.wav_dir)
-    if problem:
+    if problem := _load_problem(args):
         tell(f"npu-worker bench: {problem}")
         return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -377,29 +338,15 @@ def run_bench_command(args: argparse.Namespace) -> int:
     so_far, stopped = RunSoFar(), None
     try:
         result = run_stoppable(run_load(config, say=tell, so_far=so_far))
-    except LanguageRefused as exc:
-        tell(f"npu-worker bench: {language_refused(exc, args)}")
-        return 2
-    except (NotAWorker, AccessRefused) as exc:
-        tell(f"npu-worker bench: {exc}")
-        return 2
-    except (OSError, aiohttp.ClientError) as exc:
-        tell(f"npu-worker bench: cannot reach {config.base}: {exc}")
-        return 2
+    except RUN_REFUSALS as exc:
+        return _run_refused(exc, args, config.base)
     except KeyboardInterrupt as exc:  # (SIGTERM, SIGHUP too): what was measured is written, then it ends
         if not so_far.ended:  # no request had ended: a report of nothing replaced an earlier one
             raise
         stopped, result = exc, so_far.result()
     report = build_report(result, config, command, started, baseline, args.note, load_at_start)
     report["interrupted"] = so_far.why_partial(stopped) if stopped is not None else None
-    backend = file_label(report["health"].get("backend"))
-    prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
-    with stops_ignored_once_stopped(stopped):
-        paths = write_report(report, prefix)
-    print(markdown(report))
-    tell("written: " + ", ".join(map(str, paths)))
-    if not any(path.suffix == ".png" for path in paths):
-        tell(PLOT_HINT)
+    _write_load_report(report, args.out, started, stopped)
     if stopped is not None:  # `main` says it, with 128 + the signal's number
         raise stopped
     # a benchmark of nothing, or a dead worker's figures, is no success
@@ -407,6 +354,20 @@ def run_bench_command(args: argparse.Namespace) -> int:
         tell(f"npu-worker bench: {failed}")
         return 1
     return 0
+
+
+def _write_load_report(
+    report: dict[str, Any], out: Path | None, started: str, stopped: KeyboardInterrupt | None
+) -> None:
+    """PREFIX.json, .md and (with matplotlib) .png of a load run, whole even under a second stop."""
+    backend = file_label(report["health"].get("backend"))
+    prefix = out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
+    with stops_ignored_once_stopped(stopped):
+        paths = write_report(report, prefix)
+    print(markdown(report))
+    tell("written: " + ", ".join(map(str, paths)))
+    if not any(path.suffix == ".png" for path in paths):
+        tell(PLOT_HINT)
 
 
 def main(argv: list[str] | None = None) -> int:

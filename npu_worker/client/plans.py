@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import Any
 
 from npu_worker.client.collector import (
@@ -285,44 +286,77 @@ def polling_plan(
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
     collector.job_id, collector.total = accepted["job_id"], accepted.get("total")
-    job = job_path(collector.job_id)
+    job_id = accepted["job_id"]
+    poller = _Poller(collector, job_id, job_path(job_id), interval, attempts, delay, patience)
     # Told at once, as the stream's `start` is: until the first poll was answered (a worker loading
     # after a restart: up to wait_limit), `on_progress` knew no job, and Ctrl-C cancelled none.
     seen: tuple[Any, ...] = (accepted.get("status"), accepted.get("done"), accepted.get("current_idx"))
     yield Deliver(status_event(accepted))
-    lost_said = False  # a poll's first failure retried was said (`stream_lost`): its end is said too
-
-    def lost(problem: BaseException) -> dict[str, Any]:
-        nonlocal lost_said
-        lost_said = True
-        return {**stream_lost(collector, problem), "polling": True}
-
-    while True:
-        status = yield from poll_job(f"{job}/status", collector.job_id, attempts, delay, patience, lost)
-        state = _of_job(status, collector.job_id)
-        key = (state, status.get("done"), status.get("current_idx"))
-        if key != seen or lost_said and collector.report_stream_lost:  # answered again after a loss it said
-            lost_said = False
-            seen = key
-            yield Deliver(status_event(status))
-        if state in TERMINAL_STATUSES:
-            break
-        if state == "interrupted":  # kept across a restart, not taken up yet
-            yield from engine_failed(collector.job_id)
-        if stall := collector.stalled():
-            raise stall
-        yield Sleep(interval)
-    while True:  # a 202 (the status body) until the result is there: in a cluster it may lag the status
-        result = yield from poll_job(f"{job}/result", collector.job_id, attempts, delay, patience, lost)
-        if _of_job(result, collector.job_id) in TERMINAL_STATUSES:
-            break
-        if stall := collector.stalled():  # a result that never comes (a cluster's lost write)
-            raise stall
-        yield Sleep(interval)
+    yield from _status_until_ended(poller, seen)
+    result = yield from _result_once_there(poller)
     for event in result_events(result):
         yield Deliver(event)
     yield Deliver(done_event(result, collector.total))
     return collector.result()
+
+
+@dataclass
+class _Poller:
+    """One polled job and how to poll it; `lost_said`: a poll's first failure retried was said
+    (`stream_lost`), so its end is said too."""
+
+    collector: BatchCollector
+    job_id: str
+    job: str  # its path
+    interval: float
+    attempts: int
+    delay: float
+    patience: Patience
+    lost_said: bool = False
+
+    def lost(self, problem: BaseException) -> dict[str, Any]:
+        """The `stream_lost` event of a failed poll that is retried, noted as said."""
+        self.lost_said = True
+        return {**stream_lost(self.collector, problem), "polling": True}
+
+    def poll(self, what: str) -> Generator[Step, Any, dict[str, Any]]:
+        """The job's `status` or `result` answer (`poll_job`)."""
+        path = f"{self.job}/{what}"
+        return (yield from poll_job(path, self.job_id, self.attempts, self.delay, self.patience, self.lost))
+
+
+def _status_until_ended(poller: _Poller, seen: tuple[Any, ...]) -> Generator[Step, Any, None]:
+    """Poll the status until the job ends, delivering each change (and the first answer after a loss
+    that was said); a job kept across a restart sends the plan to /health, one stalled ends it."""
+    collector = poller.collector
+    while True:
+        status = yield from poller.poll("status")
+        state = _of_job(status, poller.job_id)
+        key = (state, status.get("done"), status.get("current_idx"))
+        # a change, or the first answer after a loss it said
+        if key != seen or poller.lost_said and collector.report_stream_lost:
+            poller.lost_said = False
+            seen = key
+            yield Deliver(status_event(status))
+        if state in TERMINAL_STATUSES:
+            return
+        if state == "interrupted":  # kept across a restart, not taken up yet
+            yield from engine_failed(poller.job_id)
+        if stall := collector.stalled():
+            raise stall
+        yield Sleep(poller.interval)
+
+
+def _result_once_there(poller: _Poller) -> Generator[Step, Any, dict[str, Any]]:
+    """The ended job's result: a 202 (the status body) until it is there, since in a cluster it may
+    lag the status; a result that never comes (a cluster's lost write) ends in a stall."""
+    while True:
+        result = yield from poller.poll("result")
+        if _of_job(result, poller.job_id) in TERMINAL_STATUSES:
+            return result
+        if stall := poller.collector.stalled():
+            raise stall
+        yield Sleep(poller.interval)
 
 
 def _of_job(body: dict[str, Any], job_id: str) -> str:

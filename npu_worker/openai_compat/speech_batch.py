@@ -166,22 +166,27 @@ def item_limit(app: web.Application) -> tuple[int, str]:
     return (limit, bound_by) if limit < BATCH_MAX_ITEMS else (BATCH_MAX_ITEMS, "")
 
 
+def _refuse_too_much(app: web.Application, items: list[Any]) -> None:
+    """More items than the queue or --max-sections takes, or more characters together than
+    BATCH_TEXT_FACTOR texts hold: refused whole (`param` items) before any item is looked at."""
+    limit, bound_by = item_limit(app)
+    if len(items) > limit:
+        raise with_param(TooManySections(f"{len(items)} items, the limit is {limit}{bound_by}"), "items")
+    texts = [item.get("input") for item in items if isinstance(item, dict)]
+    characters = sum(len(text) for text in texts if isinstance(text, str))
+    bound = BATCH_TEXT_FACTOR * app[LIMITS_KEY].max_text_chars
+    if characters > bound:
+        message = f"the items have {characters} characters together, the limit is {bound}"
+        raise with_param(TextTooLong(message), "items")
+
+
 @openai_errors
 async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
     await wait_for_load(request)  # as one speech request waits
     body: SpeechBatchBody = wire.decode(await read_body(request), SpeechBatchBody)
     items = body.items
-    limits = request.app[LIMITS_KEY]
-    limit, bound_by = item_limit(request.app)
-    if len(items) > limit:
-        raise with_param(TooManySections(f"{len(items)} items, the limit is {limit}{bound_by}"), "items")
-    texts = [item.get("input") for item in items if isinstance(item, dict)]
-    characters = sum(len(text) for text in texts if isinstance(text, str))
-    if characters > BATCH_TEXT_FACTOR * limits.max_text_chars:
-        bound = BATCH_TEXT_FACTOR * limits.max_text_chars
-        message = f"the items have {characters} characters together, the limit is {bound}"
-        raise with_param(TextTooLong(message), "items")
+    _refuse_too_much(request.app, items)
     scheduler = request.app[SCHEDULER_KEY]
     scheduler.check_accepting()  # a node that serves none: one refusal, not one per item
     check_model(scheduler, body.model)  # a default every item would fail on: one 400

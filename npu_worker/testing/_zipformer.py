@@ -115,6 +115,16 @@ def attention_weights(
     p = g.op("Transpose", [g.reshape(p, [seq, batch, h, pd])], perm=[2, 1, 0, 3])
     k = g.op("Transpose", [g.reshape(k, [seq, batch, h, qd])], perm=[2, 1, 3, 0])
     scores = g.op("MatMul", [q, k])
+    shifted = _relative_position_scores(g, p, pos_emb, seq, d)
+    scores = g.op("Add", [scores, shifted])
+    scores, mask = _masked_keys(g, scores, key_mask, masks)
+    return g.op("Softmax", [scores], axis=-1), mask
+
+
+def _relative_position_scores(g: Tracer, p: str, pos_emb: str, seq: str, d: LayerDims) -> str:
+    """The (H, N, T, T) relative-position scores: the query's position part against every relative
+    position (2T − 1 of them), shifted so each row lines up with the keys, as the exporter's graph does."""
+    pd, h = d.pos_head_dim, d.heads
     with g.scope("linear_pos"):
         pos = g.op("MatMul", [pos_emb, g.matmul_weight(d.pos_dim, h * pd)])
     width = g.op("Sub", [g.op("Mul", [seq, g.const(2)]), g.const(1)])
@@ -135,7 +145,13 @@ def attention_weights(
         [pos_scores, g.op("Concat", [g.const([-1]), g.op("Unsqueeze", [dims[3], g.axes(0)])], axis=0)],
     )
     shifted = g.reshape(g.op("GatherElements", [flat, index], axis=1), [dims[0], dims[1], dims[2], seq])
-    scores = g.op("Add", [scores, shifted])
+    return shifted
+
+
+def _masked_keys(
+    g: Tracer, scores: str, key_mask: str | None, masks: dict[str, str] | None
+) -> tuple[str, str | None]:
+    """`scores` with the padded keys at −1000, and the (N, 1, T) mask (one Unsqueeze per stack)."""
     mask = None
     if key_mask is not None:
         masks = {} if masks is None else masks
@@ -143,7 +159,7 @@ def attention_weights(
             masks[key_mask] = g.op("Unsqueeze", [key_mask, g.const([1])])
         mask = masks[key_mask]
         scores = g.op("Where", [g.op("Cast", [mask], to=BOOL), g.const(-1000.0), scores])
-    return g.op("Softmax", [scores], axis=-1), mask
+    return scores, mask
 
 
 def nonlin_attention(g: Tracer, x: str, weights: str, d: LayerDims, prefix: str) -> str:

@@ -362,27 +362,15 @@ def build_model_dir(
         raise ValueError(f"precisions must be a non-empty subset of fp32, int8 (got {list(precisions)})")
     spec = SIZES[size]
     names = FILE_NAMES[layout]
-    out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
-    shared = shared_with_others(out)  # after: someone may have made it first, in a shared folder
-    if shared is not None:  # a local user could plant links at the names written below
-        raise PermissionError(f"{out}: {shared}; use a folder only this user can change")
-    remove_leftover_parts(out)
-    write_whole(out / SYNTHETIC_STAMP, json.dumps({"finished": False}).encode() + b"\n")
+    out = _claimed_folder(Path(path))
     tokens = token_list()
     write_tokens(out / "tokens.txt", tokens)
     write_whole(out / "model.json", (json.dumps(model_config(spec), indent=2) + "\n").encode())
     models = {
-        names["encoder"]: build_text_encoder(spec, tokens, use_pinyin, seed),
-        names["decoder"]: build_fm_decoder(spec, tokens, distill, seed, fixed_shapes),
+        "encoder": build_text_encoder(spec, tokens, use_pinyin, seed),
+        "decoder": build_fm_decoder(spec, tokens, distill, seed, fixed_shapes),
     }
-    for stem, model in models.items():
-        fp32 = out / f"{stem}.onnx"
-        write_whole(fp32, model.SerializeToString())
-        if "int8" in precisions:
-            _quantize(fp32, out / f"{stem}{names['int8']}.onnx")
-        if "fp32" not in precisions:
-            fp32.unlink()
+    _write_models(out, models, names, precisions)
     write_whole(out / "vocos_24khz.onnx", build_vocoder(spec, seed).SerializeToString())
     write_reference_voice(out)
     stamp = {
@@ -393,6 +381,32 @@ def build_model_dir(
     }
     write_whole(out / SYNTHETIC_STAMP, (json.dumps(stamp) + "\n").encode())
     return out
+
+
+def _claimed_folder(out: Path) -> Path:
+    """`out`, made where missing and refused where another user could change it (a local user could plant
+    links at the names written in it), its leftovers removed and stamped unfinished until it is whole."""
+    out.mkdir(parents=True, exist_ok=True)
+    shared = shared_with_others(out)  # after: someone may have made it first, in a shared folder
+    if shared is not None:
+        raise PermissionError(f"{out}: {shared}; use a folder only this user can change")
+    remove_leftover_parts(out)
+    write_whole(out / SYNTHETIC_STAMP, json.dumps({"finished": False}).encode() + b"\n")
+    return out
+
+
+def _write_models(
+    out: Path, models: Mapping[str, onnx.ModelProto], names: Mapping[str, str], precisions: Sequence[str]
+) -> None:
+    """The encoder and decoder under the layout's `names`: fp32, int8 quantized from it, or both."""
+    for role, model in models.items():
+        stem = names[role]
+        fp32 = out / f"{stem}.onnx"
+        write_whole(fp32, model.SerializeToString())
+        if "int8" in precisions:
+            _quantize(fp32, out / f"{stem}{names['int8']}.onnx")
+        if "fp32" not in precisions:
+            fp32.unlink()
 
 
 def write_reference_voice(out: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,12 +13,14 @@ import pytest
 from npu_worker.audio import crossfade_join, wav_bytes
 from npu_worker.audio_decode import read_wav
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
+from npu_worker.engine.zipvoice import synthesis
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
-from npu_worker.engine.zipvoice.prompt import PromptCache, PromptOptions
+from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache, PromptOptions
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
 from npu_worker.engine.zipvoice.synthesis import SegmentTrace
 from npu_worker.engine.zipvoice.warm_up import WARM_UP
+from npu_worker.protocol import EngineError
 from tests.zipvoice.conftest import engine_config
 
 MULTI = (
@@ -323,3 +326,28 @@ def test_load_speaks_one_short_first_segment_with_the_default_voice(loaded):
     assert loaded.traces and text.startswith(loaded.traces[0].text)
     assert len(loaded.traces[0].step_seconds) == loaded.engine.num_steps
     assert loaded.load_phase.startswith("warming up")
+
+
+def _one_segment(engine: ZipVoiceEngine, text: str, tokens: list[int], prompt: Prompt) -> SegmentTrace:
+    """synthesis.segment_pieces run to its end on the loaded engine's own sessions; its trace."""
+    trace = SegmentTrace(text, len(tokens), prompt.frames, 0)
+    args = (engine.options, text, tokens, prompt, 1.0, 0, engine.num_steps, None, trace)
+    list(synthesis.segment_pieces(engine.models, engine.vocoder, *args))
+    return trace
+
+
+def test_a_segment_whose_decoder_gives_non_finite_features_is_an_engine_error_naming_it(engine):
+    """NaN in the prompt's features come out of the decoder: the segment ends in EngineError naming its
+    text once the sampler has run its steps, never in NaN audio."""
+    prompt = engine.prompts.get(engine.default_voice(), "ko").rest
+    poisoned = dataclasses.replace(prompt, features=np.full_like(prompt.features, np.nan))
+    with pytest.raises(EngineError, match="the decoder gave non-finite features for '독이 든 목소리'$"):
+        _one_segment(engine, "독이 든 목소리", list(prompt.tokens), poisoned)
+
+
+def test_a_segment_the_encoder_fails_on_is_an_engine_error_with_the_runtimes_words(engine):
+    """A token id past the encoder's table (onnxruntime's Gather refuses it): EngineError naming the
+    text and saying onnxruntime's words, not the runtime's own exception."""
+    prompt = engine.prompts.get(engine.default_voice(), "ko").rest
+    with pytest.raises(EngineError, match=r"synthesis of '없는 토큰' failed: .*Gather"):
+        _one_segment(engine, "없는 토큰", [10**6], prompt)

@@ -141,6 +141,29 @@ class ZipVoiceEngine:
         self.calls = Calls()
         runtime.guard_sessions(models, self.calls)
         self.load_phase = "loading the reference voice"
+        spectrum = self._take_metadata(models, files)
+        sample_rate = spectrum.sample_rate
+        self.table = TokenTable.load(files.tokens)
+        self.tokenizer_name = choose_tokenizer(config.tokenizer, models.encoder_metadata, self.table)
+        self.tokenizer = make_tokenizer(self.tokenizer_name, self._phonemize, explicit=bool(config.tokenizer))
+        self.models = models
+        self.spectrum = spectrum
+        self.vocoder = Vocoder(models.vocoder_session, spectrum_config(models.vocoder_metadata, sample_rate))
+        self.prompts = PromptCache(
+            sample_rate, spectrum, self._token_ids, self.options.prompt, speakable=self._speakable_tokens
+        )
+        self._info = self._engine_info(models, files, sample_rate)
+        if config.default_voice.ref_wav:
+            try:
+                self.prompts.get(self.default_voice(), "ko")
+            except WorkerError as exc:  # the operator's voice: BadRequest or InvalidAudio are theirs too
+                raise ModelLoadError(f"default reference voice: {exc.message}") from exc
+        warm_up(self)
+
+    def _take_metadata(self, models: runtime.LoadedModels, files: model_files.ModelFiles) -> SpectrumConfig:
+        """The decoder's metadata: its features' size and spectrum, and the steps and guidance of its
+        kind (Distill or full ZipVoice) unless configured; the spectrum is returned."""
+        config = self.config
         meta = models.decoder_metadata
         sample_rate = int(meta.get("sample_rate", 24000))
         self.feat_dim = int(meta.get("feat_dim", 100))
@@ -157,16 +180,13 @@ class ZipVoiceEngine:
             config.guidance_scale if config.guidance_scale is not None else defaults.guidance_scale
         )
         models.decoder.set_guidance_scale(self.guidance_scale)
-        self.table = TokenTable.load(files.tokens)
-        self.tokenizer_name = choose_tokenizer(config.tokenizer, models.encoder_metadata, self.table)
-        self.tokenizer = make_tokenizer(self.tokenizer_name, self._phonemize, explicit=bool(config.tokenizer))
-        self.models = models
-        self.spectrum = spectrum
-        self.vocoder = Vocoder(models.vocoder_session, spectrum_config(models.vocoder_metadata, sample_rate))
-        self.prompts = PromptCache(
-            sample_rate, spectrum, self._token_ids, self.options.prompt, speakable=self._speakable_tokens
-        )
-        self._info = EngineInfo(
+        return spectrum
+
+    def _engine_info(
+        self, models: runtime.LoadedModels, files: model_files.ModelFiles, sample_rate: int
+    ) -> EngineInfo:
+        """What /health and the cache keys say of the loaded engine."""
+        return EngineInfo(
             BACKEND,
             models.device,
             models.precision,
@@ -179,16 +199,10 @@ class ZipVoiceEngine:
                 self.num_steps,
                 self.guidance_scale,
                 self.tokenizer_name,
-                config.fixed_shapes,
+                self.config.fixed_shapes,
                 self.options,
             ),
         )
-        if config.default_voice.ref_wav:
-            try:
-                self.prompts.get(self.default_voice(), "ko")
-            except WorkerError as exc:  # the operator's voice: BadRequest or InvalidAudio are theirs too
-                raise ModelLoadError(f"default reference voice: {exc.message}") from exc
-        warm_up(self)
 
     def interrupt(self, restart: bool) -> bool:
         """Stop the onnxruntime call in flight (any thread): for a cancel (`restart` False) any call; to

@@ -44,9 +44,14 @@ class ZipVoiceOptions:
         found = []
         if not 0.0 < self.t_shift <= 1.0:
             found.append(f"t_shift must be in (0, 1], got {self.t_shift}")
+        return found + self._segment_problems() + self._stitch_problems() + _prompt_problems(self.prompt)
+
+    def _segment_problems(self) -> list[str]:
+        """The segment lengths and the first segment's steps, each named by what sets it: `serve
+        --first-segment-seconds 0` was told of the internal first_segment_min_seconds, which serve
+        derives from it and no caller sets."""
+        found = []
         later = self.segment_seconds or self.first_segment_seconds
-        # (each named by what sets it: `serve --first-segment-seconds 0` was told of the internal
-        # first_segment_min_seconds, which serve derives from it and no caller sets)
         if not 0.0 < self.first_segment_seconds:  # NaN fails too
             found.append(
                 f"first_segment_seconds (--first-segment-seconds) must be above 0, got {self.first_segment_seconds}"
@@ -75,28 +80,36 @@ class ZipVoiceOptions:
             found.append(
                 f"first_segment_steps (--first-segment-steps) must be in 1..64, got {self.first_segment_steps}"
             )
+        return found
+
+    def _stitch_problems(self) -> list[str]:
+        """How the segments' audio is joined and vocoded, and the decoder's frame buckets."""
+        found = []
         if self.crossfade_ms < 0:
             found.append(f"crossfade_ms must be >= 0, got {self.crossfade_ms}")
         if self.vocoder_piece_frames < 1:
             found.append(f"vocoder_piece_frames must be >= 1, got {self.vocoder_piece_frames}")
         if not self.buckets or list(self.buckets) != sorted(set(self.buckets)) or self.buckets[0] < 1:
             found.append(f"buckets must be positive and ascending, got {self.buckets}")
-        prompt = self.prompt
-        if not 0.0 < prompt.min_seconds <= prompt.first_max_seconds <= prompt.max_seconds:
-            found.append(
-                "prompt bounds must satisfy 0 < min_seconds <= first_max_seconds (--first-prompt-max-seconds)"
-                f" <= max_seconds (--prompt-max-seconds), got {prompt.min_seconds}, "
-                f"{prompt.first_max_seconds}, {prompt.max_seconds}"
-            )
-        if not prompt.max_seconds <= MAX_PROMPT_SECONDS:  # infinity (and NaN) too: the prompt is bounded
-            found.append(
-                f"--prompt-max-seconds must be at most {MAX_PROMPT_SECONDS:g}, got {prompt.max_seconds}"
-            )
-        if not 0 < prompt.max_pause_s <= MAX_PROMPT_SECONDS:
-            found.append(f"--prompt-max-pause-seconds must be above 0 and at most {MAX_PROMPT_SECONDS:g}")
-        if prompt.max_pause_s <= 0 or prompt.trailing_silence_s < 0 or prompt.target_rms <= 0:
-            found.append("prompt pause, trailing silence and target rms must be positive")
         return found
+
+
+def _prompt_problems(prompt: PromptOptions) -> list[str]:
+    """The reference voice's bounds: the prompt is cut to them, so each must be finite and ordered."""
+    found = []
+    if not 0.0 < prompt.min_seconds <= prompt.first_max_seconds <= prompt.max_seconds:
+        found.append(
+            "prompt bounds must satisfy 0 < min_seconds <= first_max_seconds (--first-prompt-max-seconds)"
+            f" <= max_seconds (--prompt-max-seconds), got {prompt.min_seconds}, "
+            f"{prompt.first_max_seconds}, {prompt.max_seconds}"
+        )
+    if not prompt.max_seconds <= MAX_PROMPT_SECONDS:  # infinity (and NaN) too: the prompt is bounded
+        found.append(f"--prompt-max-seconds must be at most {MAX_PROMPT_SECONDS:g}, got {prompt.max_seconds}")
+    if not 0 < prompt.max_pause_s <= MAX_PROMPT_SECONDS:
+        found.append(f"--prompt-max-pause-seconds must be above 0 and at most {MAX_PROMPT_SECONDS:g}")
+    if prompt.max_pause_s <= 0 or prompt.trailing_silence_s < 0 or prompt.target_rms <= 0:
+        found.append("prompt pause, trailing silence and target rms must be positive")
+    return found
 
 
 @dataclass(frozen=True)

@@ -218,6 +218,16 @@ def plan_segments(
     sentences = split_sentences(text)
     if not sentences:
         return []
+    first, rest_of_first, remaining = _first_segment(sentences, count, first_max, later_max, first_min)
+    units = _later_units(rest_of_first, remaining, later_max, count)
+    return [first] + _pack(units, later_max, count)
+
+
+def _first_segment(
+    sentences: list[str], count: Callable[[str], int], first_max: int, later_max: int, first_min: int
+) -> tuple[str, list[Unit], list[str]]:
+    """The first segment, what its sentence has left once it was cut (units), and the sentences after:
+    a word the first bound cut kept whole where it fits, then filled up to `first_min` tokens."""
     head = _units(sentences[0], first_max, count)
     first, rest_of_first = head[0][0], head[1:]
     word_rest = _rest_of_word(first, rest_of_first)
@@ -241,6 +251,13 @@ def plan_segments(
                 remaining.pop(0)
     elif fill:
         first, rest_of_first = _fill_first(first, rest_of_first, first_min, first_max, count)
+    return first, rest_of_first, remaining
+
+
+def _later_units(
+    rest_of_first: list[Unit], remaining: list[str], later_max: int, count: Callable[[str], int]
+) -> list[Unit]:
+    """Everything after the first segment as units of at most `later_max` tokens, to be packed."""
     units: list[Unit] = []
     for piece, glued in rest_of_first:  # cut for the first bound, packed under the later one
         if count(piece) <= later_max:
@@ -250,4 +267,4 @@ def plan_segments(
             units += [(smaller[0][0], glued), *smaller[1:]]
     for sentence in remaining:
         units += _units(sentence, later_max, count)
-    return [first] + _pack(units, later_max, count)
+    return units

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,35 +57,13 @@ def segment_pieces(
     into `trace`. `frames_per_token`: see `ZipVoiceEngine.segment_pieces`."""
     started = time.perf_counter()
     try:
-        encoder_speed = sampler.encoder_speed(prompt.frames, len(prompt.tokens), len(tokens), speed)
-        planned = sampler.total_frames(prompt.frames, len(prompt.tokens), len(tokens), speed)
-        if frames_per_token is not None:
-            planned = prompt.frames + math.ceil(frames_per_token * len(tokens) / speed - 1e-9)
-            encoder_speed = sampler.speed_for_frames(prompt.frames, len(prompt.tokens), len(tokens), planned)
-        aligned = models.decoder.aligned_frames(planned)
-        if aligned != planned:  # bucketed decoder: a few frames more instead of padding behind
-            encoder_speed = sampler.speed_for_frames(prompt.frames, len(prompt.tokens), len(tokens), aligned)
+        encoder_speed = _encoder_speed(models, prompt, len(tokens), speed, frames_per_token)
         condition = models.encoder(tokens, prompt.tokens, prompt.frames, encoder_speed)
         trace.frames = int(condition.shape[1])
         trace.encoder_seconds = time.perf_counter() - started
         if trace.frames <= prompt.frames + 1:
             return
-        stepping = sampler.euler_steps(
-            models.decoder,
-            condition,
-            prompt.features,
-            steps,
-            seed,
-            options.t_shift,
-            on_step=_timer(trace),
-        )
-        while True:
-            try:
-                next(stepping)
-            except StopIteration as done:
-                generated = done.value
-                break
-            yield STEP_BOUNDARY
+        generated = yield from _sampled(models, condition, prompt, steps, seed, options.t_shift, trace)
         if not np.all(np.isfinite(generated)):
             raise EngineError(f"the decoder gave non-finite features for {text[:40]!r}")
     except (WorkerError, Interrupted):
@@ -108,6 +86,44 @@ def segment_pieces(
             raise EngineError(f"the vocoder gave non-finite samples for {text[:40]!r}")
         trace.samples += piece.size
         yield rms_restore(piece, prompt.rms, options.prompt.target_rms)
+
+
+def _encoder_speed(
+    models: LoadedModels, prompt: Prompt, count: int, speed: float, frames_per_token: float | None
+) -> float:
+    """The encoder's speed for `count` tokens after the prompt: the frames planned at `speed` (or at the
+    engine's `frames_per_token`), aligned up to a bucketed decoder's size rather than padded behind."""
+    encoder_speed = sampler.encoder_speed(prompt.frames, len(prompt.tokens), count, speed)
+    planned = sampler.total_frames(prompt.frames, len(prompt.tokens), count, speed)
+    if frames_per_token is not None:
+        planned = prompt.frames + math.ceil(frames_per_token * count / speed - 1e-9)
+        encoder_speed = sampler.speed_for_frames(prompt.frames, len(prompt.tokens), count, planned)
+    aligned = models.decoder.aligned_frames(planned)
+    if aligned != planned:  # bucketed decoder: a few frames more instead of padding behind
+        encoder_speed = sampler.speed_for_frames(prompt.frames, len(prompt.tokens), count, aligned)
+    return encoder_speed
+
+
+def _sampled(
+    models: LoadedModels,
+    condition: np.ndarray,
+    prompt: Prompt,
+    steps: int,
+    seed: int,
+    t_shift: float,
+    trace: SegmentTrace,
+) -> Generator[np.ndarray, None, np.ndarray]:
+    """The sampler's features, with a step boundary yielded after each decoder call (where the engine
+    thread may cancel or pause)."""
+    stepping = sampler.euler_steps(
+        models.decoder, condition, prompt.features, steps, seed, t_shift, on_step=_timer(trace)
+    )
+    while True:
+        try:
+            next(stepping)
+        except StopIteration as done:
+            return done.value
+        yield STEP_BOUNDARY
 
 
 def _timer(trace: SegmentTrace) -> Callable[[int], None]:
