@@ -8,7 +8,11 @@ import asyncio
 import os
 from pathlib import Path
 
+import pytest
+
+from npu_worker.bench import wav_folder
 from npu_worker.bench.wav_folder import removed_once_settled, temp_wav_dir
+from tests.timing import seconds
 
 
 async def test_a_wav_written_after_the_first_removal_is_removed_once_the_worker_is_idle(
@@ -30,4 +34,18 @@ async def test_a_wav_written_after_the_first_removal_is_removed_once_the_worker_
     await removed_once_settled(out_dir, worker_finishes_late)
     assert late == [out_dir]
     assert not os.path.exists(out_dir)
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_a_worker_that_never_says_it_is_idle_holds_the_removal_no_longer_than_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait for the worker was awaited whole: one that accepted `/health` and answered nothing held the
+    run's end for an ask's 10 s (`load.ASK_SECONDS`) past the `WAV_SETTLE_SECONDS` the docs bound it by.
+    Now the folder is removed again at that bound, whatever the wait is doing."""
+    monkeypatch.setattr(wav_folder, "WAV_SETTLE_SECONDS", 0.05)  # (5 s in the bench)
+    out_dir = await asyncio.to_thread(temp_wav_dir, str(tmp_path))
+    never_idle = asyncio.Event()
+    async with asyncio.timeout(seconds(20)):
+        await removed_once_settled(out_dir, never_idle.wait)
     assert list(tmp_path.iterdir()) == []

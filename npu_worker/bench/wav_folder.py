@@ -8,6 +8,7 @@ write in (not sticky), or reached through one: they could swap the wavs whose on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import stat
@@ -86,9 +87,12 @@ WAV_SETTLE_SECONDS = 5.0  # how long a run's end waits for the worker to finish 
 
 
 async def removed_once_settled(out_dir: str, settled: Callable[[], Awaitable[object]]) -> None:
-    """Remove the run's wav folder, and again once the worker is idle (`settled`, bounded): a /synth the
-    run gave up on (a stop midway, a timeout) could still be written after the first removal, and the
-    worker makes an output path's folders: the folder was left behind, a wav in it."""
+    """Remove the run's wav folder, and again once the worker is idle (`settled`), at the latest after
+    `WAV_SETTLE_SECONDS`: a /synth the run gave up on (a stop midway, a timeout) could still be written
+    after the first removal, and the worker makes an output path's folders: the folder was left behind, a
+    wav in it. (A worker that answers its `/health` ask nothing held the end for the ask's 10 s.)"""
     await asyncio.to_thread(shutil.rmtree, out_dir, True)
-    await settled()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(WAV_SETTLE_SECONDS):
+            await settled()
     await asyncio.to_thread(shutil.rmtree, out_dir, True)

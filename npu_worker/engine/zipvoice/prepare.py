@@ -241,9 +241,10 @@ def prepare(
                 if calibration is not None
                 else None
             )
+            # hashed before `seconds` is read: the time said is the whole prepare's, as before the split
+            compiled, source = _sizes_in(plan.contexts_dir), _staged_hashes(sources, staging, vocoder)
             manifest = _manifest(decoder, plan, contexts, time.monotonic() - started, calibrated)
-            manifest["source"] = _staged_hashes(sources, staging, vocoder)
-            manifest["sizes"] = {"model_files": sizes, "compiled": _sizes_in(plan.contexts_dir)}
+            manifest["source"], manifest["sizes"] = source, {"model_files": sizes, "compiled": compiled}
             _write_manifest(manifest, staging, out)
             _move_in(staging, out)
             return manifest
