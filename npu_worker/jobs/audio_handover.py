@@ -59,7 +59,8 @@ class AudioHandover:
         waits (espeak's child: `tells_waits`), from one read of its pipe to the next and past the last
         to the section's end (the lane's `release`): the frames the child wrote together, then the
         `ok` and `done`, reach the loop in one drain (benchmarks/SERVER_OVERHEAD.md, 2026-12-07,
-        stop 62). The keywords for its `stream_into`; none for a runner that hands audio elsewhere."""
+        stop 62); flushed before a section's disk work too (`Runner._finish`, `_keep`: its wav, the
+        cache's copy). The keywords for its `stream_into`; none for a runner that hands audio elsewhere."""
         if not (job.stream_audio and self.hands_over_to_loop and getattr(engine, "tells_waits", False)):
             return {}
         self.journal.handoff.hold()
