@@ -207,8 +207,8 @@ class GuardedHandler(RequestHandler):
 
     def _linger(self) -> bool:
         """Close after the answer without a reset (`lingering_close`), in place of aiohttp's close:
-        its task ends now and reads no more of this connection; the guard counts it, under the header
-        deadline (the first kind it evicts)."""
+        its task ends now and reads no more of this connection; the guard counts it as one waiting for
+        headers (the first kind it evicts), ended by its own bounds (`ConnectionGuard.await_close`)."""
         transport = self.transport
         if self._lingering or not isinstance(transport, asyncio.Transport) or transport.is_closing():
             return self._lingering is not None
@@ -218,7 +218,7 @@ class GuardedHandler(RequestHandler):
         self._serving_body = self._answered_body = self._unread_body = None
         self.transport = None  # aiohttp's close would reset the caller (bytes unread): it has none now
         super().force_close()
-        self.guard.await_headers(self)
+        self.guard.await_close(self)
         self._lingering = LingeringClose(transport)
         return True
 

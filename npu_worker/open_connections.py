@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 from aiohttp.streams import StreamReader
 
-from . import wire
+from . import lingering_close, wire
 from .protocol import ErrorBody, WorkerError
 
 if TYPE_CHECKING:
@@ -131,6 +131,17 @@ class ConnectionGuard:
         if handler in self.open and self.header_timeout > 0:
             loop = asyncio.get_running_loop()
             self.waiting[handler] = loop.call_later(self.header_timeout, self._expire, handler)
+
+    def await_close(self, handler: GuardedHandler) -> None:
+        """A connection closing after its answer while its caller still sends (`lingering_close`): in the
+        table as one waiting for headers (counted, evicted first), ended by the linger's own bounds; the
+        header deadline only past them. A shorter `--header-timeout` cut it (a reset, the caller perhaps
+        still sending) and counted it a `header_timeout`."""
+        self.headers_done(handler)
+        self.requests.pop(handler, None)
+        if handler in self.open:
+            after = max(self.header_timeout, lingering_close.TOTAL_SECONDS + 1.0)  # (a backstop only)
+            self.waiting[handler] = asyncio.get_running_loop().call_later(after, self._expire, handler)
 
     def headers_done(self, handler: GuardedHandler) -> None:
         timer = self.waiting.pop(handler, None)
