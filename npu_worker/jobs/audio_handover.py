@@ -60,7 +60,8 @@ class AudioHandover:
         to the section's end (the lane's `release`; before a wav's write, `run_section`'s: its last chunks
         and every other thread's hand-over waited for the write): the frames the child wrote together,
         then the `ok` and `done`, reach the loop in one drain (benchmarks/SERVER_OVERHEAD.md, 2026-12-07,
-        stop 62). The keywords for its `stream_into`; none for a runner that hands audio elsewhere."""
+        stop 62); flushed before a section's disk work too (`Runner._finish`, `_keep`: its wav, the
+        cache's copy). The keywords for its `stream_into`; none for a runner that hands audio elsewhere."""
         if not (job.stream_audio and self.hands_over_to_loop and getattr(engine, "tells_waits", False)):
             return {}
         self.journal.handoff.hold()

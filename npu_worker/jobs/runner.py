@@ -202,6 +202,7 @@ class Runner(EngineLoad, AudioHandover):
         started, cached = time.monotonic(), audio.cached  # (a property: read once)
         try:
             if section.output_path is not None:
+                self.journal.handoff.flush_held()  # (what a lane holds goes before the disk work)
                 try:
                     wav, path = audio.file_wav(), section.output_path
                     with self._counted(job, path, len(wav)):
@@ -230,6 +231,7 @@ class Runner(EngineLoad, AudioHandover):
         same text said again (forgotten under its lock: a lane's entry for it, added after the look, went)."""
         try:
             if audio.ok:
+                self.journal.handoff.flush_held()  # (a held `ok` and `done` go before the cache's fsync)
                 self.cache.put(audio.key, audio.raw_wav)
         except Exception:  # noqa: BLE001 - the cache is an aid: the section is `ok`, the lane goes on
             log.exception("the synthesis cache could not keep a section")
