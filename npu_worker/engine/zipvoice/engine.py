@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -165,14 +165,15 @@ class ZipVoiceEngine:
         kind (Distill or full ZipVoice) unless configured; the spectrum is returned."""
         config = self.config
         meta = models.decoder_metadata
-        sample_rate = int(meta.get("sample_rate", 24000))
-        self.feat_dim = int(meta.get("feat_dim", 100))
+        number = partial(model_files.metadata_int, meta, model="decoder")
+        sample_rate = number("sample_rate", 24000)
+        self.feat_dim = number("feat_dim", 100)
         spectrum = SpectrumConfig(
             sample_rate=sample_rate,
-            n_fft=int(meta.get("n_fft", 1024)),
-            hop_length=int(meta.get("hop_length", 256)),
-            win_length=int(meta.get("window_length", 1024)),
-            num_mels=int(meta.get("num_mels", self.feat_dim)),
+            n_fft=number("n_fft", 1024),
+            hop_length=number("hop_length", 256),
+            win_length=number("window_length", 1024),
+            num_mels=number("num_mels", self.feat_dim),
         )
         defaults = sampler.DISTILL_DEFAULTS if model_files.is_distill(files, meta) else sampler.FULL_DEFAULTS
         self.num_steps = config.num_steps or defaults.num_steps

@@ -225,3 +225,25 @@ def is_distill(files: ModelFiles, decoder_metadata: dict[str, str]) -> bool:
     if "distill" in names.lower() or "distill" in decoder_metadata.get("comment", "").lower():
         return True
     return "distill" in json.dumps(files.config).lower()
+
+
+METADATA_INT_LIMIT = 1 << 20  # past any sample rate, FFT size or feature count an export has
+
+
+def metadata_int(metadata: dict[str, str], key: str, default: int, model: str) -> int:
+    """A whole-number field of a model's ONNX metadata, its default where absent. One that is no positive
+    whole number up to METADATA_INT_LIMIT is the export's fault, said by name: `int()`'s bare ValueError
+    failed the load with no word of which file or field (and `sample_rate=0` divided by zero later)."""
+    said = metadata.get(key)
+    if said is None:
+        return default
+    try:
+        value = int(said)
+    except ValueError:
+        value = 0
+    if not 0 < value <= METADATA_INT_LIMIT:
+        raise ModelLoadError(
+            f"the {model}'s metadata gives {key}={said[:40]!r}, no positive whole number up to "
+            f"{METADATA_INT_LIMIT}; export the model again"
+        )
+    return value

@@ -15,6 +15,7 @@ import numpy as np
 
 from npu_worker.engine.zipvoice.features import SpectrumConfig, istft
 from npu_worker.engine.zipvoice.graph_inputs import declared_inputs
+from npu_worker.engine.zipvoice.model_files import metadata_int
 from npu_worker.protocol import ModelLoadError
 
 # Vocos: an embedding conv (kernel 7) and 8 ConvNeXt blocks (depthwise kernel 7) → ±27 frames reach.
@@ -89,12 +90,12 @@ def check_file(path: Path, decoder: Path | None = None) -> None:
 
 def spectrum_config(metadata: dict[str, str], sample_rate: int) -> SpectrumConfig:
     """ISTFT geometry from the vocoder's metadata (defaults: the 24 kHz Vocos)."""
-    n_fft = int(metadata.get("n_fft", 1024))
+    n_fft = metadata_int(metadata, "n_fft", 1024, "vocoder")
     return SpectrumConfig(
         sample_rate=sample_rate,
         n_fft=n_fft,
-        hop_length=int(metadata.get("hop_length", 256)),
-        win_length=int(metadata.get("win_length", n_fft)),
+        hop_length=metadata_int(metadata, "hop_length", 256, "vocoder"),
+        win_length=metadata_int(metadata, "win_length", n_fft, "vocoder"),
     )
 
 
