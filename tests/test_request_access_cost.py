@@ -4,12 +4,10 @@ worker, real socket; issue 25, stop 62: benchmarks/SERVER_OVERHEAD.md counts it 
 
 from __future__ import annotations
 
-import sys
-from typing import Any
-
 from npu_worker import access
 from npu_worker.access import host_allowed
 from npu_worker.http_compat import errors
+from tests.loop_calls import loop_calls_in_three_synths
 
 
 async def test_a_synth_parses_no_host_it_has_seen_on_the_loop(worker, tmp_path):
@@ -17,23 +15,10 @@ async def test_a_synth_parses_no_host_it_has_seen_on_the_loop(worker, tmp_path):
     `ipaddress` parse ran on the loop for every request (≈ 7 `ipaddress` calls alone), though a worker's
     callers send one or two names."""
     client = await worker()
-    body = {"text": "한 번에.", "output_path": str(tmp_path / "warm.wav")}
-    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
-    parsed: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_filename.endswith("ipaddress.py"):
-            parsed.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)  # (this thread: the loop's)
-    try:
-        for call in range(3):
-            body = {"text": f"한 번에 {call}.", "output_path": str(tmp_path / f"{call}.wav")}
-            answer = await (await client.post("/synth", json=body)).json()
-            assert answer["status"] == "ok" and (tmp_path / f"{call}.wav").stat().st_size > 44
-    finally:
-        sys.setprofile(None)
-    assert parsed == []
+    calls = await loop_calls_in_three_synths(
+        client, tmp_path, lambda code: code.co_filename.endswith("ipaddress.py")
+    )
+    assert calls == []
 
 
 async def test_a_host_refused_once_is_refused_again(worker):
@@ -67,23 +52,10 @@ async def test_a_synths_header_bytes_are_summed_without_a_python_step_a_header(w
     """The header bound (431 past 64 KiB) summed the request's lines with a generator: a Python step a
     header on the loop, every request."""
     client = await worker()
-    body = {"text": "한 번에.", "output_path": str(tmp_path / "warm.wav")}
-    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
-    steps: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_filename.endswith("http_compat/errors.py"):
-            steps.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)  # (this thread: the loop's)
-    try:
-        for call in range(3):
-            body = {"text": f"한 번에 {call}.", "output_path": str(tmp_path / f"{call}.wav")}
-            answer = await (await client.post("/synth", json=body)).json()
-            assert answer["status"] == "ok" and (tmp_path / f"{call}.wav").stat().st_size > 44
-    finally:
-        sys.setprofile(None)
-    assert "<genexpr>" not in steps and "check_request_access" in steps
+    calls = await loop_calls_in_three_synths(
+        client, tmp_path, lambda code: code.co_filename.endswith("http_compat/errors.py")
+    )
+    assert "<genexpr>" not in calls and "check_request_access" in calls
 
 
 def test_header_lines_bytes_are_the_lines_as_sent():

@@ -3,13 +3,12 @@ benchmarks/SERVER_OVERHEAD.md counts it with `call_counts.py --synths`)."""
 
 from __future__ import annotations
 
-import sys
 import threading
-from typing import Any
 
 import pytest
 
 from npu_worker.jobs.admitters import Admitters
+from tests.loop_calls import loop_calls_in_three_synths
 
 
 async def test_a_synths_admission_off_the_loop_makes_no_future_on_the_loop(worker, tmp_path):
@@ -17,23 +16,10 @@ async def test_a_synths_admission_off_the_loop_makes_no_future_on_the_loop(worke
     made a `Future` a call, with its `Condition` (its `submit`, the future's and the condition's
     `__init__`, a lock: ≈ 10 Python calls on the loop), and set it on the admitting thread."""
     client = await worker()
-    body = {"text": "한 번에.", "output_path": str(tmp_path / "warm.wav")}
-    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
-    futures: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and "concurrent/futures" in frame.f_code.co_filename:
-            futures.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)  # (this thread: the loop's)
-    try:
-        for call in range(3):
-            body = {"text": f"한 번에 {call}.", "output_path": str(tmp_path / f"{call}.wav")}
-            answer = await (await client.post("/synth", json=body)).json()
-            assert answer["status"] == "ok" and (tmp_path / f"{call}.wav").stat().st_size > 44
-    finally:
-        sys.setprofile(None)
-    assert futures == []
+    calls = await loop_calls_in_three_synths(
+        client, tmp_path, lambda code: "concurrent/futures" in code.co_filename
+    )
+    assert calls == []
 
 
 def test_admitters_run_each_call_on_at_most_so_many_threads_and_end_at_shutdown():
