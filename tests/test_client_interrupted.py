@@ -130,7 +130,7 @@ async def test_batch_poll_stopped_after_an_accepted_body_whose_status_is_no_word
     """`npu-worker batch --poll` so stopped: the client's TypeError was a traceback and exit 1 ("some
     sections failed"), the job neither cancelled nor named; now it is cancelled, as any, exit 130."""
     from tests.test_cli_client import write_lecture
-    from tests.test_cli_client_rogue_worker import LOADING, batch_interrupted_once
+    from tests.test_cli_client_ctrl_c import LOADING, batch_interrupted_once
 
     def script(method: str, path: str) -> bytes:
         if method == "POST":
