@@ -16,7 +16,9 @@ import ipaddress
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from .protocol import OriginNotAllowed, Unauthorized
+import idna
+
+from .protocol import BadRequest, OriginNotAllowed, Unauthorized
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -26,19 +28,33 @@ ORIGINS_REMEMBERED = 32  # `Origin` values whose answer is kept (the same bound)
 
 
 def normalize_origin(origin: str) -> str | None:
-    """`scheme://host[:port]` in lower case with the default port left off, or None if not http(s)."""
+    """`scheme://host[:port]` in lower case with the default port left off, the host in its ASCII
+    (punycode) form, or None if not http(s)."""
     try:
         parts = urlsplit(origin.strip())
         port = parts.port
     except ValueError:
         return None
-    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    scheme, host = parts.scheme.lower(), ascii_host(parts.hostname or "")
     if scheme not in DEFAULT_PORTS or not host or parts.path not in ("", "/"):
         return None
     shown_host = f"[{host}]" if ":" in host else host
     if port is None or port == DEFAULT_PORTS[scheme]:
         return f"{scheme}://{shown_host}"
     return f"{scheme}://{shown_host}:{port}"
+
+
+def ascii_host(host: str) -> str | None:
+    """A host name as a browser sends it (`Origin`, `Host`): an international name in punycode, by
+    UTS #46 as browsers map it (`bücher.example` is `xn--bcher-kva.example`, `ß` stays `ß`), so an
+    `--allowed-origins` entry written in Unicode matches the page's ASCII `Origin`; None if no valid
+    name. ASCII names are only lower-cased (IDNA refuses `_` and other names browsers still send)."""
+    if host.isascii():
+        return host.lower()
+    try:
+        return idna.encode(host, uts46=True, transitional=False).decode("ascii")
+    except idna.IDNAError:
+        return None
 
 
 def is_loopback_origin(origin: str) -> bool:
@@ -167,10 +183,15 @@ def check_origin_and_host(
     token_configured: bool,
 ) -> None:
     """Raise OriginNotAllowed (403) for a browser origin or a `Host` this worker does not answer
-    (`host_allowed`). Checked before anything about the credentials: a refused page is told 403 and
-    nothing about how it sent its token."""
+    (`host_allowed`), BadRequest (400) for a `Host` carrying userinfo (no HTTP client sends one; it was
+    read as the host after its `@`). Checked before anything about the credentials: a refused page is
+    told 403 and nothing about how it sent its token."""
     if not origin_allowed(origin, allowed_origins):
         raise OriginNotAllowed(f"origin {origin!r} is not allowed")
+    if host is not None and "@" in host:  # urlsplit took `evil.example@localhost` for `localhost`
+        raise BadRequest(
+            f"the Host header {host[:80]!r} carries userinfo ('@'); it names a host and port alone"
+        )
     if not host_allowed(host, allowed_origins, token_configured, loopback):
         raise OriginNotAllowed(
             f"host {(host or '')[:80]!r} is not a name of this worker (a browser reaching it through another "
