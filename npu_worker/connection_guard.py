@@ -103,6 +103,7 @@ class GuardedHandler(RequestHandler):
         self.unknown_expect: str | None = None
         self._parser_refused = False  # the answer is a refusal of what the parser read (`handle_error`)
         self._lingering: LingeringClose | None = None  # closing after an answer, the caller still sending
+        self._answered_at: float | None = None  # loop time of the last answer written (`answer_written`)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -203,10 +204,12 @@ class GuardedHandler(RequestHandler):
         """An answer is written whole (the access logger): its request's body is only drained from now
         on (`connection_lost`); one that `closes` with the body unread, or a parser refusal, lingers."""
         self._answered_body = self._serving_body
+        if body_unread:  # (aiohttp drains it before `close`: the linger's bound counts from now)
+            self._answered_at = self._loop.time()
         if closes and (body_unread or self._parser_refused):
             self._linger()
 
-    def _linger(self) -> bool:
+    def _linger(self, answered_at: float | None = None) -> bool:
         """Close after the answer without a reset (`lingering_close`), in place of aiohttp's close:
         its task ends now and reads no more of this connection; the guard counts it, the first it evicts
         (`ConnectionGuard.linger`)."""
@@ -220,13 +223,14 @@ class GuardedHandler(RequestHandler):
         self.transport = None  # aiohttp's close would reset the caller (bytes unread): it has none now
         super().force_close()
         self.guard.linger(self)
-        self._lingering = LingeringClose(transport)
+        self._lingering = LingeringClose(transport, answered_at)
         return True
 
     def close(self) -> None:
-        """aiohttp's close once its drain of an answered body (a 401 kept alive) ran out lingers too."""
+        """aiohttp's close once its drain of an answered body (a 401 kept alive) ran out lingers too,
+        its bound counted from the answer (it was 1 s of drain, then 5 s more)."""
         if self._answered_body is not None and not self._answered_body.is_eof():
-            self._linger()
+            self._linger(self._answered_at)
         super().close()
 
     def force_close(self) -> None:

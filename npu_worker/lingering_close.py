@@ -8,7 +8,7 @@ answer, which it then cannot tell from a crash (RFC 9112 §9.6, nginx's `lingeri
 worker ends its sending side after the answer (a FIN), drops whatever still arrives as it arrives (no
 parsing, nothing held: the body budget holds none of it), and closes once the caller closes, after
 SILENCE_SECONDS with nothing received (what it has not taken yet goes first, as at its close), or
-TOTAL_SECONDS after it began, whichever comes first: a caller that trickles for ever is cut there. The
+TOTAL_SECONDS after the answer, whichever comes first: a caller that trickles for ever is cut there. The
 connection stays in the guard's table meanwhile (`ConnectionGuard.linger`: counted, and evicted before
 any other, a caller's kept-alive connection included); the shutdown and an eviction end it at once."""
 
@@ -24,11 +24,14 @@ class LingeringClose:
     """One connection's close after its answer: its sending side ended, what arrives dropped, closed
     at its bound (asyncio then tells the connection's protocol it is lost)."""
 
-    def __init__(self, transport: asyncio.Transport) -> None:
+    def __init__(self, transport: asyncio.Transport, answered_at: float | None = None) -> None:
+        """`answered_at` (loop time): when the answer went, where aiohttp drained the body a while
+        before this began (a kept-alive 401 or 404): the total bound counts from there, so the caller
+        waits TOTAL_SECONDS in all, not aiohttp's drain and TOTAL_SECONDS after it."""
         self._transport = transport
         self._loop = asyncio.get_running_loop()
         self._last = self._loop.time()
-        self._until = self._last + TOTAL_SECONDS
+        self._until = min(self._last, answered_at or self._last) + TOTAL_SECONDS
         self._timer: asyncio.TimerHandle | None = None
         if not transport.can_write_eof():  # (no half-close on this transport: closed as before)
             self.end()

@@ -157,7 +157,7 @@ async def listen(
     if metrics is not None:
         guard.on_close = metrics.connection_closed
         guard.on_unparsable = metrics.count_unparsable
-        metrics.watch_connections(lambda: len(guard.open))
+        metrics.watch_connections(lambda: len(guard.open), lambda: len(guard.lingering))
     loop = asyncio.get_running_loop()
 
     def make_handler() -> GuardedHandler:

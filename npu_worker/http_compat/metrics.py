@@ -193,17 +193,24 @@ class WorkerMetrics(SchedulerObserver):
             registry=r,
         )
         self._open_connections: Callable[[], int] = lambda: 0
+        self._lingering_connections: Callable[[], int] = lambda: 0
         Gauge("npu_worker_connections_open", "Open connections", registry=r).set_function(
             lambda: self._open_connections()
         )
+        Gauge(
+            "npu_worker_connections_lingering",
+            "Open connections closing after their answer while the caller still sends (counted in open)",
+            registry=r,
+        ).set_function(lambda: self._lingering_connections())
         r.register(_StateCollector(scheduler))
 
     def connection_closed(self, reason: str) -> None:
         self.closed.labels(reason).inc()
 
-    def watch_connections(self, count: Callable[[], int]) -> None:
-        """The serving socket's count of open connections (server.listen), read at scrape time."""
-        self._open_connections = count
+    def watch_connections(self, count: Callable[[], int], lingering: Callable[[], int]) -> None:
+        """The serving socket's count of open connections and of those among them closing after their
+        answer (`lingering_close`) (server.listen), read at scrape time."""
+        self._open_connections, self._lingering_connections = count, lingering
 
     # -- SchedulerObserver ---------------------------------------------------------------------
 
