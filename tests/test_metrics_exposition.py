@@ -21,7 +21,7 @@ from tests.tone_engine import ToneEngine
 # keep (paths under a temporary folder), the gauges of work and connections the test does not wait on.
 VARYING = re.compile(
     r"^(npu_worker_(ttfa|section)_seconds_(bucket|sum)|npu_worker_engine_busy_seconds_total|"
-    r"npu_worker_job_bytes|npu_worker_jobs_active|npu_worker_queue_sections|npu_worker_connections_open|"
+    r"npu_worker_job_bytes|npu_worker_jobs_active|npu_worker_queue_sections|npu_worker_connections_(open|lingering)|"
     r"npu_worker_body_bytes_held)\b"
 )
 VERSION = re.compile(r'^(npu_worker_build_info\{.*\bversion=")[^"]*(")')
