@@ -138,10 +138,13 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.paused = paused;
     if (paused) {
       this.quietPending = true;
-      if (this.started && !this.ended && !this.buffering) this.fading = this.fadeOfQueued(true);
+      // A Pause while a fade still plays (a Resume came within it) lets that fade go on to silence.
+      const fadeOut = this.fading.length === 0 && this.started && !this.ended && !this.buffering;
+      if (fadeOut) this.fading = this.fadeOfQueued(true);
     } else {
+      // What is left of the pause's fade still plays (it was dropped: its frames lost, and the sound
+      // stepped from mid-fade to the fade-in's silence, a click), then the sound fades back in.
       this.quietPending = false;
-      this.fading = new Float32Array(0);
       this.rampIn = this.fadeFrames;
     }
   }

@@ -79,15 +79,19 @@ export class Player {
     // Told first: a cancel while paused fades nothing (its fade would start the next Play with a click).
     // The worklet fades the sound out over 5 ms, then says `paused-quiet`: suspended at once, the sound
     // stopped mid-wave, a click each Pause.
+    // Pauses that come while one waits share its wait (the second took the one waiter, and the first
+    // waited out the 250 ms fallback).
     this.wantPaused = true;
-    const quiet = new Promise((resolve) => {
+    this.quiet ??= new Promise((resolve) => {
       this.quietWaiter = resolve;
       setTimeout(resolve, PAUSE_FADE_WAIT_MS); // (a context that renders nothing never says it)
+    }).then(() => {
+      this.quiet = this.quietWaiter = null;
     });
+    const quiet = this.quiet;
     this.node.port.postMessage({ type: "paused", paused: true });
     if (this.context.state !== "running") return;
     await quiet;
-    this.quietWaiter = null;
     if (this.wantPaused) await this.context.suspend(); // (not when Resume came during the fade)
   }
 
