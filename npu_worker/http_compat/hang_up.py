@@ -34,6 +34,15 @@ def counted_status(request: web.BaseRequest, response: web.StreamResponse) -> in
     return CLIENT_CLOSED_REQUEST if request.get(_HUNG_UP) else response.status
 
 
+def done_all_the_same(request: web.BaseRequest) -> None:
+    """A `/synth` whose hang-up's cancel was taken but whose job ended ok all the same (its section
+    was done as the cancel came): the work did not stop, and its answer is the 200 with the file,
+    which a caller that only ended its sending side reads (it was counted 499). Counted by its own
+    status, as a waiting `/synth_batch`'s answer is, unless the connection is closed already."""
+    if request.get(_HUNG_UP) and not (request.transport is None or request.transport.is_closing()):
+        request[_HUNG_UP] = False
+
+
 def caller_gone(request: web.BaseRequest) -> bool:
     """The connection is closed, or the caller ended its sending side (a FIN: the connection stays open
     only to answer a request that looks no further, `connection_guard.GuardedHandler.eof_received`)."""

@@ -41,7 +41,7 @@ from .bodies import (
 )
 from .byte_range import Unsatisfiable, asked_range, range_field
 from .errors import error_response, expect_continue, expect_within
-from .hang_up import HangUpWatch, send_within
+from .hang_up import HangUpWatch, done_all_the_same, send_within
 from .health_routes import health, ready
 from .ndjson import open_stream, stream_job
 from .query import query_value
@@ -149,6 +149,7 @@ async def synth(request: web.Request) -> web.Response:
         failed = SynthFailed("fail", message, None, None, engine=info.backend, device=info.device)
         return json_response(failed)
     assert final.wav_path is not None  # a /synth section always names its file
+    done_all_the_same(request)  # (a hang-up's cancel that came too late to stop it: no 499)
     duration = final.duration_sec or 0.0
     elapsed = final.elapsed_sec or 0.0
     body = SynthResult(
