@@ -20,6 +20,7 @@ route, including those other modules add later.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 
 from aiohttp import web
 
@@ -35,6 +36,11 @@ EXPOSE_HEADERS = "Retry-After, X-Should-Retry, X-Request-Id"
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}")
 MAX_ASKED_HEADERS = 32
 PREFLIGHT_MAX_AGE = "600"
+# What another surface adds to a preflight's 204 on its paths (the OpenAI routes' `x-request-id`): asked
+# only when a preflight is answered, where an `on_response_prepare` hook ran for every answer of every
+# route (benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 63).
+PreflightHeaders = Callable[[web.Request], Mapping[str, str]]
+PREFLIGHT_HEADERS_KEY = web.AppKey("preflight_headers", list[PreflightHeaders])
 
 
 def _allowed(request: web.Request) -> str | None:
@@ -66,6 +72,8 @@ async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamR
             "Vary": "Origin, Access-Control-Request-Headers",
         }
     )
+    for more in request.app.get(PREFLIGHT_HEADERS_KEY, ()):
+        response.headers.update(more(request))
     return response
 
 
@@ -103,3 +111,4 @@ def vary_on(response: web.StreamResponse, name: str) -> None:
 
 def setup_cors(app: web.Application) -> None:
     app.on_response_prepare.append(add_cors_headers)
+    app.setdefault(PREFLIGHT_HEADERS_KEY, [])

@@ -7,6 +7,7 @@ import logging
 from aiohttp import web
 
 from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
+from ..http_compat.cors import PREFLIGHT_HEADERS_KEY
 from ..http_compat.errors import expect_continue
 from .errors import REQUEST_ID_HEADER, openai_refusal, request_id, unversioned_refusal
 from .formats import available_formats
@@ -28,11 +29,12 @@ def is_openai_path(path: str) -> bool:
     return path.startswith(("/v1/", "/audio/", "/models/")) or path == "/models"
 
 
-async def add_request_id(request: web.Request, response: web.StreamResponse) -> None:
-    """on_response_prepare: the answers no handler's wrapper names, the stream socket's 101 (its head
-    goes out as the socket opens) and a CORS preflight's 204 (the middleware's), get an id too."""
-    if REQUEST_ID_HEADER not in response.headers and is_openai_path(request.path):
-        response.headers[REQUEST_ID_HEADER] = request_id(request)
+def preflight_request_id(request: web.Request) -> dict[str, str]:
+    """A CORS preflight's 204 on this surface's paths gets an id too (the middleware answers it, before
+    any handler's wrapper; `cors.PREFLIGHT_HEADERS_KEY`: asked only of a preflight, where an
+    `on_response_prepare` hook cost every answer of every route a call, benchmarks/SERVER_OVERHEAD.md,
+    2026-12-07, stop 63). The stream socket's 101 names its own (`stream_ws.handle_speech_stream`)."""
+    return {REQUEST_ID_HEADER: request_id(request)} if is_openai_path(request.path) else {}
 
 
 def setup_openai(app: web.Application) -> None:
@@ -48,7 +50,7 @@ def setup_openai(app: web.Application) -> None:
         logging.getLogger(__name__).info("speech formats: %s", formats)
 
     app.on_startup.append(say_formats)
-    app.on_response_prepare.append(add_request_id)
+    app.setdefault(PREFLIGHT_HEADERS_KEY, []).append(preflight_request_id)
     app[LOAD_WAITERS_KEY] = load_waiters(app[SETTINGS_KEY].max_connections)
     app[ERROR_SHAPES_KEY]["/v1/"] = openai_refusal
     app[ERROR_SHAPES_KEY].update(dict.fromkeys(SDK_PATHS, unversioned_refusal))

@@ -45,7 +45,7 @@ from ..ws_server.opening import (
 from ..ws_server.socket_reading import SocketReading
 from ..ws_server.standing import Standing
 from .core import engine_info
-from .errors import openai_error, with_param
+from .errors import REQUEST_ID_HEADER, openai_error, request_id, with_param
 from .formats import FORMATS
 from .load_wait import loaded_engine
 from .messages import (
@@ -367,7 +367,7 @@ class SpeechStreamSession:
 async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     """Reads the socket while `serve` handles the messages, so a close is seen even while sentences
     wait for their place (then the queued ones stop at once)."""
-    ws = await open_socket(request)
+    ws = await open_socket(request, {REQUEST_ID_HEADER: request_id(request)})  # (its 101 names its id)
     if isinstance(ws, MaskedFramesResponse):  # a refused frame comes to the loop below, the socket open
         ws.refusals_to_the_route()
     reading = SocketReading(request, ws)

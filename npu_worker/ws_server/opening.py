@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
 from aiohttp import WSCloseCode, web
@@ -62,7 +62,9 @@ class OpenSockets:
         return len(sessions), sum(ended)
 
 
-async def open_socket(request: web.Request) -> web.WebSocketResponse:
+async def open_socket(
+    request: web.Request, headers: Mapping[str, str] | None = None
+) -> web.WebSocketResponse:
     """The prepared socket: no compression (PCM barely compresses and the CPU is the engine's), pings
     every heartbeat interval (a peer that vanished without closing is dropped, its request cancelled).
     Its handler reads it through `message_deadline.messages`, which answers the peer's pings.
@@ -86,6 +88,8 @@ async def open_socket(request: web.Request) -> web.WebSocketResponse:
         heartbeat=settings.heartbeat_interval or None,
         autoping=False,  # pings are answered by `message_deadline.messages`, which counts them apart
     )
+    if headers:  # (the 101's own: the OpenAI stream socket's `x-request-id`)
+        ws.headers.update(headers)
     try:
         await ws.prepare(request)
     except UnicodeEncodeError:  # aiohttp's refusal quoted Upgrade or Connection, holding a non-UTF-8 byte
