@@ -100,11 +100,13 @@ def qdq_graph(
 
 
 def _rewritten(decoder: Path, scratch: Path) -> Path:
-    """The decoder with its guard rewrite (swoosh.py), written into `scratch` for the specialiser."""
-    rewritten = scratch / "rewritten.onnx"
+    """The decoder with its guard rewrite (swoosh.py), written into `scratch` for the specialiser; the
+    decoder itself where it has no guard to rewrite (swoosh's None: onnx is there, `qdq_graph` imported
+    it), which was refused as "the graph could not be read for quantisation"."""
     graph = swoosh.rewritten_model(decoder)
     if graph is None:
-        raise ValueError(f"{decoder.name}: the graph could not be read for quantisation")
+        return decoder
+    rewritten = scratch / "rewritten.onnx"
     rewritten.write_bytes(graph)
     return rewritten
 
