@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .engine.providers import RuntimeConfig
     from .engine.zipvoice.calibration import Recording
     from .engine.zipvoice.model_files import ModelFiles
+    from .engine.zipvoice.options import ZipVoiceConfig
 
 
 def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,12 +97,8 @@ def record_calibration(
 ) -> tuple[Recording, dict[str, Any]]:
     """The engine on the CPU (fp32 files, the reference voice) synthesises the calibration texts, and
     each bucket's decoder inputs are kept (engine/zipvoice/calibration.py)."""
-    from .engine.base import Voice
-    from .engine.providers import RuntimeConfig
     from .engine.zipvoice import calibration, prepared
     from .engine.zipvoice.engine import ZipVoiceEngine
-    from .engine.zipvoice.options import ZipVoiceConfig, ZipVoiceOptions
-    from .protocol import ModelLoadError
 
     ref_wav = args.ref_wav or _voice_in(model_dir)
     texts = (
@@ -109,31 +106,21 @@ def record_calibration(
         if args.calibration_texts
         else calibration.default_texts()
     )
-    config = ZipVoiceConfig(
-        model_dir=str(model_dir),
-        vocoder=args.vocoder,
-        precision="fp32",
-        device="cpu",
-        runtime=RuntimeConfig(threads=runtime.threads),
-        num_steps=args.num_steps,
-        default_voice=Voice(ref_wav, args.ref_text),
-        options=ZipVoiceOptions(buckets=tuple(sorted(args.buckets))),
-    )
+    config = _calibration_config(args, model_dir, runtime, ref_wav)
     engine = ZipVoiceEngine(config)
-    try:
-        config.validate()
-    except ValueError as exc:
-        raise ModelLoadError(str(exc)) from None
-    engine.load()
-    report(f"calibration: synthesising {len(texts)} texts on the CPU with {Path(ref_wav).name}")
-    recording = calibration.record(
-        engine,
-        tuple(sorted(args.buckets)),
-        texts,
-        args.calibration_calls + args.check_calls,
-        seed=config.seed,
-        progress=report,
-    )
+    try:  # its espeak child and sessions end here, not with the command: compiling takes minutes more
+        engine.load()
+        report(f"calibration: synthesising {len(texts)} texts on the CPU with {Path(ref_wav).name}")
+        recording = calibration.record(
+            engine,
+            tuple(sorted(args.buckets)),
+            texts,
+            args.calibration_calls + args.check_calls,
+            seed=config.seed,
+            progress=report,
+        )
+    finally:
+        engine.close()
     about = {
         "texts_source": args.calibration_texts or "default (bundled lecture + sentences)",
         "texts_sha256": calibration.texts_digest(texts),
@@ -144,6 +131,33 @@ def record_calibration(
         "calls_per_bucket": args.calibration_calls,
     }
     return recording, about
+
+
+def _calibration_config(
+    args: argparse.Namespace, model_dir: Path, runtime: RuntimeConfig, ref_wav: str
+) -> ZipVoiceConfig:
+    """The calibrating engine's configuration (fp32 on the CPU), checked before an engine is made:
+    ModelLoadError in its words."""
+    from .engine.base import Voice
+    from .engine.providers import RuntimeConfig
+    from .engine.zipvoice.options import ZipVoiceConfig, ZipVoiceOptions
+    from .protocol import ModelLoadError
+
+    config = ZipVoiceConfig(
+        model_dir=str(model_dir),
+        vocoder=args.vocoder,
+        precision="fp32",
+        device="cpu",
+        runtime=RuntimeConfig(threads=runtime.threads),
+        num_steps=args.num_steps,
+        default_voice=Voice(ref_wav, args.ref_text),
+        options=ZipVoiceOptions(buckets=tuple(sorted(args.buckets))),
+    )
+    try:
+        config.validate()
+    except ValueError as exc:
+        raise ModelLoadError(str(exc)) from None
+    return config
 
 
 def _voice_in(model_dir: Path) -> str:

@@ -11,6 +11,7 @@ import glob
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,8 @@ def _drop_older_contexts(cached: Path, model_path: Path, fixed_dims: dict[str, i
 def qnn_session(
     model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, int]
 ) -> tuple[Any, SessionPlacement]:
-    import onnxruntime as ort
-
+    """`model_path` on the NPU, specialised to `fixed_dims`: the cached context where one loads, else
+    compiled (and cached where there is a cache folder); DeviceUnavailable where QNN cannot."""
     devices = qnn_devices(config)
 
     def qnn_options() -> Any:
@@ -100,12 +101,9 @@ def qnn_session(
     if cached is not None:  # the worker loads what is there: no one else may put a context in it
         private_folder(cached.parent)
     if cached is not None and cached.is_file():
-        try:
-            session = ort.InferenceSession(str(cached), sess_options=options, disabled_optimizers=disabled)
-            return session, recorded_placement(cached, session, "qnn")
-        except Exception as exc:  # stale or foreign cache: rebuild it below
-            log.warning("ignoring QNN context cache %s: %s", cached, exc)
-            cached.unlink(missing_ok=True)
+        loaded = _load_context(cached, options, disabled)
+        if loaded is not None:
+            return loaded
     if cached is not None:
         specialize.remove_dead_scratch(cached.parent)
         options.add_session_config_entry("ep.context_enable", "1")
@@ -113,35 +111,65 @@ def qnn_session(
         options.add_session_config_entry("ep.context_embed_mode", "0")
     try:
         with specialize.static_graph(model_path, fixed_dims, config.cache_dir) as graph:
-            try:
-                # no fallback: a compile that failed was retried on the CPU ("took no nodes")
-                session = ort.InferenceSession(
-                    str(graph), sess_options=options, disabled_optimizers=disabled, enable_fallback=0
-                )
-            except Exception as exc:
-                said = None if cached is None else ran_out.what_ran_out(exc, cached.parent)
-                if cached is None or (said is None and CACHE_NOT_WRITTEN not in str(exc)):
-                    raise
-                # QNN compiled it; only the state disk (full?) refused the context: the NPU all the same
-                log.warning(
-                    "QNN context %s not cached (%s): compiling it again, uncached", cached, said or exc
-                )
-                _remove_context(cached)
-                session = ort.InferenceSession(
-                    str(graph), sess_options=qnn_options(), disabled_optimizers=disabled, enable_fallback=0
-                )
+            session = _compiled(graph, options, qnn_options, disabled, cached)
     except Exception as exc:
         said = ran_out.what_ran_out(exc, config.cache_dir) if config.cache_dir is not None else None
         raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {said or exc}") from exc
     placed = SessionPlacement.of(session, "qnn")
     if cached is not None and cached.is_file():
-        try:
-            record_placement(cached, placed)
-        except OSError as exc:  # loaded without it, the context would report its EPContext nodes only
-            log.warning("QNN context %s not cached: its placement could not be written: %s", cached, exc)
-            _remove_context(cached)
-        _drop_older_contexts(cached, model_path, fixed_dims)
+        _keep_context(cached, placed, model_path, fixed_dims)
     return session, placed
+
+
+def _load_context(cached: Path, options: Any, disabled: list[str]) -> tuple[Any, SessionPlacement] | None:
+    """The cached context's session and recorded placement; None (the file removed) for a stale or
+    foreign one, compiled again by the caller."""
+    import onnxruntime as ort
+
+    try:
+        session = ort.InferenceSession(str(cached), sess_options=options, disabled_optimizers=disabled)
+        return session, recorded_placement(cached, session, "qnn")
+    except Exception as exc:  # stale or foreign cache: rebuild it below
+        log.warning("ignoring QNN context cache %s: %s", cached, exc)
+        cached.unlink(missing_ok=True)
+        return None
+
+
+def _compiled(
+    graph: Path, options: Any, qnn_options: Callable[[], Any], disabled: list[str], cached: Path | None
+) -> Any:
+    """The specialised graph compiled by QNN, writing its context to `cached`; where only the context's
+    write failed (the state disk full), compiled again uncached: the NPU all the same."""
+    import onnxruntime as ort
+
+    try:
+        # no fallback: a compile that failed was retried on the CPU ("took no nodes")
+        return ort.InferenceSession(
+            str(graph), sess_options=options, disabled_optimizers=disabled, enable_fallback=0
+        )
+    except Exception as exc:
+        said = None if cached is None else ran_out.what_ran_out(exc, cached.parent)
+        if cached is None or (said is None and CACHE_NOT_WRITTEN not in str(exc)):
+            raise
+        # QNN compiled it; only the state disk (full?) refused the context: the NPU all the same
+        log.warning("QNN context %s not cached (%s): compiling it again, uncached", cached, said or exc)
+        _remove_context(cached)
+        return ort.InferenceSession(
+            str(graph), sess_options=qnn_options(), disabled_optimizers=disabled, enable_fallback=0
+        )
+
+
+def _keep_context(
+    cached: Path, placed: SessionPlacement, model_path: Path, fixed_dims: dict[str, int]
+) -> None:
+    """A context just written is kept with its placement beside it (loaded, it would report its
+    EPContext nodes only), and the model's older contexts are dropped."""
+    try:
+        record_placement(cached, placed)
+    except OSError as exc:  # loaded without it, the context would report its EPContext nodes only
+        log.warning("QNN context %s not cached: its placement could not be written: %s", cached, exc)
+        _remove_context(cached)
+    _drop_older_contexts(cached, model_path, fixed_dims)
 
 
 def _remove_context(cached: Path) -> None:

@@ -11,6 +11,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from itertools import chain
+from typing import NamedTuple
 
 from aiohttp import web
 
@@ -142,9 +143,44 @@ def header_lines_bytes(raw_headers: tuple[tuple[bytes, bytes], ...]) -> int:
     return sum(map(len, chain.from_iterable(raw_headers))) + 4 * len(raw_headers)
 
 
+class _Failed(NamedTuple):
+    """How a handler's failure is answered. Only the words of an answer begun are kept, never the
+    failure: its traceback holds the middleware's frame, and kept there, the body read so far waited in
+    that cycle for a full collection."""
+
+    response: web.StreamResponse
+    started: web.StreamResponse | None = None  # an answer the handler began before it failed
+    last_words: bytes | None = None  # and what it is told
+    final: bool = False  # answered as it is (a caller gone: its quiet 499)
+
+
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    settings = request.app[SETTINGS_KEY]
+    """Every answer in the error body's contract: the request's head refused before its handler runs,
+    and whatever the handler raised, answered in the shape of its path or in an answer already begun."""
+    refused = _refused_before_handler(request)
+    if refused is not None:
+        return refused
+    try:
+        failed = _Failed(await handler(request))
+    except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
+        answer = _failure_answer(request, exc)
+        if answer is None:
+            raise
+        failed = answer
+    if failed.final:
+        return failed.response
+    if failed.started is not None and failed.started is not failed.response:  # no second answer after it
+        return await end_started(request, failed.started, failed.last_words)
+    response = failed.response
+    if request.get(CLOSE_AFTER_KEY) and not response.prepared:
+        response.force_close()
+    return response  # CORS headers: cors.add_cors_headers, when the response is prepared
+
+
+def _refused_before_handler(request: web.Request) -> web.Response | None:
+    """The refusals decided on the request's head, in this order: an HTTP version not spoken (505), the
+    access rules, then its framing (`_framing_refusal`); None: the handler runs."""
     if (version := unspoken_version(request)) is not None:
         request[CLOSE_AFTER_KEY] = True  # (its body, if any, is not read)
         unspoken = BadRequest(f"HTTP/{version.major}.{version.minor} is not spoken here; send HTTP/1.1")
@@ -160,6 +196,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if request.get(CLOSE_AFTER_KEY) or unknown_expect(request) is not None:
             refused.force_close()
         return refused
+    return _framing_refusal(request)
+
+
+def _framing_refusal(request: web.Request) -> web.Response | None:
+    """Headers over `MAX_HEADER_BYTES` (431), an unknown Expect (417), a body sent to a route that reads
+    none (400); each closes the connection, its body unread."""
     if (header_bytes := header_lines_bytes(request.raw_headers)) > MAX_HEADER_BYTES:
         # aiohttp takes 128 lines of 8 KiB: a request kept them (twice: as sent and as text) for as long
         # as its answer ran (a job's events), outside any budget.
@@ -183,52 +225,54 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
             refused.force_close()
             return refused
-    started: web.StreamResponse | None = None  # an answer the handler began before it failed,
-    last_words: bytes | None = None  # and what it is told (only the words: the failure's traceback holds
-    try:  # this frame, and kept here, the body read so far waited in that cycle for a full collection)
-        response = await handler(request)
-    except WorkerError as exc:
+    return None
+
+
+def _failure_answer(request: web.Request, exc: Exception) -> _Failed | None:
+    """A handler's failure in the error body: a WorkerError in its own words, aiohttp's exceptions by
+    `_http_refusal`, a caller gone a quiet 499, anything else a 500 naming an incident (None: not a
+    failure, a status under 400 raised before any answer began, for aiohttp to send)."""
+    if isinstance(exc, WorkerError):
         started = started_response(request)
         last_words = _stream_line(started, exc)
-        response = error_response(exc)
-    except web.HTTPRequestEntityTooLarge as exc:
-        response = error_response(
-            BodyTooLarge(f"the body exceeds {settings.max_body_bytes} bytes"), exc.status
-        )
-    except web.HTTPNotFound:
+        return _Failed(error_response(exc), started, last_words)
+    if isinstance(exc, web.HTTPException):
+        return _http_refusal(request, exc)
+    quiet = left_early(request, exc)
+    if quiet is not None:
+        return _Failed(quiet, final=True)
+    # the path as sent (still percent-encoded, its controls escaped): no log line of the caller's own
+    started = started_response(request)
+    failure = internal_error(log, exc, "on %s %s", request.method, printable(request.rel_url.raw_path))
+    last_words = _stream_line(started, failure)
+    return _Failed(error_response(failure), started, last_words)
+
+
+def _http_refusal(request: web.Request, exc: web.HTTPException) -> _Failed | None:
+    """aiohttp's own refusals (a body too large, no such path or method, a bad WebSocket handshake, a
+    missing file...) in the error body, in the shape of their path (OpenAI's under /v1/)."""
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        limit = request.app[SETTINGS_KEY].max_body_bytes
+        return _Failed(error_response(BodyTooLarge(f"the body exceeds {limit} bytes"), exc.status))
+    if isinstance(exc, web.HTTPNotFound):
         # (escaped: a path the pure-Python parser let through may hold bytes no UTF-8 encoder takes)
         error = BadRequest(f"no such endpoint: {printable(request.method)} {printable(request.path)}")
-        response = _shape_of(request)(error, 404)
-    except web.HTTPMethodNotAllowed as exc:
+        return _Failed(_shape_of(request)(error, 404))
+    if isinstance(exc, web.HTTPMethodNotAllowed):
         response = _shape_of(request)(BadRequest(method_refused(request.method, request.path)), exc.status)
         response.headers["Allow"] = ", ".join(sorted(exc.allowed_methods))  # RFC 9110: a 405 names them
-    except web.HTTPException as exc:
-        started = started_response(request)  # raised after the answer began: ended in its own words
-        if exc.status < 400 and started is None:
-            raise
-        # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too,
-        # in the shape of their path (OpenAI's under /v1/), with the headers they name (a refused
-        # WebSocket version's `Sec-WebSocket-Version`).
-        refusal = BadRequest(http_reason(exc))
-        last_words = _stream_line(started, refusal)
-        response = _shape_of(request)(refusal, max(exc.status, 400))
-        for name, value in exc.headers.items():
-            if name.lower() not in BODY_HEADERS:
-                response.headers.add(name, value)
-    except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
-        quiet = left_early(request, exc)
-        if quiet is not None:
-            return quiet
-        # the path as sent (still percent-encoded, its controls escaped): no log line of the caller's own
-        started = started_response(request)
-        failure = internal_error(log, exc, "on %s %s", request.method, printable(request.rel_url.raw_path))
-        last_words = _stream_line(started, failure)
-        response = error_response(failure)
-    if started is not None and started is not response:  # no second answer after it
-        return await end_started(request, started, last_words)
-    if request.get(CLOSE_AFTER_KEY) and not response.prepared:
-        response.force_close()
-    return response  # CORS headers: cors.add_cors_headers, when the response is prepared
+        return _Failed(response)
+    started = started_response(request)  # raised after the answer began: ended in its own words
+    if exc.status < 400 and started is None:
+        return None
+    # with the headers they name (a refused WebSocket version's `Sec-WebSocket-Version`)
+    refusal = BadRequest(http_reason(exc))
+    last_words = _stream_line(started, refusal)
+    response = _shape_of(request)(refusal, max(exc.status, 400))
+    for name, value in exc.headers.items():
+        if name.lower() not in BODY_HEADERS:
+            response.headers.add(name, value)
+    return _Failed(response, started, last_words)
 
 
 def method_refused(method: str, path: str) -> str:

@@ -8,6 +8,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,6 @@ def compile_bucket(
     """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest.
     With `share`, its accuracy check goes into `checks`, to run once the shared binary is written.
     `shown_dir`: the folder a disk that ran out is named by (the prepare's --out)."""
-    import onnxruntime as ort
-
     name = context_name(bucket.decoder, bucket.size)
     options = _context_options(bucket, contexts_dir / name, config, devices, share, last)
     notes: dict[str, Any] = {}
@@ -67,16 +66,7 @@ def compile_bucket(
         with _bucket_graph(bucket, contexts_dir, notes) as graph:
             ready = time.monotonic()
             boundary = qdq.boundary_names(graph) if quantised else set()
-            try:
-                session = ort.InferenceSession(
-                    str(graph),
-                    sess_options=options,
-                    disabled_optimizers=list(providers.FIXED_SHAPE_DISABLED_OPTIMIZERS),
-                    enable_fallback=0,  # a failed compile was retried on the CPU: "QNN runs none"
-                )
-            except Exception as exc:
-                said = ran_out.what_ran_out(exc, contexts_dir, shown_dir)
-                raise ModelLoadError(f"{compiling}: {said or exc}") from exc
+            session = _compiled(graph, options, compiling, (contexts_dir, shown_dir))
             compiled = time.monotonic()
             # the same QDQ graph on the CPU: how much of the distance is quantisation, how much HTP
             on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
@@ -90,16 +80,47 @@ def compile_bucket(
     _check_compiled(bucket, placed, contexts_dir / name)
     record = _record(bucket, name, placed, notes, (started, ready, compiled))
     if reference is not None and bucket.held_out:
-        context, held_out = contexts_dir / name, bucket.held_out
-
-        def check() -> None:
-            record["accuracy"] = _check_bucket(context, config, devices, reference, held_out, on_cpu, share)
-
+        context = contexts_dir / name
+        check = partial(
+            _check_into, record, context, config, devices, reference, bucket.held_out, on_cpu, share
+        )
         if share and checks is not None:
             checks.append(check)
         else:
             check()
     return record
+
+
+def _compiled(graph: Path, options: Any, compiling: str, folders: tuple[Path, Path | None]) -> Any:
+    """QNN's session of the bucket's graph, its context written as it compiles; ModelLoadError where it
+    cannot (`compiling`: what failed; a disk that ran out named by `folders`: the contexts', shown as)."""
+    import onnxruntime as ort
+
+    try:
+        return ort.InferenceSession(
+            str(graph),
+            sess_options=options,
+            disabled_optimizers=list(providers.FIXED_SHAPE_DISABLED_OPTIMIZERS),
+            enable_fallback=0,  # a failed compile was retried on the CPU: "QNN runs none"
+        )
+    except Exception as exc:
+        said = ran_out.what_ran_out(exc, *folders)
+        raise ModelLoadError(f"{compiling}: {said or exc}") from exc
+
+
+def _check_into(
+    record: dict[str, Any],
+    context: Path,
+    config: RuntimeConfig,
+    devices: list[Any],
+    reference: Any,
+    feeds: list[Feed],
+    graph_on_cpu: list[Any] | None,
+    shared: bool,
+) -> None:
+    """A compiled bucket's accuracy against fp32 (`_check_bucket`'s) kept in its manifest record: run
+    at once, or, with a shared binary, once that is written."""
+    record["accuracy"] = _check_bucket(context, config, devices, reference, feeds, graph_on_cpu, shared)
 
 
 def _context_options(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Iterator
-from functools import lru_cache, partial
+from functools import lru_cache
 
 import numpy as np
 
@@ -25,15 +25,14 @@ from npu_worker.engine.zipvoice import (
     model_files,
     prepared,
     runtime,
-    sampler,
     segment_sizes,
     synthesis,
 )
 from npu_worker.engine.zipvoice.audio_identity import audio_settings
-from npu_worker.engine.zipvoice.features import SpectrumConfig
+from npu_worker.engine.zipvoice.decoder_settings import decoder_settings
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
 from npu_worker.engine.zipvoice.options import ZipVoiceConfig
-from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache
+from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache, VoicePrompts
 from npu_worker.engine.zipvoice.synthesis import SegmentTrace
 from npu_worker.engine.zipvoice.tokenizer import (
     PUNCTUATION,
@@ -141,7 +140,11 @@ class ZipVoiceEngine:
         self.calls = Calls()
         runtime.guard_sessions(models, self.calls)
         self.load_phase = "loading the reference voice"
-        spectrum = self._take_metadata(models, files)
+        settings = decoder_settings(models.decoder_metadata, files, config)
+        self.feat_dim, self.num_steps = settings.feat_dim, settings.num_steps
+        self.guidance_scale = settings.guidance_scale
+        models.decoder.set_guidance_scale(self.guidance_scale)
+        spectrum = settings.spectrum
         sample_rate = spectrum.sample_rate
         self.table = TokenTable.load(files.tokens)
         self.tokenizer_name = choose_tokenizer(config.tokenizer, models.encoder_metadata, self.table)
@@ -159,29 +162,6 @@ class ZipVoiceEngine:
             except WorkerError as exc:  # the operator's voice: BadRequest or InvalidAudio are theirs too
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
         warm_up(self)
-
-    def _take_metadata(self, models: runtime.LoadedModels, files: model_files.ModelFiles) -> SpectrumConfig:
-        """The decoder's metadata: its features' size and spectrum, and the steps and guidance of its
-        kind (Distill or full ZipVoice) unless configured; the spectrum is returned."""
-        config = self.config
-        meta = models.decoder_metadata
-        number = partial(model_files.metadata_int, meta, model="decoder")
-        sample_rate = number("sample_rate", 24000)
-        self.feat_dim = number("feat_dim", 100)
-        spectrum = SpectrumConfig(
-            sample_rate=sample_rate,
-            n_fft=number("n_fft", 1024),
-            hop_length=number("hop_length", 256),
-            win_length=number("window_length", 1024),
-            num_mels=number("num_mels", self.feat_dim),
-        )
-        defaults = sampler.DISTILL_DEFAULTS if model_files.is_distill(files, meta) else sampler.FULL_DEFAULTS
-        self.num_steps = config.num_steps or defaults.num_steps
-        self.guidance_scale = (
-            config.guidance_scale if config.guidance_scale is not None else defaults.guidance_scale
-        )
-        models.decoder.set_guidance_scale(self.guidance_scale)
-        return spectrum
 
     def _engine_info(
         self, models: runtime.LoadedModels, files: model_files.ModelFiles, sample_rate: int
@@ -247,21 +227,7 @@ class ZipVoiceEngine:
         """
         info = self.info
         early = request.early_audio
-        voice = request.voice if request.voice.ref_wav else self.default_voice()
-        try:
-            prompts = self.prompts.get(voice, request.lang)
-            segments = self.plan(
-                readable(request.text),  # composed first: a cut never parts a syllable's jamo
-                request.lang,
-                prompts.rest,
-                request.speed_factor,
-                early,
-                prompts.frames_per_token,
-            )
-        except WorkerError:
-            raise
-        except Exception as exc:
-            raise EngineError(f"preparing the text failed: {exc}") from exc
+        prompts, segments = self._planned(request)
         seed = self.config.seed if request.seed is None else request.seed
         joiner = StreamJoiner(
             info.sample_rate, self.options.crossfade_ms, trim=self.options.trim_edge_silence
@@ -271,27 +237,9 @@ class ZipVoiceEngine:
         produced = 0
         for index, text in enumerate(segments):
             first = index == 0 and early
-            prompt = prompts.first if first else prompts.rest
-            steps = (self.options.first_segment_steps or self.num_steps) if first else self.num_steps
-            joiner.start_segment()
-            pieces = self.segment_pieces(
-                text,
-                request.lang,
-                prompt,
-                request.speed_factor,
-                seed + index,
-                steps,
-                prompts.frames_per_token,
-                traces,
-            )
-            for piece in pieces:
-                if not piece.size:
-                    yield piece  # a step boundary: the caller may cancel or pause here
-                    continue
-                out = joiner.feed(piece)
+            for out in self._joined_segment(joiner, request, text, prompts, first, seed + index, traces):
                 produced += out.size
-                if out.size:
-                    yield out
+                yield out
         if not any(trace.tokens for trace in traces):  # "...!!!", "😀", zero-width characters: the caller's
             raise EmptyText(
                 f"the text gives no speakable tokens for lang {request.lang!r}: {request.text[:40]!r}"
@@ -304,6 +252,59 @@ class ZipVoiceEngine:
             raise EngineError(
                 f"the synthesis of {request.text[:40]!r} gave no audible audio ({len(traces)} segments)"
             )
+
+    def _planned(self, request: SynthesisRequest) -> tuple[VoicePrompts, list[str]]:
+        """The voice's prompts and the text's segments; a failure of our own here is the engine's
+        (EngineError), a caller's mistake (a WorkerError) its own."""
+        voice = request.voice if request.voice.ref_wav else self.default_voice()
+        try:
+            prompts = self.prompts.get(voice, request.lang)
+            segments = self.plan(
+                readable(request.text),  # composed first: a cut never parts a syllable's jamo
+                request.lang,
+                prompts.rest,
+                request.speed_factor,
+                request.early_audio,
+                prompts.frames_per_token,
+            )
+        except WorkerError:
+            raise
+        except Exception as exc:
+            raise EngineError(f"preparing the text failed: {exc}") from exc
+        return prompts, segments
+
+    def _joined_segment(
+        self,
+        joiner: StreamJoiner,
+        request: SynthesisRequest,
+        text: str,
+        prompts: VoicePrompts,
+        first: bool,
+        seed: int,
+        traces: list[SegmentTrace],
+    ) -> Iterator[np.ndarray]:
+        """One segment's audio as the joiner makes it final, and its step boundaries (empty chunks),
+        where the caller may cancel or pause; the early first segment takes the short prompt."""
+        prompt = prompts.first if first else prompts.rest
+        steps = (self.options.first_segment_steps or self.num_steps) if first else self.num_steps
+        joiner.start_segment()
+        pieces = self.segment_pieces(
+            text,
+            request.lang,
+            prompt,
+            request.speed_factor,
+            seed,
+            steps,
+            prompts.frames_per_token,
+            traces,
+        )
+        for piece in pieces:
+            if not piece.size:
+                yield piece  # a step boundary: the caller may cancel or pause here
+                continue
+            out = joiner.feed(piece)
+            if out.size:
+                yield out
 
     def plan(
         self,

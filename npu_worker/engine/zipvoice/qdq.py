@@ -71,36 +71,17 @@ def qdq_graph(
     """The decoder specialised to `dims` and statically quantised to `precision`, as a temporary file
     (`notes`: when specialising ended, the nodes kept in float; for the manifest)."""
     import onnx
-    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config, qnn_preprocess_model
+    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
 
     activation_bits, weight_bits = QUANTISED[precision]
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(_scratch(work_dir)))
-        rewritten = scratch / "rewritten.onnx"
-        graph = swoosh.rewritten_model(decoder)
-        if graph is None:
-            raise ValueError(f"{decoder.name}: the graph could not be read for quantisation")
-        rewritten.write_bytes(graph)
-        del graph
+        rewritten = _rewritten(decoder, scratch)
         static = stack.enter_context(specialize.static_graph(rewritten, dims, scratch))
         notes = {} if notes is None else notes
         notes["specialised"] = time.monotonic()
-        model = onnx.load(str(static))
-        # onnxruntime 1.32's qnn_preprocess_model fails on a model with metadata (it updates a dict
-        # from the repeated metadata entries); the metadata goes back on the quantised model.
-        metadata = {entry.key: entry.value for entry in model.metadata_props}
-        del model.metadata_props[:]
-        plain = scratch / "static.onnx"
-        onnx.save(model, str(plain))
-        del model
-        preprocessed = scratch / "preprocessed.onnx"
-        if not qnn_preprocess_model(str(plain), str(preprocessed)):
-            preprocessed = plain
-        graph_proto = onnx.load(str(preprocessed), load_external_data=False)
-        in_float = scalar_branch(graph_proto) + [
-            node.name for node in graph_proto.graph.node if node.op_type in FLOAT_OPS
-        ]
-        del graph_proto
+        preprocessed, metadata = _preprocessed(static, scratch)
+        in_float = _kept_in_float(preprocessed)
         notes["kept_in_float"] = len(in_float)
         config = get_qnn_qdq_config(
             str(preprocessed),
@@ -116,6 +97,47 @@ def qdq_graph(
         onnx.helper.set_model_props(result, metadata)
         onnx.save(result, str(quantised))
         yield quantised
+
+
+def _rewritten(decoder: Path, scratch: Path) -> Path:
+    """The decoder with its guard rewrite (swoosh.py), written into `scratch` for the specialiser; the
+    decoder itself where it has no guard to rewrite (swoosh's None: onnx is there, `qdq_graph` imported
+    it), which was refused as "the graph could not be read for quantisation"."""
+    graph = swoosh.rewritten_model(decoder)
+    if graph is None:
+        return decoder
+    rewritten = scratch / "rewritten.onnx"
+    rewritten.write_bytes(graph)
+    return rewritten
+
+
+def _preprocessed(static: Path, scratch: Path) -> tuple[Path, dict[str, str]]:
+    """QNN's preprocessing of the specialised graph (the graph as it is where it changes nothing), and
+    the metadata taken off it first: onnxruntime 1.32's qnn_preprocess_model fails on a model with
+    metadata (it updates a dict from the repeated metadata entries); it goes back on the quantised one."""
+    import onnx
+    from onnxruntime.quantization.execution_providers.qnn import qnn_preprocess_model
+
+    model = onnx.load(str(static))
+    metadata = {entry.key: entry.value for entry in model.metadata_props}
+    del model.metadata_props[:]
+    plain = scratch / "static.onnx"
+    onnx.save(model, str(plain))
+    del model
+    preprocessed = scratch / "preprocessed.onnx"
+    if not qnn_preprocess_model(str(plain), str(preprocessed)):
+        preprocessed = plain
+    return preprocessed, metadata
+
+
+def _kept_in_float(graph: Path) -> list[str]:
+    """The nodes the quantiser leaves in float: the scalar time branch and the `FLOAT_OPS`."""
+    import onnx
+
+    graph_proto = onnx.load(str(graph), load_external_data=False)
+    return scalar_branch(graph_proto) + [
+        node.name for node in graph_proto.graph.node if node.op_type in FLOAT_OPS
+    ]
 
 
 @contextlib.contextmanager

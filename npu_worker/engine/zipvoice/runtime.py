@@ -180,8 +180,7 @@ def open_models(
     same padding and sessions as on the NPU, so tests and benchmarks exercise that path anywhere).
     `ready`: the model directory was prepared (`npu-worker prepare`): QNN loads its compiled buckets.
     """
-    if ready is not None:
-        buckets = ready.buckets
+    buckets = ready.buckets if ready is not None else buckets
     reasons: list[str] = []
     rewritten = functools.cache(lambda: decoder_graph(decoder))  # once, only for CPU/CUDA (QNN: the file)
     for device in providers.candidates(requested):
@@ -193,13 +192,11 @@ def open_models(
                 dec: Decoder | BucketedDecoder = open_bucketed_decoder(
                     decoder, device, config, buckets, graph, share, placed, ready, progress, encoder, vocoder
                 )
-                others = "cpu" if device == "qnn" else device
             else:
                 session, placed[decoder.stem] = providers.open_placed_session(
                     decoder, device, config, min_share=share, graph=graph
                 )
                 dec = Decoder(session)
-                others = device
         except DeviceUnavailable as exc:
             if requested != "auto":
                 raise providers.require(device, requested, exc) from exc
@@ -210,25 +207,42 @@ def open_models(
             raise
         except Exception as exc:  # a model onnxruntime cannot load at all is the file's fault
             raise ModelLoadError(f"cannot load {decoder}: {exc}") from exc
-        warn_partial(placed)
-        enc_session, placed[encoder.stem] = _open_plain(encoder, others, config)
-        voc_session, placed[vocoder.stem] = _open_plain(vocoder, others, config)
-        check_vocoder(voc_session, vocoder)
-        first = dec.decoders[dec.buckets[0]].session if isinstance(dec, BucketedDecoder) else dec.session
-        check_mels(voc_session, vocoder, first)
-        return LoadedModels(
-            encoder=TextEncoder(enc_session),
-            decoder=dec,
-            vocoder_session=voc_session,
-            encoder_metadata=metadata(enc_session),
-            decoder_metadata=metadata(first),
-            vocoder_metadata=metadata(voc_session),
-            device=device,
-            fallback_reason=providers.explain(reasons),
-            placement=placed,
-            precision=computed_in(device, files, ready),
-        )
+        told = (providers.explain(reasons), computed_in(device, files, ready))  # (fallback_reason, precision)
+        return _around_decoder(dec, device, (encoder, vocoder), config, placed, told)
     raise ModelLoadError("no device can run the model: " + "; ".join(reasons))
+
+
+def _around_decoder(
+    dec: Decoder | BucketedDecoder,
+    device: str,
+    paths: tuple[Path, Path],
+    config: RuntimeConfig,
+    placed: dict[str, SessionPlacement],
+    told: tuple[str | None, str],
+) -> LoadedModels:
+    """The text encoder and vocoder opened beside the decoder `device` runs (on the CPU beside QNN's),
+    the vocoder checked against the decoder's features; `told`: /health's fallback reason and
+    precision."""
+    warn_partial(placed)
+    encoder, vocoder = paths
+    others = "cpu" if device == "qnn" else device
+    enc_session, placed[encoder.stem] = _open_plain(encoder, others, config)
+    voc_session, placed[vocoder.stem] = _open_plain(vocoder, others, config)
+    check_vocoder(voc_session, vocoder)
+    first = dec.decoders[dec.buckets[0]].session if isinstance(dec, BucketedDecoder) else dec.session
+    check_mels(voc_session, vocoder, first)
+    return LoadedModels(
+        encoder=TextEncoder(enc_session),
+        decoder=dec,
+        vocoder_session=voc_session,
+        encoder_metadata=metadata(enc_session),
+        decoder_metadata=metadata(first),
+        vocoder_metadata=metadata(voc_session),
+        device=device,
+        fallback_reason=told[0],
+        placement=placed,
+        precision=told[1],
+    )
 
 
 def guard_sessions(models: LoadedModels, calls: Calls) -> None:
