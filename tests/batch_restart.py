@@ -39,6 +39,7 @@ def batch_through_a_restart(
         text=True,
     )
     lines: list[str] = []
+    reader: threading.Thread | None = None
     try:
         assert client.stderr is not None
         while not (line := client.stderr.readline()).startswith(started):
@@ -64,6 +65,12 @@ def batch_through_a_restart(
     finally:
         if client.poll() is None:
             client.kill()
+        client.wait(timeout=seconds(10))
+        if reader is not None:  # (it ends at the pipe's end, which came with the client's)
+            reader.join(seconds(10))
+        for pipe in (client.stdout, client.stderr):  # (left open: "unclosed file" in a later test)
+            if pipe is not None:
+                pipe.close()
         for process in workers:
             if process.poll() is None:
                 process.terminate()

@@ -53,8 +53,17 @@ def quick_drops(monkeypatch):
     monkeypatch.setattr(body_budget, "SLOW_BODY_SECONDS", 0.3)
 
 
+@pytest.fixture
+def young_until_aged(monkeypatch):
+    """Bodies stay too young to drop until the test ages them all (`aged`): the first phase's "nothing
+    to drop" held only while the three holders' bytes came within 0.3 s, which a loaded box outlasts
+    (the fourth then dropped the oldest, and the count of drops came out 2)."""
+    monkeypatch.setattr(body_budget, "SLOW_BODY_SECONDS", 3600.0)
+    return lambda: monkeypatch.setattr(body_budget, "SLOW_BODY_SECONDS", 0.0)
+
+
 async def test_bodies_held_open_are_bounded_together_and_a_lecture_batch_still_goes_through(
-    served, quick_drops, caplog
+    served, young_until_aged, caplog
 ):
     """Before: every connection held its body (up to --max-body-bytes) for --body-timeout, whatever the
     others held: 512 × 8 MiB. Now the bodies together stay within the budget; a new one finds room by
@@ -63,14 +72,14 @@ async def test_bodies_held_open_are_bounded_together_and_a_lecture_batch_still_g
     listener = await served(body_budget_bytes=2048 * KIB)
     holders = [await held_open(listener.port, 4096 * KIB, 600 * KIB) for _ in range(3)]
     try:
-        await bounded_together(listener, holders)
+        await bounded_together(listener, holders, young_until_aged)
     finally:
         for _, writer in holders:
             writer.transport.abort()
     assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text, caplog.text
 
 
-async def bounded_together(listener, holders) -> None:
+async def bounded_together(listener, holders, aged) -> None:
     budget = listener.runner.app[BODY_BUDGET_KEY]
     await until(lambda: budget.held >= 3 * 600 * KIB - 64 * KIB, "three bodies to be held")
 
@@ -90,7 +99,7 @@ async def bounded_together(listener, holders) -> None:
     assert budget.held <= budget.total
 
     # The lecture, sent at once once they are old: the oldest held body makes room for it.
-    await asyncio.sleep(0.4)
+    aged()
     batch = lecture_batch()
     assert len(batch) > 300 * KIB
     async with aiohttp.ClientSession() as session:

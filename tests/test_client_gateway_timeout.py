@@ -35,27 +35,41 @@ class GivingUpGateway:
         self.target_port, self.status = target_port, status
         self.port = 0
         self._server: asyncio.AbstractServer | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> GivingUpGateway:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._handled, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        """Its connections end with it: a handler left waiting on the worker was destroyed pending when
+        the test's loop closed, its two sockets reported unclosed by a later collection."""
         assert self._server is not None
         self._server.close()
+        for handler in self._handlers:
+            handler.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+
+    async def _handled(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._handlers.add(asyncio.current_task())  # type: ignore[arg-type]
+        try:
+            await self._handle(reader, writer)
+        finally:
+            writer.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         passing = asyncio.create_task(self._pass_on(reader, up_writer))
-        await up_reader.read(1)  # the worker's answer began: the batch is queued
-        head = STATUS_LINES[self.status] + b"\r\nContent-Type: text/html\r\nConnection: close\r\n"
-        writer.write(head + b"Content-Length: %d\r\n\r\n" % len(PAGE) + PAGE)
-        with contextlib.suppress(ConnectionError):
-            await writer.drain()
-        writer.close()
-        up_writer.close()
-        passing.cancel()
+        try:
+            await up_reader.read(1)  # the worker's answer began: the batch is queued
+            head = STATUS_LINES[self.status] + b"\r\nContent-Type: text/html\r\nConnection: close\r\n"
+            writer.write(head + b"Content-Length: %d\r\n\r\n" % len(PAGE) + PAGE)
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+        finally:
+            up_writer.close()
+            passing.cancel()
 
     @staticmethod
     async def _pass_on(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
@@ -149,11 +163,13 @@ class HoldingProxy(GivingUpGateway):
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         passing = asyncio.create_task(self._pass_on(reader, up_writer))
-        with contextlib.suppress(ConnectionError):
-            writer.write(await up_reader.read())
-            await writer.drain()
-        writer.close()
-        passing.cancel()
+        try:
+            with contextlib.suppress(ConnectionError):
+                writer.write(await up_reader.read())
+                await writer.drain()
+        finally:
+            up_writer.close()
+            passing.cancel()
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])

@@ -9,9 +9,12 @@ import os
 import signal
 import socket
 import time
+import urllib.request
+from contextlib import ExitStack
 
 import pytest
 
+from npu_worker.http_compat.request_body import PIECE_OVERHEAD
 from tests.test_shutdown import serve, wait_loaded
 from tests.timing import seconds
 
@@ -23,15 +26,36 @@ REQUESTS = {
 }
 
 
-def headers_only(port: int, path: str, body: bytes) -> socket.socket:
-    """A connection whose request's headers are sent whole and its body not yet."""
+def headers_and_first_byte(port: int, path: str, body: bytes) -> socket.socket:
+    """A connection whose request's headers are sent whole and of its body only the first byte."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=seconds(20))
     head = (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     )
-    sock.sendall(head.encode())
+    sock.sendall(head.encode() + body[:1])
     return sock
+
+
+def wait_bodies_held(base: str, count: int) -> None:
+    """The worker's handlers are reading `count` bodies (their first bytes held in the body budget):
+    the event a fixed 0.5 s sleep stood for, which a loaded box could outlast (the SIGTERM then came
+    before the headers were read)."""
+    wanted = count * (1 + PIECE_OVERHEAD)
+    deadline = time.monotonic() + seconds(20)
+    while (held := body_bytes_held(base)) < wanted:
+        assert time.monotonic() < deadline, f"the worker held {held} body bytes, not {wanted}"
+        time.sleep(0.02)
+
+
+def body_bytes_held(base: str) -> float:
+    with urllib.request.urlopen(base + "/metrics", timeout=seconds(10)) as response:
+        metrics = response.read().decode()
+    return float(
+        next(line for line in metrics.splitlines() if line.startswith("npu_worker_body_bytes_held ")).split()[
+            1
+        ]
+    )
 
 
 def wait_listener_closed(port: int) -> None:
@@ -58,17 +82,22 @@ def answer(sock: socket.socket) -> bytes:
 
 def test_a_body_arriving_at_the_sigterm_is_read_and_answered_queue_full(tmp_path):
     process = serve("--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0")
+    sockets = ExitStack()  # each test socket closed, whatever happens (one left open was a ResourceWarning)
     try:
         wait_loaded(process.base, process)
         bodies = {path: json.dumps(body).encode() for path, body in REQUESTS.items()}
-        socks = {path: headers_only(process.port, path, body) for path, body in bodies.items()}
-        time.sleep(seconds(0.5))  # the worker reads the headers (a request then being served)
+        socks = {
+            path: sockets.enter_context(headers_and_first_byte(process.port, path, body))
+            for path, body in bodies.items()
+        }
+        wait_bodies_held(process.base, len(socks))  # each request being served, its body arriving
         os.kill(process.pid, signal.SIGTERM)
         wait_listener_closed(process.port)
         for path, sock in socks.items():
-            sock.sendall(bodies[path])
+            sock.sendall(bodies[path][1:])
         answers = {path: answer(sock).decode(errors="replace") for path, sock in socks.items()}
     finally:
+        sockets.close()
         process.kill()
     for path, received in answers.items():
         status = received.split("\r\n", 1)[0]

@@ -14,11 +14,14 @@ import pytest
 from npu_worker.ws_server.opening import taken
 
 
-async def _a_real_tcp_transport() -> tuple[Any, asyncio.AbstractServer, asyncio.StreamWriter]:
-    server = await asyncio.start_server(lambda _r, _w: None, "127.0.0.1", 0)
+async def _a_real_tcp_transport() -> tuple[Any, asyncio.AbstractServer, list[asyncio.StreamWriter]]:
+    """A connected client transport; the server's and the client's writers, both to close (the server's
+    end left open was an unclosed transport that a later test's collection reported)."""
+    accepted: asyncio.Future[asyncio.StreamWriter] = asyncio.get_running_loop().create_future()
+    server = await asyncio.start_server(lambda _r, w: accepted.set_result(w), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     _reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    return writer.transport, server, writer
+    return writer.transport, server, [writer, await accepted]
 
 
 async def test_a_send_that_failed_as_its_wait_was_cancelled_has_its_error_read() -> None:
@@ -26,7 +29,7 @@ async def test_a_send_that_failed_as_its_wait_was_cancelled_has_its_error_read()
     gc.collect()  # what earlier tests left for the GC is reported now, not below as this test's
     unretrieved: list[dict[str, Any]] = []
     loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
-    transport, server, writer = await _a_real_tcp_transport()
+    transport, server, writers = await _a_real_tcp_transport()
     try:
         send = loop.create_future()
         waiting = asyncio.create_task(taken(send, 30.0, lambda: None, transport))
@@ -42,6 +45,8 @@ async def test_a_send_that_failed_as_its_wait_was_cancelled_has_its_error_read()
         assert not [c for c in unretrieved if c.get("exception") is lost], unretrieved
     finally:
         loop.set_exception_handler(None)
-        writer.close()
+        for writer in writers:
+            writer.close()
+            await writer.wait_closed()
         server.close()
         await server.wait_closed()
