@@ -9,9 +9,18 @@ import threading
 
 import pytest
 
+from npu_worker import body_budget
 from npu_worker.body_budget import SLOW_BODY_SECONDS, BodyBudget
 from npu_worker.decode_slots import DecodeSlots
 from npu_worker.errors import BodyBudgetFull, DecodersBusy
+
+
+@pytest.fixture
+def never_slow(monkeypatch):
+    """No held bytes grow old enough to drop: a test that reads the budget a moment after a wait began
+    found the wait dropped on a box that let more than SLOW_BODY_SECONDS pass before it looked (CI at load
+    23: no `BodyBudgetFull`, the arriving body took the wait's room)."""
+    monkeypatch.setattr(body_budget, "SLOW_BODY_SECONDS", 3600.0)
 
 
 async def test_a_caller_gone_keeps_its_slot_until_the_decode_ends():
@@ -55,7 +64,7 @@ def _refuse() -> None:
     raise ValueError("not audio")
 
 
-async def test_a_caller_waiting_for_a_slot_holds_its_bytes_in_the_body_budget():
+async def test_a_caller_waiting_for_a_slot_holds_its_bytes_in_the_body_budget(never_slow):
     budget = BodyBudget(1000)
     slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=700))
@@ -69,7 +78,7 @@ async def test_a_caller_waiting_for_a_slot_holds_its_bytes_in_the_body_budget():
     assert budget.held == 0
 
 
-async def test_a_wait_finding_no_room_in_the_budget_is_refused_at_once():
+async def test_a_wait_finding_no_room_in_the_budget_is_refused_at_once(never_slow):
     budget = BodyBudget(1000)
     slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
