@@ -22,10 +22,11 @@ from ..job_bytes import JobBytes
 from ..model import Job
 from ..observer import SchedulerObserver
 from .consumer import QueueConsumer
-from .keys import wav_key
+from .keys import job_key, wav_key
 from .outage import refuses_every_write
 from .spec import BadSpec, job_from_spec
 from .store import RedisJobs
+from .wav_upload import token_field
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +165,9 @@ class OutputWriter(QueueConsumer):
             )
             return
         section = job.section(idx)
-        wav = await self._whole_wav(job_id, idx, found[2], found[3]) if section is not None else None
+        wav = (
+            await self._whole_wav(job_id, idx, found[2], found[3], found[4]) if section is not None else None
+        )
         if section is None or wav is None:  # (its wav went meanwhile: as above)
             return
         try:
@@ -195,11 +198,15 @@ class OutputWriter(QueueConsumer):
         if await self._ended(job):
             self.on_done(job_id)
 
-    async def _whole_wav(self, job_id: str, idx: int, first: bytes, size: int) -> bytes | None:
+    async def _whole_wav(
+        self, job_id: str, idx: int, first: bytes, size: int, token: bytes | None
+    ) -> bytes | None:
         """The section's wav: its `first` piece, then a `WAV_PIECE` at a time, each piece a command within
         the command timeout. Read whole in one GET, a long section's wav over a slow link outlasted the
-        timeout at every try, and its section failed. None where it went meanwhile (cancelled, removed)
-        or came shorter (made again: that run's own entry writes it)."""
+        timeout at every try, and its section failed. None where it went meanwhile (cancelled, removed),
+        came shorter, or came from another upload by the end (`token`: a run of it made again, whose wav
+        was read on from where this one's stopped, a file of two wavs logged `ok`): that run's own entry
+        writes it."""
         wav = bytearray(first)
         while len(wav) < size:
             end = min(len(wav) + WAV_PIECE, size) - 1
@@ -207,6 +214,8 @@ class OutputWriter(QueueConsumer):
             if not piece:
                 return None
             wav += piece
+        if len(first) < size and await self.jobs.redis.hget(job_key(job_id), token_field(idx)) != token:
+            return None
         return bytes(wav)
 
     async def _drop_preview_audio(self, job: Job, idx: int) -> None:
