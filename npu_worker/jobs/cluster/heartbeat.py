@@ -18,7 +18,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 
 from ...config import DAY, Settings
 from ...engine.base import DecoderCalls, EngineInfo
-from ...errors import ModelLoadError, NodeRestarting, WorkerError
+from ...errors import ModelLoadError, NodeRestarting, QueueUnavailable, WorkerError
 from .outage import REDIS_DOWN, WriteRefusals, redis_unreachable, refuses_every_write, reraise_if_cancelling
 from .store import RedisJobs
 
@@ -32,6 +32,10 @@ NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 RESTART_GRACE = 30.0
 # What makes two engine nodes voice one request differently (their heartbeats carry it).
 ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
+# Seconds Redis may refuse every write (a replica that stays one, a full Redis) before the streams this
+# node follows end and a job's status and events answer `QueueUnavailable` (`Heartbeat.writes_refused`):
+# every hand-over waited, and its callers heard heartbeats and nothing else, for as long as it lasted.
+WRITES_REFUSED_LIMIT = 60.0
 # /health and /ready share one read of the view begun within this long (`Heartbeat.health`).
 HEALTH_VIEW_FRESH = 0.25
 
@@ -266,6 +270,19 @@ class Heartbeat:
             await self.read_view()
         except (ResponseError, *REDIS_DOWN):
             reraise_if_cancelling()
+        if self.on_view is not None:
+            self.on_view()
+
+    def writes_refused(self) -> WorkerError | None:
+        """Redis has refused every write for over WRITES_REFUSED_LIMIT s: what a job's caller is told
+        (nothing of the job can move meanwhile; its section's audio waits on its engine node)."""
+        since = self.writes_refused_since
+        if since is None or (lasted := time.monotonic() - since) <= WRITES_REFUSED_LIMIT:
+            return None
+        said = "full, or a replica" if not self.redis_full else "it is full"
+        return QueueUnavailable(
+            f"Redis has refused every write for {lasted:.0f} s ({said}); the job goes on once it takes writes"
+        )
 
     def alive_within(self) -> float:
         """ALIVE_WITHIN, and as long again as Redis has refused every write (`_view_while_writes_refused`)."""

@@ -296,9 +296,13 @@ class ClusterScheduler(ClusterEngines):
 
     def check_runnable(self, job: Job | KeptJob) -> None:
         """A shared job runs on whichever engine node takes it, whatever this node's engine did: refused
-        (`ModelLoadError`) only while every live engine node says its engine failed to load."""
-        if not job.finished and (error := self.heartbeat.engines_failed()) is not None:
+        (`ModelLoadError`) only while every live engine node says its engine failed to load, or
+        (`QueueUnavailable`) while Redis has refused every write for over `WRITES_REFUSED_LIMIT` s."""
+        if not job.finished and (error := self._unrunnable()) is not None:
             raise error
+
+    def _unrunnable(self) -> WorkerError | None:
+        return self.heartbeat.engines_failed() or self.heartbeat.writes_refused()
 
     def stream_lost(self, job: Job) -> WorkerError:
         """As the local scheduler's; a preview whose caller is told so (no one can re-attach to one) is
@@ -308,9 +312,10 @@ class ClusterScheduler(ClusterEngines):
         return super().stream_lost(job)
 
     def _end_unrunnable_streams(self) -> None:
-        """Every live engine node failed to load: the streams this node follows end (without `done`;
-        a re-attach is `check_runnable`'s refusal) instead of sending heartbeats for ever."""
-        if self.heartbeat.engines_failed() is None:
+        """Every live engine node failed to load, or Redis has refused every write too long: the streams
+        this node follows end (without `done`; a re-attach is `check_runnable`'s refusal) instead of
+        sending heartbeats for ever."""
+        if self._unrunnable() is None:
             return
         for job in self.followers.live_jobs():
             for subscription in list(job.subscribers):
