@@ -128,8 +128,12 @@ class OutputWriter(QueueConsumer):
             said = f"the writer could not handle this section's entry {entry_id}; the node's log has why"
             failed = SectionError(int(idx), str(InternalError(said)))  # (never the exception's words)
             try:
-                await self._final(job, failed, ok=False)
-                told = "its section is failed"
+                failed_now = await self._final(job, failed, ok=False)
+                told = (
+                    "its section is failed"
+                    if failed_now
+                    else "its section had ended already (its final stands)"
+                )
             except Exception as also:  # the job's own keys are not ours either
                 if refuses_every_write(also):
                     self._own = True  # (as above: the entry waits, pending)
@@ -240,13 +244,16 @@ class OutputWriter(QueueConsumer):
         else:
             self.cache.making_room(path, lambda: self.paths.write_output(path, wav), len(wav))
 
-    async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> None:
-        """Log the section's end; this node counts it (and the `done` it led to) in /metrics."""
+    async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> int:
+        """Log the section's end; this node counts it (and the `done` it led to) in /metrics. Its seq:
+        0 where the section was final already (an `ok` applied whose reply was lost: the log said
+        `its section is failed` though FINAL dropped the `error`)."""
         idx = event.idx or 0
         seq, done = await self.jobs.final_ending(job.id, idx, event, ok=ok, node=self.node, advance=False)
         for logged in (event if seq else None, done):
             if logged is not None:
                 self.observer.event(job, logged)
+        return seq
 
     async def _ended(self, job: Job) -> bool:
         if await self.jobs.ended(job.id):
