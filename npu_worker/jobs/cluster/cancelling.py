@@ -16,7 +16,7 @@ from ...protocol import SectionError, SlowConsumer
 from ..model import Job
 from ..observer import SchedulerObserver
 from ..stats import Stats
-from .outage import REDIS_DOWN, REDIS_WAIT, reraise_if_cancelling
+from .outage import REDIS_WAIT, reraise_if_cancelling, skippable
 from .spec import BadSpec, job_from_spec, spec_node
 from .store import RedisJobs
 
@@ -47,12 +47,15 @@ async def cancel_unheard(jobs: RedisJobs, job_id: str, stats: Stats, observer: S
 
 
 async def fail_slow_listener(jobs: RedisJobs, job: Job, stats: Stats, observer: SchedulerObserver) -> None:
-    """A listener fell behind: the job gets a `SlowConsumer` error and is cancelled."""
+    """A listener fell behind: the job gets a `SlowConsumer` error and is cancelled; Redis away, full or
+    refusing (READONLY, WRONGTYPE, NOPERM) leaves it to its end (`outage.skippable`: one WARNING, where a
+    refusal ended the node's task with a traceback)."""
     error = SlowConsumer("the client did not read audio fast enough")
-    try:
+
+    async def failed() -> None:
         slow = SectionError(job.current_idx, str(error))
         if await jobs.append(job.id, slow):
             observer.event(job, slow)  # /metrics, as a local queue counts it
         await cancel_shared_job(jobs, job.id, stats, observer)
-    except REDIS_DOWN:  # the job's claim runs out; its engine node finds it ended or cancels it
-        reraise_if_cancelling()
+
+    await skippable(failed, f"job {job.id}: its slow listener's SlowConsumer and cancel")

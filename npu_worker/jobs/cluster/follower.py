@@ -15,7 +15,6 @@ are then dropped as already passed on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -25,7 +24,7 @@ from redis.exceptions import ResponseError
 from ...protocol import Done
 from ..model import AudioChunk, Job, LogEntry, apply_event
 from . import pcm_stream
-from .outage import REDIS_DOWN, lost_groups, refuses_every_write, reraise_if_cancelling
+from .outage import REDIS_DOWN, lost_groups, refuses_every_write, reraise_if_cancelling, skippable
 from .pcm_follow import PcmFollow
 from .pcm_stream import PcmEntry
 from .store import RedisJobs
@@ -102,8 +101,9 @@ class Followers:
                     self._background(self._trim(job.id, pcm.closed_at))
                     pcm.closed_at = None
             if pcm is not None:  # its one listener has it all, or has gone
-                with contextlib.suppress(*REDIS_DOWN):
-                    await pcm_stream.drop(self.jobs, job.id)
+                await skippable(
+                    lambda: pcm_stream.drop(self.jobs, job.id), f"job {job.id}: its PCM's removal"
+                )
         finally:
             self._live.pop(job.id, None)
             self._audio.pop(job.id, None)
@@ -162,10 +162,10 @@ class Followers:
         task.add_done_callback(self._tasks.discard)
 
     async def _trim(self, job_id: str, closed: str) -> None:
-        try:
-            await pcm_stream.trim_read(self.jobs, job_id, closed)
-        except REDIS_DOWN:
-            reraise_if_cancelling()
+        """The PCM the listener has read, dropped (`outage.skippable`: the stream goes with the job)."""
+        await skippable(
+            lambda: pcm_stream.trim_read(self.jobs, job_id, closed), f"job {job_id}: its PCM's trim"
+        )
 
     @staticmethod
     def _lost(job: Job) -> None:

@@ -18,7 +18,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 
 from ...config import DAY, Settings
 from ...engine.base import DecoderCalls, EngineInfo
-from ...errors import ModelLoadError, NodeRestarting, WorkerError
+from ...errors import ModelLoadError, NodeRestarting, QueueUnavailable, WorkerError
 from .outage import REDIS_DOWN, WriteRefusals, redis_unreachable, refuses_every_write, reraise_if_cancelling
 from .store import RedisJobs
 
@@ -32,6 +32,10 @@ NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 RESTART_GRACE = 30.0
 # What makes two engine nodes voice one request differently (their heartbeats carry it).
 ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
+# Seconds Redis may refuse every write (a replica that stays one, a full Redis) before the streams this
+# node follows end and a job's status and events answer `QueueUnavailable` (`Heartbeat.writes_refused`):
+# every hand-over waited, and its callers heard heartbeats and nothing else, for as long as it lasted.
+WRITES_REFUSED_LIMIT = 60.0
 # /health and /ready share one read of the view begun within this long (`Heartbeat.health`).
 HEALTH_VIEW_FRESH = 0.25
 
@@ -84,6 +88,7 @@ class Heartbeat:
         self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
         self.sound_engine_ago: float | None = None  # since an engine node not failed was heard (view's)
         self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
+        self.writes_refused_since: float | None = None  # (monotonic) Redis refusing every write since
         self.differences = EngineDifferences()
         self.on_view: Callable[[], object] | None = None  # after each view the loop reads (on the loop)
         self._health_read: asyncio.Future[None] | None = None  # the view read /health and /ready share
@@ -133,7 +138,7 @@ class Heartbeat:
         # list first by name repeated its codes, up to 64 KiB of them, in every /health)
 
     async def read_view(self) -> None:
-        view = await self.jobs.cluster_view(ALIVE_WITHIN)
+        view = await self.jobs.cluster_view(self.alive_within())
         self.sound_engine_ago = view.pop("sound_engine_ago", None)
         self.view = view
 
@@ -190,38 +195,11 @@ class Heartbeat:
         beats = 0
         while True:
             reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
-            info = engine_info()
-            body: dict[str, Any] = {"role": self.role, "claim_timeout": self.settings.claim_timeout}
-            if info is not None:
-                body.update(
-                    backend=info.backend,
-                    device=info.device,
-                    precision=info.precision,
-                    sample_rate=info.sample_rate,
-                    model=info.model,
-                    seed=self.settings.seed,
-                )
-                if (spoken := languages()) is not None:  # what an api node's /health intersects
-                    body["languages"] = spoken  # (`common_languages`)
-                if (calls := decoder_calls()) is not None:  # (an api node showed no overflow share)
-                    body["decoder_calls"] = {"total": calls.total, "cpu_overflow": calls.cpu_overflow}
-            elif (error := load_error()) is not None:
-                body.update(load_error=str(error)[:1000], fallback=error.fallback)
-            elif (phase := load_phase()) is not None:  # a `both` node serving through a peer meanwhile
-                body["load_phase"] = phase[:200]
+            body = self._beat_body(engine_info(), load_error, decoder_calls, load_phase, languages)
             try:
-                await self.jobs.heartbeat(self.node, body)
-                await self.read_view()
-                self.differences.check(self.view["nodes"])
-                if self.on_view is not None:
-                    self.on_view()
-                refused, self.redis_full = False, False
+                await self._beat(body, beats)
+                refused, self.redis_full, self.writes_refused_since = False, False, None
                 refusals.ended()
-                if beats % FORGET_EVERY == 0:
-                    if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
-                        log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
-                    if off := await self.jobs.recount():
-                        log.warning("the cluster's queue depth counter held %r; recounted as %d", *off)
                 beats += 1
             except REDIS_DOWN:
                 reraise_if_cancelling()
@@ -229,13 +207,87 @@ class Heartbeat:
                 if not self.redis_full:
                     log.warning("heartbeat of node %s: Redis is full (%s)", self.node, exc)
                 self.redis_full = True
+                await self._view_while_writes_refused()
             except ResponseError as exc:  # never a heartbeat that stops for good: the node would look dead
                 if refuses_every_write(exc):  # (a replica: READONLY) said as it starts and as it ends
                     refusals.refused(exc)
+                    await self._view_while_writes_refused()
                 elif not refused:
                     log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
                 refused = True
             await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    def _beat_body(
+        self,
+        info: EngineInfo | None,
+        load_error: Callable[[], WorkerError | None],
+        decoder_calls: Callable[[], DecoderCalls | None],
+        load_phase: Callable[[], str | None],
+        languages: Callable[[], list[str] | None],
+    ) -> dict[str, Any]:
+        """What this node's beat says: its role, and its engine, or why it failed, or its load's phase."""
+        body: dict[str, Any] = {"role": self.role, "claim_timeout": self.settings.claim_timeout}
+        if info is not None:
+            body.update(
+                backend=info.backend,
+                device=info.device,
+                precision=info.precision,
+                sample_rate=info.sample_rate,
+                model=info.model,
+                seed=self.settings.seed,
+            )
+            if (spoken := languages()) is not None:  # what an api node's /health intersects
+                body["languages"] = spoken  # (`common_languages`)
+            if (calls := decoder_calls()) is not None:  # (an api node showed no overflow share)
+                body["decoder_calls"] = {"total": calls.total, "cpu_overflow": calls.cpu_overflow}
+        elif (error := load_error()) is not None:
+            body.update(load_error=str(error)[:1000], fallback=error.fallback)
+        elif (phase := load_phase()) is not None:  # a `both` node serving through a peer meanwhile
+            body["load_phase"] = phase[:200]
+        return body
+
+    async def _beat(self, body: dict[str, Any], beats: int) -> None:
+        """One beat written and the view read back; every FORGET_EVERY beats, the gone nodes forgotten
+        and the queue depth counted again."""
+        await self.jobs.heartbeat(self.node, body)
+        await self.read_view()
+        self.differences.check(self.view["nodes"])
+        if self.on_view is not None:
+            self.on_view()
+        if beats % FORGET_EVERY == 0:
+            if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
+                log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
+            if off := await self.jobs.recount():
+                log.warning("the cluster's queue depth counter held %r; recounted as %d", *off)
+
+    async def _view_while_writes_refused(self) -> None:
+        """Redis refuses every write (full, a replica): no node's beat is written, so the view counts a
+        node alive within ALIVE_WITHIN s of when the refusals began (`alive_within`), read still (Redis
+        answers reads). Every node dropped out of every view 5 s in: /health said no engine alive."""
+        if self.writes_refused_since is None:
+            self.writes_refused_since = time.monotonic()
+        try:
+            await self.read_view()
+        except (ResponseError, *REDIS_DOWN):
+            reraise_if_cancelling()
+        if self.on_view is not None:
+            self.on_view()
+
+    def writes_refused(self) -> WorkerError | None:
+        """Redis has refused every write for over WRITES_REFUSED_LIMIT s: what a job's caller is told
+        (nothing of the job can move meanwhile; its section's audio waits on its engine node)."""
+        since = self.writes_refused_since
+        if since is None or (lasted := time.monotonic() - since) <= WRITES_REFUSED_LIMIT:
+            return None
+        said = "full, or a replica" if not self.redis_full else "it is full"
+        return QueueUnavailable(
+            f"Redis has refused every write for {lasted:.0f} s ({said}); the job goes on once it takes writes"
+        )
+
+    def alive_within(self) -> float:
+        """ALIVE_WITHIN, and as long again as Redis has refused every write (`_view_while_writes_refused`)."""
+        since = self.writes_refused_since
+        return ALIVE_WITHIN + (0.0 if since is None else time.monotonic() - since)
 
     async def leave(self, limit: float = 1.0) -> None:
         """At a clean stop, once `run` has ended: this node's beat marked `stopped`, so the others drop

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import Any, TypeVar
 
 from redis.exceptions import ResponseError
@@ -30,6 +31,7 @@ from ..shared_copies import SharedCopies
 from ..store import JobStore
 from .outage import REDIS_WAIT, WriteRefusals, redis_unreachable, refuses_every_write
 from .store import RedisJobs
+from .wav_upload import StagedWav, StagedWavLost, new_upload, pieces, put_piece, staged_key
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -154,9 +156,13 @@ class RedisJournal(Journal):
     ) -> bool:
         """Store the audio and hand the section to its accepting node (it writes the file, logs `ok`);
         `first()` runs on the loop before that (the end of the section's PCM stream)."""
-        return self.call(
-            _after(first, lambda: self.jobs.made(job.id, node, section.idx, wav, meta)), retry=True
-        )
+        self._first(first)
+        while True:
+            up = self._uploaded(job.id, section.idx, wav)
+            try:
+                return self.call(partial(self.jobs.made, job.id, node, section.idx, up, meta), retry=True)
+            except StagedWavLost as exc:
+                log.warning("%s; uploading it again", exc)
 
     def settled(self, job: Job, section: Section) -> bool:
         """Whether the section needs nothing more (`RedisJobs.settled`): its file is not written again."""
@@ -166,10 +172,31 @@ class RedisJournal(Journal):
         self, job: Job, node: str, section: Section, wav: bytes, event: Progress, *, first: Before = None
     ) -> bool:
         """A section with no file to write: store the audio and log `ok` here (no writer hop)."""
-        made_ok = _after(first, lambda: self.jobs.made_ok_ending(job.id, node, section.idx, wav, event))
-        seq, done = self.call(made_ok, retry=True)
+        self._first(first)
+        while True:
+            up = self._uploaded(job.id, section.idx, wav)
+            try:
+                seq, done = self.call(
+                    partial(self.jobs.made_ok_ending, job.id, node, section.idx, up, event), retry=True
+                )
+                break
+            except StagedWavLost as exc:
+                log.warning("%s; uploading it again", exc)
         self.observed(job, event if seq else None, done)
         return seq > 0
+
+    def _first(self, first: Before) -> None:
+        if first is not None:
+            self.call(first, retry=True)
+
+    def _uploaded(self, job_id: str, idx: int, wav: bytes) -> StagedWav:
+        """`wav` in Redis's staging key, a piece a call, each retried alone while Redis is away or slow
+        (`wav_upload.py`): one call for the whole wav timed out at every try over a slow link."""
+        up = new_upload(len(wav))
+        key = staged_key(job_id, idx, up)
+        for offset, piece in pieces(wav):
+            self.call(partial(put_piece, self.jobs.redis, key, offset, piece), retry=True)
+        return up
 
     def section_failed(self, job: Job, node: str, error: SectionError, *, first: Before = None) -> int:
         final = _after(

@@ -79,6 +79,18 @@ async def retried(make: Callable[[], Awaitable[T]], what: str = "") -> T:
             delay = min(delay * 2, 1.0)
 
 
+async def skippable(make: Callable[[], Awaitable[object]], what: str) -> None:
+    """A clean-up a node may leave undone (what it frees ages out or retention removes it): Redis away,
+    full, refusing every write (READONLY) or answering an error (WRONGTYPE, NOPERM) is one WARNING line,
+    never the task's end. Only outages were caught: a refusal ended the task with a traceback in the log
+    (a follower's, a slow listener's failure)."""
+    try:
+        await make()
+    except (*REDIS_WAIT, ResponseError) as exc:
+        reraise_if_cancelling()
+        log.warning("%s left undone: Redis answered %s", what, f"{type(exc).__name__}: {exc}"[:300])
+
+
 # What Redis answers to every write, whatever the key, while it cannot take one (a failed snapshot with
 # stop-writes-on-bgsave-error, a replica, a script running past its time, a master gone): a wait, never
 # one entry's failure (`refuses_every_write`).

@@ -178,7 +178,15 @@ def _shown(address: tuple[Any, ...]) -> str:
 
 
 class LookedUpSSLConnection(LookedUpConnection, SSLConnection):
-    """redis-py's TLS connection (`rediss://`), its host's name looked up as `LookedUpConnection`'s."""
+    """redis-py's TLS connection (`rediss://`), its host's name looked up as `LookedUpConnection`'s, its
+    TLS context made in a thread before the connect: redis-py made it on the event loop when the connect
+    asked for it, reading the URL's CA file and the system's CA store there (and, since redis-py 8, a
+    `stat` of each at every new connection)."""
+
+    async def _connect(self) -> None:
+        if self.ssl_context.context is None:  # (made once per connection object; reconnects reuse it)
+            await asyncio.to_thread(self.ssl_context.get)
+        await super()._connect()
 
 
 # The connection a URL's scheme chose, and the one the node makes instead (a unix socket's: unchanged).

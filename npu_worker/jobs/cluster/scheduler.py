@@ -84,12 +84,7 @@ class ClusterScheduler(ClusterEngines):
 
             self._engine = await loop.run_in_executor(None, build_engine, self.settings)
         self.node = self.heartbeat.node = await loop.run_in_executor(None, self._prepare)
-        try:
-            await self.jobs.ping()
-            await self.jobs.ensure_groups(self.node)
-        except REDIS_DOWN as exc:
-            reraise_if_cancelling()
-            raise QueueUnavailable(f"cannot reach Redis at {shown_url(self.settings.queue)}: {exc}") from exc
+        await self._join_queue()
         journal = self._rjournal = RedisJournal(
             self.jobs, self.store, LoopHandoff(loop), self.node, observer=self.observer
         )
@@ -105,28 +100,38 @@ class ClusterScheduler(ClusterEngines):
         sweeper.use_job_bytes(self.job_bytes, loop)  # this node's default outputs, counted in `_prepare`
         await sweeper.uncount_orphans()  # before the node writes: of no job in Redis, never removed here
         if self.role in ("both", "engine"):
-            self.engine_node = EngineNode(
-                self._engine,
-                self.jobs,
-                journal,
-                self.cache,
-                self.stats,
-                node=self.node,
-                limits=self.limits,
-                default_seed=self.settings.seed,
-                claim_timeout=self.settings.claim_timeout,
-                observer=self.observer,
-                paths=self.paths,
-            )
-            if self.role == "both":  # its own listeners and files, without a hop through Redis
-                self.engine_node.pcm.local = self.followers.local_pcm
-                self.engine_node.runner.writes_for = self.node
-                self.engine_node.runner.job_bytes = self.job_bytes
-                self.engine_node.runner.written = lambda job_id: self._spawn(sweeper.sweep_if_ended(job_id))
-            self.engine_node.patience = self.heartbeat.patience
-            self.engine_node.runner.on_load_ended = self.load_signal.changed  # (the load waits wake)
-            self.loops.start("engine", self.engine_node.run)
-            self.loops.start("cancel listener", self.engine_node.listen_for_cancels)
+            self._start_engine_node(journal, sweeper)
+        self._start_node_loops(sweeper)
+        log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
+
+    def _start_engine_node(self, journal: RedisJournal, sweeper: ClusterRetention) -> None:
+        """An engine or both node's engine loop and cancel listener (a both node's own listeners and
+        files without a hop through Redis)."""
+        self.engine_node = EngineNode(
+            self._engine,
+            self.jobs,
+            journal,
+            self.cache,
+            self.stats,
+            node=self.node,
+            limits=self.limits,
+            default_seed=self.settings.seed,
+            claim_timeout=self.settings.claim_timeout,
+            observer=self.observer,
+            paths=self.paths,
+        )
+        if self.role == "both":  # its own listeners and files, without a hop through Redis
+            self.engine_node.pcm.local = self.followers.local_pcm
+            self.engine_node.runner.writes_for = self.node
+            self.engine_node.runner.job_bytes = self.job_bytes
+            self.engine_node.runner.written = lambda job_id: self._spawn(sweeper.sweep_if_ended(job_id))
+        self.engine_node.patience = self.heartbeat.patience
+        self.engine_node.runner.on_load_ended = self.load_signal.changed  # (the load waits wake)
+        self.loops.start("engine", self.engine_node.run)
+        self.loops.start("cancel listener", self.engine_node.listen_for_cancels)
+
+    def _start_node_loops(self, sweeper: ClusterRetention) -> None:
+        """Every role's loops: the writer, retention and the heartbeat."""
         # Every role: an engine node accepts nothing, but one that accepted jobs before it was restarted
         # with `--role engine` (same state dir, same name) still owes their files and their retention
         # (its sections waited in its `ready` stream for ever, and counted toward --max-queue).
@@ -147,7 +152,19 @@ class ClusterScheduler(ClusterEngines):
                 self._own_languages,
             ),
         )
-        log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
+
+    async def _join_queue(self) -> None:
+        """Redis answers and this node's consumer groups are there; else a clear `QueueUnavailable`: a
+        Redis that refuses the groups' writes (a replica: READONLY; an ACL: NOPERM) was a traceback."""
+        where = shown_url(self.settings.queue)
+        try:
+            await self.jobs.ping()
+            await self.jobs.ensure_groups(self.node)
+        except REDIS_DOWN as exc:
+            reraise_if_cancelling()
+            raise QueueUnavailable(f"cannot reach Redis at {where}: {exc}") from exc
+        except ResponseError as exc:
+            raise QueueUnavailable(f"Redis at {where} refused this node's consumer groups: {exc}") from exc
 
     def _prepare(self) -> str:
         """Directories, and this node's stable name (a restart re-joins as the same consumer)."""
@@ -279,9 +296,13 @@ class ClusterScheduler(ClusterEngines):
 
     def check_runnable(self, job: Job | KeptJob) -> None:
         """A shared job runs on whichever engine node takes it, whatever this node's engine did: refused
-        (`ModelLoadError`) only while every live engine node says its engine failed to load."""
-        if not job.finished and (error := self.heartbeat.engines_failed()) is not None:
+        (`ModelLoadError`) only while every live engine node says its engine failed to load, or
+        (`QueueUnavailable`) while Redis has refused every write for over `WRITES_REFUSED_LIMIT` s."""
+        if not job.finished and (error := self._unrunnable()) is not None:
             raise error
+
+    def _unrunnable(self) -> WorkerError | None:
+        return self.heartbeat.engines_failed() or self.heartbeat.writes_refused()
 
     def stream_lost(self, job: Job) -> WorkerError:
         """As the local scheduler's; a preview whose caller is told so (no one can re-attach to one) is
@@ -291,9 +312,10 @@ class ClusterScheduler(ClusterEngines):
         return super().stream_lost(job)
 
     def _end_unrunnable_streams(self) -> None:
-        """Every live engine node failed to load: the streams this node follows end (without `done`;
-        a re-attach is `check_runnable`'s refusal) instead of sending heartbeats for ever."""
-        if self.heartbeat.engines_failed() is None:
+        """Every live engine node failed to load, or Redis has refused every write too long: the streams
+        this node follows end (without `done`; a re-attach is `check_runnable`'s refusal) instead of
+        sending heartbeats for ever."""
+        if self._unrunnable() is None:
             return
         for job in self.followers.live_jobs():
             for subscription in list(job.subscribers):

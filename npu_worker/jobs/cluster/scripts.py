@@ -7,7 +7,8 @@ and nothing may follow `done`. Each of those is a check and a write that must ha
 
 Keys (all under the `npu:` prefix, `{id}` a job id): `job:{id}` hash (spec, total, seq, next, done, began, finished,
 ok, fail, node), `log:{id}` stream (entry id `0-<seq>`, field `e` = the event JSON), `final:{id}`
-hash idx → ok|fail, `wav:{id}:{idx}` the section's wav, `pending` the sections not yet final over
+hash idx → ok|fail, `wav:{id}:{idx}` the section's wav (uploaded to `wav:{id}:{idx}:up:{token}` first,
+`wav_upload.py`; its token in the job's `wav:{idx}`), `pending` the sections not yet final over
 all jobs (the queue bound), `q:first` / `q:batch` the work streams, `ready:{node}` the accepting
 node's files to write. (`pcm:{id}`, a streaming job's audio, is written with plain commands:
 `pcm_stream.py`.)
@@ -95,41 +96,63 @@ return {seq, done}
 """
 )
 
-# KEYS: job, final, wav, ready, q_batch  ARGV: id, idx, wav, duration, elapsed, cached
-# The engine node's half of `ok`: the audio is stored (one SET: never half a wav) and the accepting
-# node is told to write its file and log `ok`; a section already final keeps its first audio.
+# KEYS: job, final, wav, ready, q_batch, staged  ARGV: id, idx, token, size, duration, elapsed, cached
+# The engine node's half of `ok`: the audio, uploaded in pieces to `staged` (`wav_upload.py`), is moved
+# to the section's key (never half a wav), its token kept in the record (`wav:{idx}`: the writer's check
+# that no other run's wav replaced it mid-read), and the accepting node is told to write its file and log
+# `ok`; a section already final keeps its first audio. → 1, 0 (final already, ended), -1 (no staged copy
+# of that size: upload again); a retried call whose first was applied (its reply lost) → 1 again.
 MADE = (
     ADVANCE
     + """
-if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
-if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return 0 end
+if redis.call('HGET', KEYS[1], 'wav:' .. ARGV[2]) == ARGV[3] then return 1 end
+if redis.call('HGET', KEYS[1], 'done') ~= '0' or redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then
+  redis.call('DEL', KEYS[6])
+  return 0
+end
 check_job(KEYS[1], KEYS[5])
 local kind = redis.call('TYPE', KEYS[4]).ok
 if kind ~= 'stream' and kind ~= 'none' then error('npu: ' .. KEYS[4] .. ' is not a stream') end
-redis.call('SET', KEYS[3], ARGV[3])
-redis.call('XADD', KEYS[4], '*', 'job', ARGV[1], 'idx', ARGV[2], 'duration', ARGV[4],
-  'elapsed', ARGV[5], 'cached', ARGV[6])
+if ARGV[4] == '0' then
+  redis.call('SET', KEYS[3], '')
+elseif redis.call('STRLEN', KEYS[6]) ~= tonumber(ARGV[4]) then
+  return -1
+else
+  redis.call('RENAME', KEYS[6], KEYS[3])
+  redis.call('PERSIST', KEYS[3])
+end
+redis.call('HSET', KEYS[1], 'wav:' .. ARGV[2], ARGV[3])
+redis.call('XADD', KEYS[4], '*', 'job', ARGV[1], 'idx', ARGV[2], 'duration', ARGV[5],
+  'elapsed', ARGV[6], 'cached', ARGV[7])
 advance(KEYS[1], KEYS[5], ARGV[1], ARGV[2])
 return 1
 """
 )
 
-# KEYS: job, log, final, pending, finished, q_batch, wav  ARGV: id, idx, event (`ok`), wav
+# KEYS: job, log, final, pending, finished, q_batch, wav, staged  ARGV: id, idx, event (`ok`), token, size
 # A section with no file to write (a preview without `output_path`): the engine node stores the audio
-# and logs `ok` itself in one step, as FINAL would after the writer's hop; still `ok` once per section.
-# An empty wav is no copy to store (a preview's: no route serves it). → as FINAL's.
+# (moved from `staged`, as MADE) and logs `ok` itself in one step, as FINAL would after the writer's hop;
+# still `ok` once per section. Size '' is no copy to store (a preview's: no route serves it). → as
+# FINAL's; {-1, ''}: no staged copy of that size (upload again).
 MADE_OK = (
     ADVANCE
     + DONE
     + WAITING
     + """
-if redis.call('HGET', KEYS[1], 'done') ~= '0' then return {0, ''} end
-if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then return {0, ''} end
+if redis.call('HGET', KEYS[1], 'done') ~= '0' or redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then
+  redis.call('DEL', KEYS[8])
+  return {0, ''}
+end
 local total = check_job(KEYS[1], KEYS[6])
+if ARGV[5] ~= '' and redis.call('STRLEN', KEYS[8]) ~= tonumber(ARGV[5]) then return {-1, ''} end
 local seq, usable = next_seq(KEYS[1], KEYS[2])
 waiting(KEYS[4])
 redis.call('HSET', KEYS[3], ARGV[2], 'ok')
-if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4]) end
+if ARGV[5] ~= '' then
+  redis.call('RENAME', KEYS[8], KEYS[7])
+  redis.call('PERSIST', KEYS[7])
+  redis.call('HSET', KEYS[1], 'wav:' .. ARGV[2], ARGV[4])
+end
 log_event(KEYS[1], KEYS[2], seq, usable, ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], 'ok', 1)

@@ -16,7 +16,7 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from ... import wire
-from ...protocol import Done, Event, decode_event
+from ...protocol import Done, Event
 from ..admission import PASSED_OVER_LIMIT
 from ..model import Job, LogEntry, apply_event
 from . import scripts
@@ -41,16 +41,10 @@ from .keys import (
 )
 from .outage import cancellable
 from .pools import COMMAND_CONNECTIONS, FOLLOW_CONNECTIONS, OWN_COMMANDS, OWN_CONNECTIONS, waiting_client
+from .section_audio import SectionAudioStore, ending
 from .spec import job_from_spec, job_spec
 
 log = logging.getLogger(__name__)
-
-
-def _ending(reply: Any) -> tuple[int, Done | None]:
-    """FINAL's and MADE_OK's reply: the event's seq, and the `done` it was followed by, if any."""
-    seq, done = reply
-    event = decode_event(done) if done else None
-    return int(seq), event if isinstance(event, Done) else None
 
 
 # How long a command may go unanswered before it fails (a request then gets QueueUnavailable).
@@ -58,7 +52,7 @@ COMMAND_TIMEOUT = 5.0
 SPEC_IN_ITEM = 64 * 1024  # a job spec up to this size rides in its first work item (one round trip less)
 
 
-class RedisJobs:
+class RedisJobs(SectionAudioStore):
     def __init__(self, url: str) -> None:
         # Commands wait up to COMMAND_TIMEOUT for a connection of their pool, then for Redis's answer.
         self.redis: Any = waiting_client(
@@ -141,25 +135,7 @@ class RedisJobs:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         body = wire.encode(event)
         args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", int(advance)]
-        return _ending(await self._final(keys=keys, args=args))
-
-    async def made(self, job_id: str, node: str, idx: int, wav: bytes, meta: dict[str, Any]) -> bool:
-        keys = [job_key(job_id), final_key(job_id), wav_key(job_id, idx), ready_key(node), BATCH]
-        args = [job_id, idx, wav, meta["duration"], meta["elapsed"], int(meta["cached"])]
-        return bool(await self._made(keys=keys, args=args))
-
-    async def made_ok(self, job_id: str, node: str, idx: int, wav: bytes, event: Event) -> int:
-        """A section with no file: store its audio and log its `ok` (seq, or 0: final already/ended)."""
-        return (await self.made_ok_ending(job_id, node, idx, wav, event))[0]
-
-    async def made_ok_ending(
-        self, job_id: str, node: str, idx: int, wav: bytes, event: Event
-    ) -> tuple[int, Done | None]:
-        """`made_ok`, with the job's `done` if this `ok` ended it (as `final_ending`)."""
-        keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
-        keys.append(wav_key(job_id, idx))
-        body = wire.encode(event)
-        return _ending(await self._made_ok(keys=keys, args=[job_id, idx, body, wav]))
+        return ending(await self._final(keys=keys, args=args))
 
     async def cancel(self, job_id: str, node: str) -> bool:
         return await self.cancel_ending(job_id, node) is not None
@@ -167,7 +143,7 @@ class RedisJobs:
     async def cancel_ending(self, job_id: str, node: str) -> Done | None:
         """End a job as cancelled: the `done` logged, None if it had already ended."""
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node)]
-        return _ending(await self._cancel(keys=keys, args=[job_id]))[1]
+        return ending(await self._cancel(keys=keys, args=[job_id]))[1]
 
     async def settled(self, job_id: str, idx: int) -> bool:
         """Whether a section needs nothing more: final already (another node's run of it), or its job
@@ -192,23 +168,6 @@ class RedisJobs:
             pipe.hget(job_key(job_id), "done")
             exists, done = await pipe.execute()
         return done not in (None, b"0") if exists else None
-
-    async def spec_and_audio(
-        self, job_id: str, idx: int, *, with_spec: bool = True, piece: int
-    ) -> tuple[str | None, bool, bytes | None, int] | None:
-        """(spec, ended, the wav's first `piece` bytes, its length) in one round trip: the writer's first
-        step for each section, which reads the rest in pieces; the spec only `with_spec` (the writer keeps
-        the jobs it has seen); no wav (a wav is never empty: a RIFF header at least) is None."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.exists(job_key(job_id))
-            pipe.hmget(job_key(job_id), ["done", "spec"] if with_spec else ["done"])
-            pipe.strlen(wav_key(job_id, idx))
-            pipe.getrange(wav_key(job_id, idx), 0, piece - 1)
-            exists, values, size, first = await pipe.execute()
-        if not exists:
-            return None
-        spec = values[1].decode(errors="replace") if with_spec and values[1] is not None else None
-        return spec, values[0] not in (None, b"0"), bytes(first) if size else None, int(size)
 
     async def load(self, job_id: str) -> Job | None:
         """The job with its whole log folded in (status, finals, seq). Reads, and the removals and
@@ -247,10 +206,6 @@ class RedisJobs:
         pipe = self.redis.pipeline(transaction=False).hexists(job_key(job_id), "spec")
         exists, last = await pipe.xrevrange(log_key(job_id), count=1).execute()
         return None if not exists else int(last[0][0].split(b"-")[1]) if last else 0
-
-    async def drop_audio(self, job_id: str, idx: int) -> None:
-        """A preview's wav, once its accepting node wrote the file: no route serves it."""
-        await self.redis.delete(wav_key(job_id, idx))
 
     async def remove(self, job: Job, node: str) -> None:
         keys = [job_key(job.id), log_key(job.id), final_key(job.id), pcm_key(job.id)]

@@ -22,10 +22,11 @@ from ..job_bytes import JobBytes
 from ..model import Job
 from ..observer import SchedulerObserver
 from .consumer import QueueConsumer
-from .keys import wav_key
+from .keys import job_key, wav_key
 from .outage import refuses_every_write
 from .spec import BadSpec, job_from_spec
 from .store import RedisJobs
+from .wav_upload import token_field
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +128,12 @@ class OutputWriter(QueueConsumer):
             said = f"the writer could not handle this section's entry {entry_id}; the node's log has why"
             failed = SectionError(int(idx), str(InternalError(said)))  # (never the exception's words)
             try:
-                await self._final(job, failed, ok=False)
-                told = "its section is failed"
+                failed_now = await self._final(job, failed, ok=False)
+                told = (
+                    "its section is failed"
+                    if failed_now
+                    else "its section had ended already (its final stands)"
+                )
             except Exception as also:  # the job's own keys are not ours either
                 if refuses_every_write(also):
                     self._own = True  # (as above: the entry waits, pending)
@@ -164,7 +169,9 @@ class OutputWriter(QueueConsumer):
             )
             return
         section = job.section(idx)
-        wav = await self._whole_wav(job_id, idx, found[2], found[3]) if section is not None else None
+        wav = (
+            await self._whole_wav(job_id, idx, found[2], found[3], found[4]) if section is not None else None
+        )
         if section is None or wav is None:  # (its wav went meanwhile: as above)
             return
         try:
@@ -195,11 +202,15 @@ class OutputWriter(QueueConsumer):
         if await self._ended(job):
             self.on_done(job_id)
 
-    async def _whole_wav(self, job_id: str, idx: int, first: bytes, size: int) -> bytes | None:
+    async def _whole_wav(
+        self, job_id: str, idx: int, first: bytes, size: int, token: bytes | None
+    ) -> bytes | None:
         """The section's wav: its `first` piece, then a `WAV_PIECE` at a time, each piece a command within
         the command timeout. Read whole in one GET, a long section's wav over a slow link outlasted the
-        timeout at every try, and its section failed. None where it went meanwhile (cancelled, removed)
-        or came shorter (made again: that run's own entry writes it)."""
+        timeout at every try, and its section failed. None where it went meanwhile (cancelled, removed),
+        came shorter, or came from another upload by the end (`token`: a run of it made again, whose wav
+        was read on from where this one's stopped, a file of two wavs logged `ok`): that run's own entry
+        writes it."""
         wav = bytearray(first)
         while len(wav) < size:
             end = min(len(wav) + WAV_PIECE, size) - 1
@@ -207,6 +218,8 @@ class OutputWriter(QueueConsumer):
             if not piece:
                 return None
             wav += piece
+        if len(first) < size and await self.jobs.redis.hget(job_key(job_id), token_field(idx)) != token:
+            return None
         return bytes(wav)
 
     async def _drop_preview_audio(self, job: Job, idx: int) -> None:
@@ -231,13 +244,16 @@ class OutputWriter(QueueConsumer):
         else:
             self.cache.making_room(path, lambda: self.paths.write_output(path, wav), len(wav))
 
-    async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> None:
-        """Log the section's end; this node counts it (and the `done` it led to) in /metrics."""
+    async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> int:
+        """Log the section's end; this node counts it (and the `done` it led to) in /metrics. Its seq:
+        0 where the section was final already (an `ok` applied whose reply was lost: the log said
+        `its section is failed` though FINAL dropped the `error`)."""
         idx = event.idx or 0
         seq, done = await self.jobs.final_ending(job.id, idx, event, ok=ok, node=self.node, advance=False)
         for logged in (event if seq else None, done):
             if logged is not None:
                 self.observer.event(job, logged)
+        return seq
 
     async def _ended(self, job: Job) -> bool:
         if await self.jobs.ended(job.id):
