@@ -31,7 +31,10 @@ MAX_NAME_CHARS = 253  # a DNS name's most: a caller's 8 KiB `Origin` in Unicode 
 
 def normalize_origin(origin: str) -> str | None:
     """`scheme://host[:port]` in lower case with the default port left off, the host in its ASCII
-    (punycode) form, or None if not http(s)."""
+    (punycode) form, or None if not http(s). None too for userinfo, a query or a fragment, which no
+    browser's `Origin` holds: `http://evil.example@localhost` was read as `http://localhost`."""
+    if any(mark in origin for mark in "@?#"):
+        return None
     try:
         parts = urlsplit(origin.strip())
         port = parts.port
