@@ -161,10 +161,14 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
    * taken from the queue (a pause, a rebuffer: play goes on after it), else a copy (a cancel drops all).
    */
   fadeOfQueued(consume = false) {
+    // From the gain a fade-in still playing has reached (a Pause just after a Resume): from full gain it
+    // stepped up from that fade-in's last frame (a click). The fade-out ends that fade-in.
+    const from = 1 - this.rampIn / this.fadeFrames;
     if (consume) {
       const tail = new Float32Array(Math.min(this.fadeFrames, Math.max(0, this.bufferedFrames)));
       const taken = this.fill(tail);
-      for (let i = 0; i < taken; i++) tail[i] *= 1 - (i + 1) / taken;
+      for (let i = 0; i < taken; i++) tail[i] *= from * (1 - (i + 1) / taken);
+      this.rampIn = 0;
       return tail.subarray(0, taken);
     }
     const tail = new Float32Array(Math.round(FADE_SECONDS * sampleRate));
@@ -176,7 +180,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
       tail.set(piece, taken);
       taken += piece.length;
     }
-    for (let i = 0; i < taken; i++) tail[i] *= 1 - (i + 1) / taken;
+    for (let i = 0; i < taken; i++) tail[i] *= from * (1 - (i + 1) / taken);
     return tail.subarray(0, taken);
   }
 

@@ -80,14 +80,17 @@ export class Player {
     // The worklet fades the sound out over 5 ms, then says `paused-quiet`: suspended at once, the sound
     // stopped mid-wave, a click each Pause.
     // Pauses that come while one waits share its wait (the second took the one waiter, and the first
-    // waited out the 250 ms fallback).
+    // waited out the 250 ms fallback); the fallback counts from the latest Pause (the first's, whose
+    // `paused-quiet` a Resume called off, fired just after a later Pause: suspended mid-fade).
     this.wantPaused = true;
     this.quiet ??= new Promise((resolve) => {
       this.quietWaiter = resolve;
-      setTimeout(resolve, PAUSE_FADE_WAIT_MS); // (a context that renders nothing never says it)
     }).then(() => {
+      clearTimeout(this.quietFallback);
       this.quiet = this.quietWaiter = null;
     });
+    clearTimeout(this.quietFallback); // (a context that renders nothing never says it: the fallback)
+    this.quietFallback = setTimeout(this.quietWaiter, PAUSE_FADE_WAIT_MS);
     const quiet = this.quiet;
     this.node.port.postMessage({ type: "paused", paused: true });
     if (this.context.state !== "running") return;

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hmac
 import ipaddress
+import unicodedata
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -25,11 +26,15 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 ANY_ORIGIN = "*"
 HOSTS_REMEMBERED = 32  # `Host` values whose answer is kept (each at most a header line, 8 KiB)
 ORIGINS_REMEMBERED = 32  # `Origin` values whose answer is kept (the same bound)
+MAX_NAME_CHARS = 253  # a DNS name's most: a caller's 8 KiB `Origin` in Unicode is not mapped, only refused
 
 
 def normalize_origin(origin: str) -> str | None:
     """`scheme://host[:port]` in lower case with the default port left off, the host in its ASCII
-    (punycode) form, or None if not http(s)."""
+    (punycode) form, or None if not http(s). None too for userinfo, a query or a fragment, which no
+    browser's `Origin` holds: `http://evil.example@localhost` was read as `http://localhost`."""
+    if any(mark in origin for mark in "@?#"):
+        return None
     try:
         parts = urlsplit(origin.strip())
         port = parts.port
@@ -46,15 +51,41 @@ def normalize_origin(origin: str) -> str | None:
 
 def ascii_host(host: str) -> str | None:
     """A host name as a browser sends it (`Origin`, `Host`): an international name in punycode, by
-    UTS #46 as browsers map it (`bücher.example` is `xn--bcher-kva.example`, `ß` stays `ß`), so an
-    `--allowed-origins` entry written in Unicode matches the page's ASCII `Origin`; None if no valid
-    name. ASCII names are only lower-cased (IDNA refuses `_` and other names browsers still send)."""
+    UTS #46 as browsers map it (the URL Standard's domain to ASCII: `bücher.example` is
+    `xn--bcher-kva.example`, `ß` stays `ß`, `☃.net` is `xn--n3h.net`), so an `--allowed-origins`
+    entry written in Unicode matches the page's ASCII `Origin`; None if no browser reaches the name.
+    ASCII names are only lower-cased (IDNA refuses `_` and other names browsers still send)."""
     if host.isascii():
         return host.lower()
-    try:
-        return idna.encode(host, uts46=True, transitional=False).decode("ascii")
-    except idna.IDNAError:
+    if len(host) > MAX_NAME_CHARS:
         return None
+    try:
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+        labels = [_ascii_label(label) for label in mapped.split(".")]
+    except ValueError:  # (idna.IDNAError, a UnicodeError, is one; so is unicodedata's in its checks)
+        return None
+    return ".".join(labels)
+
+
+# Code points no host holds, once mapped (the URL Standard's forbidden domain code points).
+FORBIDDEN_IN_HOST = frozenset(map(chr, range(0x21))) | frozenset("#%/:<>?@[\\]^|\x7f")
+
+
+def _ascii_label(label: str) -> str:
+    """One mapped label in its ASCII form, checked as browsers check it: IDNA 2008's own checks
+    (`idna.encode`) refused names browsers reach (symbols such as `☃.net`, `_` or `--` beside
+    non-ASCII letters), and a Unicode entry of one failed the start as no `http(s)://host`."""
+    if any(char in FORBIDDEN_IN_HOST for char in label):
+        raise idna.IDNAError(f"{label!r} holds a code point no host name holds")
+    if label.isascii():
+        return label
+    if unicodedata.category(label[0]).startswith("M"):
+        raise idna.IDNAError(f"{label!r} begins with a combining mark")
+    joiners = (pos for pos, char in enumerate(label) if char in "\u200c\u200d")
+    if not all(idna.valid_contextj(label, pos) for pos in joiners):
+        raise idna.IDNAError(f"{label!r} holds a joiner out of its context")
+    idna.check_bidi(label)
+    return "xn--" + label.encode("punycode").decode("ascii")
 
 
 def is_loopback_origin(origin: str) -> bool:
