@@ -22,7 +22,10 @@ the measured batches: each section's time in the child, from its request's `read
 that ends it, and the gap before it, from the previous section's last `writev` to that `read`'s return (the
 child idle while the worker ends a section and sends the next: the finisher's hand-over, the admission, the
 next request's making and its write); medians and sums a section. strace stretches the child's own syscalls,
-so read the gap's share and its count, not its microseconds, and never beside a run without it.
+so read the gap's share and its count, not its microseconds, and never beside a run without it. Since stop
+63 a batch's next request goes to the child ahead, read while it makes the one before, and the gap as a
+`read` of a request no longer shows: `child_request_waits` is the children's time blocked in reading stdin
+a section (the gap, read the same way in every tree) and how many reads a section.
 
 `--digest`: one more batch whose events (kind, section, status, in order) and 39 wavs (their bytes, read
 from the `ok` events' `wav_path`) are hashed: the same output before and after a change.
@@ -186,6 +189,28 @@ def section_gaps(path: Path, per_batch: int) -> dict[str, float]:
     }
 
 
+def request_waits(path: Path, sections: int) -> dict[str, float]:
+    """From `start_gap_trace`'s lines (stop 63): the children's time blocked reading stdin, a section.
+    A child reads stdin for a request only when it has none: it waits there through the gap before a
+    section (the worker ending one and sending the next) and, once a batch's next request is sent ahead
+    (`engine/espeak_ahead.py`), it reads that request while it makes the current one, from a pipe that
+    already holds it. Each batch's first wait (the client's round trip) is in it in every tree."""
+    waits = []
+    for line in path.read_text().splitlines():
+        fields = line.split()
+        if fields and fields[0].isdigit():
+            fields.pop(0)
+        if len(fields) >= 3 and fields[1].startswith("read(0,") and fields[-1].startswith("<"):
+            waits.append(float(fields[-1].strip("<>")) * 1000)
+    if not waits:
+        return {}
+    return {
+        "reads_per_section": round(len(waits) / sections, 2),
+        "reads_over_0_5_ms_per_section": round(sum(w > 0.5 for w in waits) / sections, 3),
+        "waited_ms_per_section": round(sum(waits) / sections, 3),
+    }
+
+
 def strace_counts(path: Path, per: int) -> dict[str, float]:
     """`strace -c`'s calls column by syscall, per section."""
     counts: dict[str, float] = {}
@@ -256,6 +281,7 @@ async def measure(args: argparse.Namespace, sections: list[str]) -> dict[str, An
             report["digest"] = digest
         if tracer is not None and args.gaps:
             report["child_sections"] = section_gaps(root / "gaps.txt", len(sections))
+            report["child_request_waits"] = request_waits(root / "gaps.txt", per)
         elif tracer is not None:
             report["syscalls_per_section"] = strace_counts(root / "strace.txt", per)
         return report

@@ -1,0 +1,137 @@
+"""A batch's next section sent to the espeak child while the current one is made (`ChildEspeak`'s
+`send_ahead`): the child reads it while it makes the current one and starts it as that one ends, with no
+wait for the worker to end the section, pick the next and write its request (the child sat idle
+0.5–0.6 ms at the median and 4 ms at the p90 between two sections; benchmarks/SERVER_OVERHEAD.md,
+2026-12-07, stop 63).
+
+The request sent ahead is a guess: the admission still picks the next section when the current one ends,
+as before. If the pick asks the same (text, language, speed, early audio) it is taken as it is
+(`adopt_ahead`); anything else (a preview, another job, a cancelled batch, a cached section) stops it
+first (`drop_ahead`: its `STOP`, its frames read and thrown away up to its `END`, no chunk to any sink).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import select
+import threading
+from collections.abc import Callable
+
+import msgspec
+import numpy as np
+
+from .base import SynthesisRequest
+from .espeak_child import REQUEST, Request, write_frame
+from .espeak_failures import ChildGone
+
+# A request sent ahead goes in one non-blocking write no longer than a pipe's atomic write (4 KiB on
+# Linux): whole or not at all. A longer one is not sent ahead: a blocking write of it could wait on a
+# child that waits in its turn for this thread to read its audio (the child reads stdin only between
+# its writes).
+AHEAD_BYTES = select.PIPE_BUF - 5  # (less a frame's header)
+
+
+class AheadRequests:
+    """`ChildEspeak`'s side of a request sent ahead; its state (`_ahead`) lives there."""
+
+    _ahead: Request | None
+    _closed: bool
+    _ids: itertools.count[int]
+    _requests: int
+    _writing: threading.Lock
+    _live: int | None
+    _taken_ahead: bool
+    _fate: threading.Lock
+    _overdue: str | None
+
+    def send_ahead(self, request: SynthesisRequest) -> bool:
+        """Write `request` to the child now, to be made after the one in hand (one at most). Nothing is
+        sent (False) if one is already ahead, the child is closed, the frame is too long or the pipe has
+        no room: the request then goes as before, when its turn comes. Never raises: a dead child is
+        found by the read of the request in hand, which says what became of it."""
+        if self._ahead is not None or self._closed:
+            return False
+        ahead = next(self._ids) % (1 << 32)
+        frame = Request(ahead, request.text, request.lang, request.speed_factor, request.early_audio)
+        payload = msgspec.json.encode(frame)
+        if len(payload) > AHEAD_BYTES:
+            return False
+        with self._writing:
+            if self._closed:
+                return False
+            os.set_blocking(self._requests, False)
+            try:
+                write_frame(self._requests, REQUEST, payload)
+            except OSError:  # no room (EAGAIN), or the child died: its current read says so
+                return False
+            finally:
+                os.set_blocking(self._requests, True)
+        self._ahead = frame
+        return True
+
+    def adopt_ahead(self, request: SynthesisRequest) -> int | None:
+        """The id of the request sent ahead if it asks what `request` asks (it is then in hand), else
+        None, the one sent ahead (if any) stopped and drained first."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return None
+        if (ahead.text, ahead.lang, ahead.speed_factor, ahead.early_audio) == (
+            request.text,
+            request.lang,
+            request.speed_factor,
+            request.early_audio,
+        ):
+            return ahead.id
+        self._drop(ahead.id)
+        return None
+
+    def _adopted(self, request: SynthesisRequest) -> bool:
+        """The request sent ahead is `request`'s and now in flight (True); else it was stopped and
+        drained. A child killed by a deadline meanwhile is gone for it (`ChildGone`: another makes it)."""
+        live = self.adopt_ahead(request)
+        if live is None:
+            return False
+        with self._fate:
+            if self._overdue is None and not self._closed:
+                self._live, self._taken_ahead = live, True
+                return True
+        self.close()
+        raise ChildGone("ended before the request sent ahead was read")
+
+    def drop_ahead(self) -> None:
+        """Stop the request sent ahead, if any, and read its frames away (the engine thread, before it
+        waits for work: a cancelled batch's next section is not made while nothing else is)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            self._drop(ahead.id)
+
+    def _drop(self, ahead: int) -> None:
+        """Its `STOP` (bounded by the `STOP`'s deadline) and its frames up to its `END`, thrown away."""
+        self._live = ahead
+        try:
+            self._stop()
+        finally:
+            self._live = None
+
+    def _stop(self) -> None:  # (`ChildEspeak`'s)
+        raise NotImplementedError
+
+    def close(self) -> None:  # (`ChildEspeak`'s)
+        raise NotImplementedError
+
+
+class Unheard:
+    """A sink that says whether a chunk reached it: a child that dies with a request sent ahead and
+    none of its audio read may have died while idle, before it read that request (the case a request's
+    write finds as `ChildGone`), so the request goes to another child, once; one that crashed on its
+    text crashes that one too and fails as before (`UnparsableText`)."""
+
+    __slots__ = ("heard", "_sink")
+
+    def __init__(self, sink: Callable[[np.ndarray], bool]) -> None:
+        self.heard, self._sink = False, sink
+
+    def sink(self, chunk: np.ndarray) -> bool:
+        self.heard = True
+        return self._sink(chunk)
