@@ -1,7 +1,8 @@
 """A batch's next section goes to the espeak child while the current one is made (`engine/espeak_ahead.py`):
 the child sat idle between sections while the worker ended one and sent the next (benchmarks/
 SERVER_OVERHEAD.md, 2026-12-07, stop 63). What a caller sees stays as it was: the admission still picks
-(a `/synth` that comes meanwhile goes before the section sent ahead), a cancel writes none of it, a child
+(a `/synth` that comes meanwhile goes before the section sent ahead, stopped in the child as the
+`/synth` is queued), a cancel writes none of it, a child
 that dies with it sent ahead fails or makes again what it failed or made before, the same wavs.
 
 A real worker with real espeak children; the engine thread's calls are recorded on their way through.
@@ -130,6 +131,9 @@ async def test_a_synth_that_comes_meanwhile_goes_before_the_section_sent_ahead(w
         )
         admission = client.app[SCHEDULER_KEY].admission
         await until(lambda: len(admission.live_jobs()) == 2, "the /synth queued behind section 0")
+        child = runner.engine.child
+        ahead = child._ahead
+        assert ahead is not None and child._ahead_stopped == ahead.id  # stopped as the /synth was queued
     finally:
         held.go.set()
     async with asyncio.timeout(seconds(30)):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..deadline_thread import Armed
 from ..protocol import EngineError, ModelLoadError, WorkerError
-from . import espeak_early
+from . import espeak_ahead, espeak_early
 from .base import SynthesisRequest
 from .espeak_ahead import AheadRequests, Unheard
 from .espeak_child import (
@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 # A child that has not done what it was told by then is killed: exit once closed, end a request once
 # stopped (it answers a `STOP` within `STOP_LOOK_SECONDS`: one that does not is stopped itself, by
 # SIGSTOP or a hung host, and the engine thread, or the shutdown's join after it, waited for ever).
-STOP_SECONDS = 2.0
+STOP_SECONDS = espeak_ahead.STOP_SECONDS
 # A `PHONEMIZE` is answered in ≈ 4 µs a character (0.6 ms a sentence, 23 ms for 8 700 characters);
 # a child still silent after this many seconds (and these per character) is killed and the call fails.
 PHONEMIZE_SECONDS = 5.0
@@ -89,6 +89,7 @@ class ChildEspeak(AheadRequests):
         self._stopped: int | None = None  # the request a `STOP` has gone for (one a request)
         self._ahead: Request | None = None  # the request sent ahead of its turn (`espeak_ahead.py`)
         self._taken_ahead = False  # the request in hand is one sent ahead
+        self._ahead_stopped: int | None = None  # one sent ahead that a queued preview stopped
         self._overdue: str | None = None  # what it did not answer in time, once killed for it
         # A deadline's kill is decided under this lock against what it waits on (`_live`, `_asking`),
         # and a request starts under it: a deadline that fired as its answer came killed the child

@@ -119,6 +119,13 @@ class EspeakProcessEngine(EspeakEngine):
         if request.lang == self._spoken_lang and isinstance(library, ChildEspeak) and not library.closed:
             library.send_ahead(request)
 
+    def stop_ahead(self) -> None:
+        """A preview queued behind the section in hand (the admission's `on_preview_queued`, any thread,
+        never waiting): the request sent ahead stopped in the child now (`ChildEspeak.stop_ahead`)."""
+        library = self._library
+        if isinstance(library, ChildEspeak):
+            library.stop_ahead()
+
     def drop_ahead(self) -> None:
         """The request sent ahead stopped and read away (the runner, before it waits for work)."""
         library = self._library

@@ -95,6 +95,9 @@ class Runner(EngineLoad, AudioHandover):
         self.lanes = PreviewLanes(preview_lanes, self._serve_previews, lambda: self.admission.stopping)
 
     def start(self) -> None:
+        stop_ahead = getattr(self.engine, "stop_ahead", None)
+        if callable(stop_ahead):  # a preview queued behind a batch's section goes before the one sent ahead
+            self.admission.on_preview_queued = stop_ahead
         self.finisher.start()
         self._thread = threading.Thread(target=self._work, name="npu-worker-engine", daemon=True)
         self._thread.start()
