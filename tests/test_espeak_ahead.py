@@ -29,12 +29,11 @@ TEXTS = ["오늘은 음성 합성을 배웁니다.", "첫째, 문장을 읽습�
 SYNTH = "미리 듣기입니다."
 
 
-def batch(out: Path, name: str) -> dict[str, Any]:
-    return {
-        "sections": [
-            {"idx": i, "text": t, "output_path": str(out / f"{name}{i}.wav")} for i, t in enumerate(TEXTS)
-        ]
-    }
+def batch(out: Path, name: str, texts: list[str] = TEXTS) -> dict[str, Any]:
+    sections = [
+        {"idx": i, "text": t, "output_path": str(out / f"{name}{i}.wav")} for i, t in enumerate(texts)
+    ]
+    return {"sections": sections}
 
 
 async def made_alone(client: Any, out: Path) -> list[bytes]:
@@ -183,7 +182,8 @@ async def test_a_child_that_dies_with_a_section_sent_ahead_fails_only_the_one_in
     child = client.app[SCHEDULER_KEY].runner.engine.child
     held = HeldAhead(monkeypatch)
     try:
-        job_id = await submit_batch(client, batch(tmp_path, "s"))
+        # section 0 long (its audio fills the child's pipe): still being made when the kill comes
+        job_id = await submit_batch(client, batch(tmp_path, "s", [TEXTS[0] * 40, *TEXTS[1:]]))
         await held.reached()
         os.kill(child.pid, signal.SIGKILL)  # mid-section 0, section 1 in its pipe
         await asyncio.to_thread(child._process.wait, seconds(10))

@@ -71,13 +71,15 @@ class AheadRequests:
                 return False
             finally:
                 os.set_blocking(self._requests, True)
-        self._ahead = frame
+            self._ahead = frame  # (under the lock: `stop_ahead` sees it once it is sent)
         return True
 
     def adopt_ahead(self, request: SynthesisRequest) -> int | None:
         """The id of the request sent ahead if it asks what `request` asks (it is then in hand), else
-        None, the one sent ahead (if any) stopped and drained first."""
-        ahead, self._ahead = self._ahead, None
+        None, the one sent ahead (if any) stopped and drained first. Taken under the write lock: a
+        `stop_ahead` either stopped it before (not taken) or finds it gone (a `STOP` that came after
+        it was taken would have cut the section in hand short, its audio written as whole)."""
+        ahead = self._take_ahead()
         if ahead is None:
             return None
         if self._ahead_stopped != ahead.id and (
@@ -134,9 +136,16 @@ class AheadRequests:
     def drop_ahead(self) -> None:
         """Stop the request sent ahead, if any, and read its frames away (the engine thread, before it
         waits for work: a cancelled batch's next section is not made while nothing else is)."""
-        ahead, self._ahead = self._ahead, None
+        ahead = self._take_ahead()
         if ahead is not None:
             self._drop(ahead.id)
+
+    def _take_ahead(self) -> Request | None:
+        if self._ahead is None:  # (no lock for nothing: only this thread sends one ahead)
+            return None
+        with self._writing:
+            ahead, self._ahead = self._ahead, None
+        return ahead
 
     def _drop(self, ahead: int) -> None:
         """Its `STOP` (unless `stop_ahead` sent it; bounded by the `STOP`'s deadline either way) and its
