@@ -198,12 +198,12 @@ class ChildEspeak(AheadRequests):
         child = self._sent(request, again)
         ended, answers = False, child._answers
         answers.before_wait = waiting
-        ahead = Unheard(sink) if child._taken_ahead else None  # (one sent ahead: made again if lost unheard)
+        ahead = Unheard() if child._taken_ahead else None  # (one sent ahead: made again if lost unheard)
         try:
             if sent is not None:  # (in here: one that raises still has the request stopped and drained)
                 sent()
             try:
-                last = answers.audio_into(AUDIO, sink if ahead is None else ahead.sink)
+                last = answers.audio_into(AUDIO, sink) if ahead is None else ahead.read(answers, sink)
             except UnreadFrame as unread:
                 again = None if ahead is None or ahead.heard or child._closing else again
                 lost = child._unread(unread.error, reading=True)  # (it closes the child)
