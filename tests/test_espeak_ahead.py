@@ -221,3 +221,36 @@ async def test_a_child_found_dead_as_the_section_sent_ahead_comes_makes_it_again
     assert killed, "no section was sent ahead"
     assert [e["idx"] for e in events if e.get("status") == "ok"] == [0, 1, 2, 3], events  # made again
     assert [(tmp_path / f"s{i}.wav").read_bytes() for i in range(len(TEXTS))] == reference
+
+
+async def test_a_child_found_dead_as_the_section_sent_ahead_is_dropped_makes_the_pick(
+    worker, monkeypatch, tmp_path
+):
+    """The pick is another batch's section (batches take turns): the drop of the one sent ahead (long:
+    still being made) finds the child dead, and the pick goes to another child, as a request's write
+    that finds a child dead has it (it failed with "its pipe: closed")."""
+    client = await worker(EspeakProcessEngine())
+    adopt_ahead, killed = ChildEspeak.adopt_ahead, []
+
+    def dead_first(child: Any, request: Any) -> Any:
+        if child._ahead is not None and not killed:
+            killed.append(child.pid)
+            os.kill(child.pid, signal.SIGKILL)
+            child._process.wait(seconds(10))
+        return adopt_ahead(child, request)
+
+    monkeypatch.setattr(ChildEspeak, "adopt_ahead", dead_first)
+    held = HeldAhead(monkeypatch)
+    try:
+        first = await submit_batch(client, batch(tmp_path, "a", [TEXTS[0], TEXTS[1] * 40]))
+        await held.reached()  # its section 0 in hand, its long section 1 sent ahead
+        other = await submit_batch(client, batch(tmp_path, "b", [SYNTH]))
+        admission = client.app[SCHEDULER_KEY].admission
+        await until(lambda: len(admission.live_jobs()) == 2, "the other batch queued behind section 0")
+    finally:
+        held.go.set()
+    picked = await read_ndjson(await client.get(f"/jobs/{other}/events"))
+    assert killed, "no section was sent ahead"
+    assert [e.get("status") for e in picked if e["event"] == "progress"] == ["synth", "ok"], picked
+    events = await read_ndjson(await client.get(f"/jobs/{first}/events"))
+    assert [e["idx"] for e in events if e.get("status") == "ok"] == [0, 1], events

@@ -100,9 +100,12 @@ class AheadRequests:
 
     def _adopted(self, request: SynthesisRequest) -> bool:
         """The request sent ahead is `request`'s and now in flight (True); else it was stopped and
-        drained. A child killed by a deadline meanwhile is gone for it (`ChildGone`: another makes it)."""
+        drained. A child killed by a deadline meanwhile, or found dead by that drain, is gone for
+        `request` (`ChildGone`: another makes it, as a request's write that finds it dead has it)."""
         live = self.adopt_ahead(request)
         if live is None:
+            if self._closed:
+                raise ChildGone("found dead as the request sent ahead was read away")
             return False
         with self._fate:
             if self._overdue is None and not self._closed:
