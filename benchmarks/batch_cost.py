@@ -22,7 +22,15 @@ the measured batches: each section's time in the child, from its request's `read
 that ends it, and the gap before it, from the previous section's last `writev` to that `read`'s return (the
 child idle while the worker ends a section and sends the next: the finisher's hand-over, the admission, the
 next request's making and its write); medians and sums a section. strace stretches the child's own syscalls,
-so read the gap's share and its count, not its microseconds, and never beside a run without it.
+so read the gap's share and its count, not its microseconds, and never beside a run without it. Since stop
+63 a batch's next request goes to the child ahead, read while it makes the one before, and the gap as a
+`read` of a request no longer shows: `child_request_waits` is the children's time blocked in reading stdin
+a section (the gap, read the same way in every tree; each batch's first wait left out) and how many reads a section.
+
+`--ahead-drop ROUNDS` (stop 63, no server): through one espeak child, a section made with the next one sent
+ahead, then another text asked (what the admission picked instead: the one sent ahead is stopped and read
+away first), against the same with the one sent ahead stopped as it went (a preview queued meanwhile:
+`stop_ahead`) and with nothing sent ahead, in turn ROUNDS times: the other text's wall over nothing ahead's.
 
 `--digest`: one more batch whose events (kind, section, status, in order) and 39 wavs (their bytes, read
 from the `ok` events' `wav_path`) are hashed: the same output before and after a change.
@@ -110,6 +118,55 @@ def child_hold(sections: list[str], pairs: int) -> dict[str, Any]:
     return report
 
 
+def ahead_drop(sections: list[str], pairs: int) -> dict[str, Any]:
+    """`--ahead-drop` (stop 63): what other work picked over a batch's section sent ahead (a `/synth` the
+    admission takes first) waits for it to be stopped and read away. Through one espeak child, as `serve`'s
+    engine thread drives it: a section made with the next one sent ahead (stopped as it is sent, as a
+    preview queued meanwhile has it, or not stopped), or with nothing ahead, then another text asked (the
+    lecture's first section); the wall from that ask to its end, the three ways in turn, rotated a round."""
+    from npu_worker.config import Settings
+    from npu_worker.engine.base import SynthesisRequest
+    from npu_worker.engine_options import build_engine
+
+    engine: Any = build_engine(Settings(backend="espeak"))  # (`EspeakProcessEngine`)
+    engine.load()
+    other = SynthesisRequest(text=sections[0], early_audio=False)
+    ways = ("nothing_ahead", "dropped", "stopped_then_dropped")
+
+    def once(way: str, at: int) -> float:
+        following = SynthesisRequest(text=sections[at + 1], early_audio=False)
+
+        def sent() -> None:
+            if way != "nothing_ahead":
+                engine.send_ahead(following)
+            if way == "stopped_then_dropped":
+                engine.stop_ahead()
+
+        engine.stream_into(SynthesisRequest(text=sections[at], early_audio=False), lambda chunk: True, sent)
+        started = time.perf_counter()
+        engine.stream_into(other, lambda chunk: True)
+        return (time.perf_counter() - started) * 1000
+
+    try:
+        for way in ways:  # warm
+            once(way, 1)
+        runs: dict[str, list[float]] = {way: [] for way in ways}
+        for round_ in range(pairs):
+            at = 1 + round_ % (len(sections) - 2)
+            for way in ways[round_ % 3 :] + ways[: round_ % 3]:
+                runs[way].append(once(way, at))
+    finally:
+        engine.close()
+    report: dict[str, Any] = {"rounds": pairs}
+    for way in ways[1:]:
+        extra = sorted(a - b for a, b in zip(runs[way], runs["nothing_ahead"], strict=True))
+        report[f"{way}_ms_over_nothing_ahead_median"] = round(statistics.median(extra), 2)
+        report[f"{way}_ms_over_nothing_ahead_p90"] = round(extra[int(len(extra) * 0.9)], 2)
+    report["other_ms_median_nothing_ahead"] = round(statistics.median(runs["nothing_ahead"]), 2)
+    report["loadavg"] = os.getloadavg()
+    return report
+
+
 def all_sleeps(pid: int) -> dict[int, int]:
     """Voluntary context switches of every thread of `pid` and of its child processes, by id."""
     counts = sleeps(pid, [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()])
@@ -186,6 +243,31 @@ def section_gaps(path: Path, per_batch: int) -> dict[str, float]:
     }
 
 
+def request_waits(path: Path, sections: int, batches: int) -> dict[str, float]:
+    """From `start_gap_trace`'s lines (stop 63): the children's time blocked reading stdin, a section.
+    A child reads stdin for a request only when it has none: it waits there through the gap before a
+    section (the worker ending one and sending the next) and, once a batch's next request is sent ahead
+    (`engine/espeak_ahead.py`), it reads that request while it makes the current one, from a pipe that
+    already holds it. Each batch's first wait (the client's round trip, the longest) is left out: the
+    `batches` longest waits."""
+    waits = []
+    for line in path.read_text().splitlines():
+        fields = line.split()
+        if fields and fields[0].isdigit():
+            fields.pop(0)
+        if len(fields) >= 3 and fields[1].startswith("read(0,") and fields[-1].startswith("<"):
+            waits.append(float(fields[-1].strip("<>")) * 1000)
+    if len(waits) <= batches:
+        return {}
+    waits = sorted(waits)[:-batches]
+    return {
+        "reads_per_section": round(len(waits) / sections, 2),
+        "reads_over_0_5_ms_per_section": round(sum(w > 0.5 for w in waits) / sections, 3),
+        "waited_ms_per_section": round(sum(waits) / sections, 3),
+        "wait_ms_p99": round(waits[int(len(waits) * 0.99)], 3),
+    }
+
+
 def strace_counts(path: Path, per: int) -> dict[str, float]:
     """`strace -c`'s calls column by syscall, per section."""
     counts: dict[str, float] = {}
@@ -256,6 +338,7 @@ async def measure(args: argparse.Namespace, sections: list[str]) -> dict[str, An
             report["digest"] = digest
         if tracer is not None and args.gaps:
             report["child_sections"] = section_gaps(root / "gaps.txt", len(sections))
+            report["child_request_waits"] = request_waits(root / "gaps.txt", per, args.batches)
         elif tracer is not None:
             report["syscalls_per_section"] = strace_counts(root / "strace.txt", per)
         return report
@@ -274,6 +357,9 @@ def main() -> None:
     parser.add_argument("--digest", action="store_true", help="one batch's events and wavs hashed")
     parser.add_argument("--no-engine", action="store_true", help="skip the engine alone (counts only)")
     parser.add_argument(
+        "--ahead-drop", type=int, default=0, metavar="ROUNDS", help="other work after a drop, or not"
+    )
+    parser.add_argument(
         "--child-hold", type=int, default=0, metavar="PAIRS", help="the child alone, held or not"
     )
     parser.add_argument("--out", type=Path)
@@ -284,6 +370,8 @@ def main() -> None:
     report["checkout"] = str(code_root())
     if args.child_hold:
         report["child_hold"] = child_hold(sections, args.child_hold)
+    if args.ahead_drop:
+        report["ahead_drop"] = ahead_drop(sections, args.ahead_drop)
         write_report(report, args.out)
         return
     if not args.no_engine:

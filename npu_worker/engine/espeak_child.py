@@ -12,7 +12,9 @@ child answers `READY` once (JSON: version, rates, voices), then per request `AUD
 samples at 24 kHz) and one `END` or `FAILED` (JSON: the error's name and message); a request's first
 frame is written alone (held as the later ones when `early_audio` is false), the later ones a few to a
 write (`HOLD_SECONDS`), the last with the `END`; a `STOP` is looked for at each write but the first and
-every `STOP_LOOK_SECONDS` while frames are held. `PHONEMIZE` (JSON: text, voice) is answered with one
+every `STOP_LOOK_SECONDS` while frames are held. A `REQUEST` that comes while another is made (a
+batch's next section, sent ahead) is made after it, its answer after the other's `END`; a `STOP` naming
+it before its turn makes that answer an `END` alone. `PHONEMIZE` (JSON: text, voice) is answered with one
 `PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its phonemes here, so a text that
 crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the process) ends this process,
 not the worker. The child exits when its stdin closes; nothing but frames goes to the pipe it writes
@@ -166,6 +168,10 @@ class _Child:
         self.held_bytes = 0  # their payloads' bytes (the headers' not counted)
         self.held_since = 0.0
         self.looked_at = 0.0  # the last look for a stop
+        # Requests the parent sent ahead (the next batch section's, `ChildEspeak.send_ahead`), read from
+        # stdin while a stop was looked for: made in order once the one in hand ends; a `STOP` naming one
+        # makes it an `END` alone (None), so the parent's drain of it finds no audio
+        self.ahead: list[tuple[bytes | None, bytearray | None]] = []
 
     def run(self) -> int:
         try:
@@ -178,6 +184,13 @@ class _Child:
         ready = Ready(library.version, library.sample_rate, library.default_rate, voices)
         write_frame(self.out_fd, READY, msgspec.json.encode(ready))
         while not self.closed:
+            if self.ahead:
+                ahead = self.ahead.pop(0)[1]
+                if ahead is None:  # stopped before it began
+                    write_frame(self.out_fd, END)
+                else:
+                    self._synthesise(ahead)
+                continue
             try:
                 kind, payload = read_frame(self.requests)
             except BrokenStream:
@@ -250,7 +263,8 @@ class _Child:
     def _stop_asked(self, now: float) -> bool:
         """A `STOP` for this request waits on stdin (or stdin closed: stop, then exit), looked for at
         `now`. Every frame waiting is read: a `STOP` for an earlier request (the parent's canceller sent
-        it as that one ended) is dropped, and the one for this request may be behind it."""
+        it as that one ended) is dropped, and the one for this request may be behind it. A `REQUEST` sent
+        ahead is kept for its turn (`ahead`), and a `STOP` naming it stops it there."""
         self.looked_at = now
         while select.select([self.requests], [], [], 0)[0]:
             try:
@@ -258,9 +272,20 @@ class _Child:
             except BrokenStream:
                 self.closed = True
                 return True
-            if kind == STOP and payload == self.stop_payload:
-                return True
+            if kind == STOP:
+                if payload == self.stop_payload:
+                    return True
+                self.ahead = [(sid, None if sid == payload else ahead) for sid, ahead in self.ahead]
+            elif kind == REQUEST:
+                self.ahead.append((self._request_id(payload), payload))
         return False
+
+    def _request_id(self, payload: bytearray) -> bytes | None:
+        """A request's id as a `STOP` names it (None: not a request; it fails at its turn)."""
+        try:
+            return REQUEST_ID.pack(self.decoder.decode(payload).id)
+        except (msgspec.DecodeError, struct.error):
+            return None
 
     def _fail(self, error: BaseException) -> None:
         if isinstance(error, WorkerError):  # its name travels apart from the message ("Name: message")

@@ -22,8 +22,9 @@ import numpy as np
 
 from ..deadline_thread import Armed
 from ..protocol import EngineError, ModelLoadError, WorkerError
-from . import espeak_early
+from . import espeak_ahead, espeak_early
 from .base import SynthesisRequest
+from .espeak_ahead import AheadRequests, Unheard
 from .espeak_child import (
     AUDIO,
     END,
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 # A child that has not done what it was told by then is killed: exit once closed, end a request once
 # stopped (it answers a `STOP` within `STOP_LOOK_SECONDS`: one that does not is stopped itself, by
 # SIGSTOP or a hung host, and the engine thread, or the shutdown's join after it, waited for ever).
-STOP_SECONDS = 2.0
+STOP_SECONDS = espeak_ahead.STOP_SECONDS
 # A `PHONEMIZE` is answered in ≈ 4 µs a character (0.6 ms a sentence, 23 ms for 8 700 characters);
 # a child still silent after this many seconds (and these per character) is killed and the call fails.
 PHONEMIZE_SECONDS = 5.0
@@ -66,9 +67,9 @@ CLOSED = "espeak-ng's process was closed: the worker is shutting down"
 FIRST_ANSWER_BYTES, ANSWER_BUFFER_BYTES = 64 * 1024, PIPE_BYTES  # the reader's buffer, grown to the pipe
 
 
-class ChildEspeak:
+class ChildEspeak(AheadRequests):
     """One espeak-ng child process and what it said about itself at start (the library's face that
-    `EspeakEngine` looks voices up on)."""
+    `EspeakEngine` looks voices up on); a batch's next request may go to it ahead (`espeak_ahead.py`)."""
 
     def __init__(self, process: subprocess.Popen[bytes] | None = None) -> None:
         """`process`: a child already started (`espeak_early`), whose `READY` is read here."""
@@ -86,6 +87,9 @@ class ChildEspeak:
         self._ids = itertools.count(1)
         self._live: int | None = None  # the request in flight: what a `STOP` names
         self._stopped: int | None = None  # the request a `STOP` has gone for (one a request)
+        self._ahead: Request | None = None  # the request sent ahead of its turn (`espeak_ahead.py`)
+        self._taken_ahead = False  # the request in hand is one sent ahead
+        self._ahead_stopped: int | None = None  # one sent ahead that a queued preview stopped
         self._overdue: str | None = None  # what it did not answer in time, once killed for it
         # A deadline's kill is decided under this lock against what it waits on (`_live`, `_asking`),
         # and a request starts under it: a deadline that fired as its answer came killed the child
@@ -194,13 +198,22 @@ class ChildEspeak:
         child = self._sent(request, again)
         ended, answers = False, child._answers
         answers.before_wait = waiting
+        ahead = Unheard() if child._taken_ahead else None  # (one sent ahead: made again if lost unheard)
         try:
             if sent is not None:  # (in here: one that raises still has the request stopped and drained)
                 sent()
             try:
-                last = answers.audio_into(AUDIO, sink)
+                last = answers.audio_into(AUDIO, sink) if ahead is None else ahead.read(answers, sink)
             except UnreadFrame as unread:
-                raise child._unread(unread.error, reading=True) from unread.error
+                again = None if ahead is None or ahead.heard or child._closing else again
+                lost = child._unread(unread.error, reading=True)  # (it closes the child)
+                if again is None:
+                    raise lost from unread.error
+                log.warning(
+                    "espeak-ng's process ended with a request sent ahead (%s); sending it again", lost
+                )
+                again().chunks_into(request, sink, None, None, waiting)
+                return
             if last is None:
                 return  # (the sink stopped it: drained below)
             ended = True
@@ -216,6 +229,7 @@ class ChildEspeak:
         A child that does not answer within `PHONEMIZE_SECONDS` (and a little more a character) is
         killed, and the call ends in an `EngineError`: a stopped child held ZipVoice's engine thread,
         and every request behind it, for ever."""
+        self.drop_ahead()  # (its answer comes first)
         seconds = PHONEMIZE_SECONDS + PHONEMIZE_SECONDS_PER_CHAR * len(text)
         asked = self._arm(seconds, f"a phonemize call within {seconds:g} s")
         try:
@@ -300,11 +314,12 @@ class ChildEspeak:
     def _sent(self, request: SynthesisRequest, again: Callable[[], ChildEspeak] | None) -> ChildEspeak:
         """`chunks`' and `chunks_into`'s start: the child that took the request, its deadline started:
         this one, or, if its write finds it gone (`ChildGone`), `again`'s, once (without `again`, or
-        gone again at once, it raises)."""
-        live = next(self._ids) % (1 << 32)
-        frame = Request(live, request.text, request.lang, request.speed_factor, request.early_audio)
+        gone again at once, it raises). A request sent ahead that asks the same is taken as sent."""
         try:
-            self._send(REQUEST, msgspec.json.encode(frame), live)
+            if self._ahead is None or not self._adopted(request):
+                live = next(self._ids) % (1 << 32)
+                frame = Request(live, request.text, request.lang, request.speed_factor, request.early_audio)
+                self._send(REQUEST, msgspec.json.encode(frame), live)
         except ChildGone:
             if again is None:
                 raise
@@ -327,7 +342,7 @@ class ChildEspeak:
     def _request_over(self, ended: bool) -> None:
         """`chunks`' and `chunks_into`'s end: a request stopped early (`ended` False) drained (one that
         failed is closed), its deadline and the id a `STOP` names let go."""
-        self._answers.watch = None
+        self._answers.watch, self._taken_ahead = None, False
         if not ended and not self._closed:
             self._stop()  # (bounded by the `STOP`'s own deadline)
         self._synthesis.end()

@@ -111,6 +111,27 @@ class EspeakProcessEngine(EspeakEngine):
         again = lambda: _after(sent, lambda: self.child)  # noqa: E731
         self.child.chunks_into(request, sink, again=again, sent=sent, waiting=waiting)
 
+    def send_ahead(self, request: SynthesisRequest) -> None:
+        """The runner's next batch section, to the child now, while it makes the one in hand
+        (`espeak_ahead.py`): only in the language of the request in hand (its voice found) and to a
+        child alive; taken by the next `stream_into` that asks the same, else stopped and read away."""
+        library = self._library
+        if request.lang == self._spoken_lang and isinstance(library, ChildEspeak) and not library.closed:
+            library.send_ahead(request)
+
+    def stop_ahead(self) -> None:
+        """A preview queued behind the section in hand (the admission's `on_preview_queued`, any thread,
+        never waiting): the request sent ahead stopped in the child now (`ChildEspeak.stop_ahead`)."""
+        library = self._library
+        if isinstance(library, ChildEspeak):
+            library.stop_ahead()
+
+    def drop_ahead(self) -> None:
+        """The request sent ahead stopped and read away (the runner, before it waits for work)."""
+        library = self._library
+        if isinstance(library, ChildEspeak) and not library.closed:
+            library.drop_ahead()
+
     def interrupt(self, restart: bool) -> bool:
         """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the
         child stops the request now, not once its next frames reach the engine thread. A call is

@@ -66,6 +66,7 @@ class Admission:
         self._stopping = False
         self._interrupt: Callable[[bool], object] | None = None
         self._preempts = False
+        self.on_preview_queued: Callable[[], object] | None = None  # stops a section sent ahead (runner)
 
     def attach_interrupt(self, interrupt: Callable[[bool], object], preempts: bool) -> None:
         """The engine's `interrupt(restart)`: called for a cancel of the running section, and (when
@@ -111,6 +112,8 @@ class Admission:
                     self._dequeue(job)  # never queued: what it reserved is given back
                     raise
             self._wake_if_work(job)
+            if self.on_preview_queued is not None and job.preview and self._running:
+                self.on_preview_queued()
             running = self._running[-1] if self._running else None
             if self._interrupt and self._preempts and running and self._lends(running, to=job):
                 self._interrupt(True)

@@ -95,6 +95,9 @@ class Runner(EngineLoad, AudioHandover):
         self.lanes = PreviewLanes(preview_lanes, self._serve_previews, lambda: self.admission.stopping)
 
     def start(self) -> None:
+        stop_ahead = getattr(self.engine, "stop_ahead", None)
+        if callable(stop_ahead):  # a preview queued behind a batch's section goes before the one sent ahead
+            self.admission.on_preview_queued = stop_ahead
         self.finisher.start()
         self._thread = threading.Thread(target=self._work, name="npu-worker-engine", daemon=True)
         self._thread.start()
@@ -120,10 +123,18 @@ class Runner(EngineLoad, AudioHandover):
             if self.on_load_ended is not None:
                 self.on_load_ended()
             if loaded:
-                self._serve(lambda: self.admission.next_section(self.finisher.release), self.engine)
+                self._serve(lambda: self.admission.next_section(self._before_waiting), self.engine)
         finally:
             self.finisher.release()
             self.finisher.close()
+
+    def _before_waiting(self) -> None:
+        """The engine thread has no work: what it held goes to the finisher (a batch's last section ends
+        at once), then a section sent ahead that no pick took (a cancelled batch's) is stopped."""
+        self.finisher.release()
+        drop_ahead = getattr(self.engine, "drop_ahead", None)
+        if drop_ahead is not None:
+            drop_ahead()
 
     def _serve(self, next_section: Callable[[], tuple[Job, Section] | None], engine: Engine) -> None:
         """One lane: the sections `next_section` hands out, on `engine`, until it says stop."""
@@ -305,8 +316,9 @@ class Runner(EngineLoad, AudioHandover):
         held = finisher.holding and threading.get_ident() == self._engine_ident
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
             waits = self.hold_wake_ups(job, engine)  # (flushed at each wait; released at its end)
-            if held and getattr(engine, "tells_sent", False):
-                push(request, delivery.take, finisher.release, **waits)  # (released while the child makes it)
+            sent = self._when_sent(job, engine, held)
+            if sent is not None and getattr(engine, "tells_sent", False):
+                push(request, delivery.take, sent, **waits)  # (while the child makes it)
             else:
                 if held:
                     finisher.release()
@@ -318,6 +330,29 @@ class Runner(EngineLoad, AudioHandover):
         if job.cancel_requested.requested:
             return None
         return delivery.finish(key, hit)
+
+    def _when_sent(self, job: Job, engine: Engine, held: bool) -> Callable[[], None] | None:
+        """What runs once a section's request is on its way to the child: the finisher's held work, then,
+        on the engine thread for a job nobody listens to live, the job's next section sent ahead
+        (`espeak_ahead.py`: the child starts it as this one ends; the admission still picks, and a pick
+        of anything else stops it unread)."""
+        send_ahead = getattr(engine, "send_ahead", None)
+        if send_ahead is None or job.stream_audio or threading.get_ident() != self._engine_ident:
+            return self.finisher.release if held else None
+
+        def sent() -> None:
+            if held:
+                self.finisher.release()
+            following = _following(job)
+            if following is None or job.cancel_requested.requested:
+                return
+            try:
+                check_text(following.text, self.limits)
+            except WorkerError:
+                return  # (it fails at its turn, as before)
+            send_ahead(self._request(job, following))
+
+        return sent
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
@@ -356,6 +391,17 @@ class Runner(EngineLoad, AudioHandover):
                 self.journal.handoff.release()
             self.finisher.release()
             self.paused_seconds = lent_before + time.monotonic() - started
+
+
+def _following(job: Job) -> Section | None:
+    """The job's first section not yet taken nor ended (`Job.next_untaken`'s, read without moving its
+    cursor: the admission's lock is not held here)."""
+    sections = job.sections
+    for at in range(job.untaken_from, len(sections)):
+        section = sections[at]
+        if not section.taken and section.final is None:
+            return section
+    return None
 
 
 def _now(work: Callable[..., object], *args: object) -> None:

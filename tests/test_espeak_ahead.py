@@ -1,0 +1,256 @@
+"""A batch's next section goes to the espeak child while the current one is made (`engine/espeak_ahead.py`):
+the child sat idle between sections while the worker ended one and sent the next (benchmarks/
+SERVER_OVERHEAD.md, 2026-12-07, stop 63). What a caller sees stays as it was: the admission still picks
+(a `/synth` that comes meanwhile goes before the section sent ahead, stopped in the child as the
+`/synth` is queued), a cancel writes none of it, a child
+that dies with it sent ahead fails or makes again what it failed or made before, the same wavs.
+
+A real worker with real espeak children; the engine thread's calls are recorded on their way through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.engine import espeak_child
+from npu_worker.engine.espeak_process import ChildEspeak
+from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
+from tests.test_finisher import kinds, submit_batch
+from tests.test_http_api import read_ndjson
+from tests.timing import seconds, until
+
+TEXTS = ["오늘은 음성 합성을 배웁니다.", "첫째, 문장을 읽습니다.", "둘째, 소리를 만듭니다.", "끝입니다."]
+SYNTH = "미리 듣기입니다."
+
+
+def batch(out: Path, name: str, texts: list[str] = TEXTS) -> dict[str, Any]:
+    sections = [
+        {"idx": i, "text": t, "output_path": str(out / f"{name}{i}.wav")} for i, t in enumerate(texts)
+    ]
+    return {"sections": sections}
+
+
+async def made_alone(client: Any, out: Path) -> list[bytes]:
+    """The batch's wavs made with nothing else going on (the reference)."""
+    events = await read_ndjson(await client.post("/synth_batch", json=batch(out, "ref")))
+    assert [e.get("status") for e in events if e["event"] == "progress"].count("ok") == len(TEXTS), events
+    return [(out / f"ref{i}.wav").read_bytes() for i in range(len(TEXTS))]
+
+
+def record_child(monkeypatch: Any) -> list[str]:
+    """`request` for each request frame the worker writes to a child, `end` for each request's end it
+    reads, in order (the texts a section's call asks: `record_asked`)."""
+    order: list[str] = []
+    write_frames, last_frame = espeak_child.write_frames, ChildEspeak._last_frame
+
+    def written(fd: int, frames: list[Any]) -> None:
+        order.extend("request" for kind, _ in frames if kind == espeak_child.REQUEST)
+        write_frames(fd, frames)
+
+    def ended(child: Any, kind: bytes, payload: Any) -> None:
+        order.append("end")
+        last_frame(child, kind, payload)
+
+    monkeypatch.setattr(espeak_child, "write_frames", written)
+    monkeypatch.setattr(ChildEspeak, "_last_frame", ended)
+    return order
+
+
+def record_asked(monkeypatch: Any) -> list[str]:
+    """The text of each section the engine thread's child is asked for, in the admission's order."""
+    asked: list[str] = []
+    sent = ChildEspeak._sent
+
+    def recorded(child: Any, request: Any, again: Any) -> Any:
+        asked.append(request.text)
+        return sent(child, request, again)
+
+    monkeypatch.setattr(ChildEspeak, "_sent", recorded)
+    return asked
+
+
+class HeldAhead:
+    """The engine thread held just after it sent the first section ahead, until `go`."""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        self.sent, self.go = threading.Event(), threading.Event()
+        send_ahead = EspeakProcessEngine.send_ahead
+
+        def held(engine: Any, request: Any) -> None:
+            send_ahead(engine, request)
+            if not self.sent.is_set():
+                self.sent.set()
+                self.go.wait(seconds(30))
+
+        monkeypatch.setattr(EspeakProcessEngine, "send_ahead", held)
+
+    async def reached(self) -> None:
+        assert await asyncio.to_thread(self.sent.wait, seconds(20)), "no section was sent ahead"
+
+
+async def test_the_next_section_reaches_the_child_before_this_ones_end_is_read(worker, monkeypatch, tmp_path):
+    order = record_child(monkeypatch)
+    client = await worker(EspeakProcessEngine())
+    reference = await made_alone(client, tmp_path)
+    order.clear()
+    events = await read_ndjson(await client.post("/synth_batch", json=batch(tmp_path, "s")))
+    assert kinds(events) == [
+        ("start", None, None),
+        *[(e, i, s) for i in range(len(TEXTS)) for e, s in (("progress", "synth"), ("progress", "ok"))],
+        ("done", None, None),
+    ]
+    assert [(tmp_path / f"s{i}.wav").read_bytes() for i in range(len(TEXTS))] == reference
+    assert order.count("request") == order.count("end") == len(TEXTS), order
+    for section in range(len(TEXTS) - 1):  # section + 2 requests written before section's end was read
+        ends = [i for i, what in enumerate(order) if what == "end"]
+        assert order[: ends[section]].count("request") == section + 2, order
+
+
+async def test_a_synth_that_comes_meanwhile_goes_before_the_section_sent_ahead(worker, monkeypatch, tmp_path):
+    client = await worker(EspeakProcessEngine(), preview_lanes=1)  # (the /synth is the engine thread's)
+    reference = await made_alone(client, tmp_path)
+    alone = await (
+        await client.post("/synth", json={"text": SYNTH, "output_path": str(tmp_path / "a.wav")})
+    ).json()
+    assert alone["status"] == "ok", alone
+    runner = client.app[SCHEDULER_KEY].runner
+    pid = runner.engine.child.pid
+    held, asked = HeldAhead(monkeypatch), record_asked(monkeypatch)
+    try:
+        job_id = await submit_batch(client, batch(tmp_path, "s"))
+        await held.reached()  # section 0 in hand, section 1 sent ahead
+        synth = asyncio.create_task(
+            client.post("/synth", json={"text": SYNTH, "output_path": str(tmp_path / "p.wav")})
+        )
+        admission = client.app[SCHEDULER_KEY].admission
+        await until(lambda: len(admission.live_jobs()) == 2, "the /synth queued behind section 0")
+        child = runner.engine.child
+        ahead = child._ahead
+        assert ahead is not None and child._ahead_stopped == ahead.id  # stopped as the /synth was queued
+    finally:
+        held.go.set()
+    async with asyncio.timeout(seconds(30)):
+        answer = await (await synth).json()
+    assert answer["status"] == "ok", answer
+    events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    assert events[-1]["event"] == "done" and not events[-1].get("cancelled"), events
+    assert asked == [TEXTS[0], SYNTH, *TEXTS[1:]]  # the admission's pick, as before
+    assert (tmp_path / "p.wav").read_bytes() == (tmp_path / "a.wav").read_bytes()
+    assert [(tmp_path / f"s{i}.wav").read_bytes() for i in range(len(TEXTS))] == reference
+    assert runner.engine.child.pid == pid  # stopped and read away, the child not started again
+
+
+async def test_a_cancel_writes_nothing_of_the_section_sent_ahead(worker, monkeypatch, tmp_path):
+    client = await worker(EspeakProcessEngine())
+    alone = await (
+        await client.post("/synth", json={"text": SYNTH, "output_path": str(tmp_path / "a.wav")})
+    ).json()
+    assert alone["status"] == "ok", alone
+    runner = client.app[SCHEDULER_KEY].runner
+    pid = runner.engine.child.pid
+    held = HeldAhead(monkeypatch)
+    try:
+        job_id = await submit_batch(client, batch(tmp_path, "s"))
+        await held.reached()
+        assert (await client.delete(f"/jobs/{job_id}")).status == 200
+    finally:
+        held.go.set()
+    events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    assert events[-1]["event"] == "done" and events[-1]["cancelled"] is True, events
+    assert [e for e in events if e.get("idx", 0) >= 1] == [], events  # section 1 never began
+    assert not any((tmp_path / f"s{i}.wav").exists() for i in range(1, len(TEXTS)))
+    # the child answers the next request with its own audio (the one sent ahead read away), unrestarted
+    after = await (
+        await client.post("/synth", json={"text": SYNTH, "output_path": str(tmp_path / "b.wav")})
+    ).json()
+    assert after["status"] == "ok", after
+    assert (tmp_path / "b.wav").read_bytes() == (tmp_path / "a.wav").read_bytes()
+    assert runner.engine.child.pid == pid
+
+
+async def test_a_child_that_dies_with_a_section_sent_ahead_fails_only_the_one_in_hand(
+    worker, monkeypatch, tmp_path
+):
+    client = await worker(EspeakProcessEngine())
+    reference = await made_alone(client, tmp_path)
+    child = client.app[SCHEDULER_KEY].runner.engine.child
+    held = HeldAhead(monkeypatch)
+    try:
+        # section 0 long (its audio fills the child's pipe): still being made when the kill comes
+        job_id = await submit_batch(client, batch(tmp_path, "s", [TEXTS[0] * 40, *TEXTS[1:]]))
+        await held.reached()
+        os.kill(child.pid, signal.SIGKILL)  # mid-section 0, section 1 in its pipe
+        await asyncio.to_thread(child._process.wait, seconds(10))
+    finally:
+        held.go.set()
+    events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    failed = [e for e in events if e.get("status") == "fail"]
+    oks = [e["idx"] for e in events if e.get("status") == "ok"]
+    if failed:  # (as a death mid-section does today)
+        assert [e["idx"] for e in failed] == [0] and "espeak-ng's process failed" in failed[0]["error"], (
+            events
+        )
+        assert oks == [1, 2, 3]
+    else:  # it had ended section 0 (its audio in the pipe, read whole): section 1 made again
+        assert oks == [0, 1, 2, 3], events
+    assert [(tmp_path / f"s{i}.wav").read_bytes() for i in range(1, len(TEXTS))] == reference[1:]
+
+
+async def test_a_child_found_dead_as_the_section_sent_ahead_comes_makes_it_again(
+    worker, monkeypatch, tmp_path
+):
+    client = await worker(EspeakProcessEngine())
+    reference = await made_alone(client, tmp_path)
+    adopt_ahead, killed = ChildEspeak.adopt_ahead, []
+
+    def dead_first(child: Any, request: Any) -> Any:
+        if child._ahead is not None and not killed:  # section 0 read to its end, section 1 sent ahead
+            killed.append(child.pid)
+            os.kill(child.pid, signal.SIGKILL)
+            child._process.wait(seconds(10))
+        return adopt_ahead(child, request)
+
+    monkeypatch.setattr(ChildEspeak, "adopt_ahead", dead_first)
+    events = await read_ndjson(await client.post("/synth_batch", json=batch(tmp_path, "s")))
+    assert killed, "no section was sent ahead"
+    assert [e["idx"] for e in events if e.get("status") == "ok"] == [0, 1, 2, 3], events  # made again
+    assert [(tmp_path / f"s{i}.wav").read_bytes() for i in range(len(TEXTS))] == reference
+
+
+async def test_a_child_found_dead_as_the_section_sent_ahead_is_dropped_makes_the_pick(
+    worker, monkeypatch, tmp_path
+):
+    """The pick is another batch's section (batches take turns): the drop of the one sent ahead (long:
+    still being made) finds the child dead, and the pick goes to another child, as a request's write
+    that finds a child dead has it (it failed with "its pipe: closed")."""
+    client = await worker(EspeakProcessEngine())
+    adopt_ahead, killed = ChildEspeak.adopt_ahead, []
+
+    def dead_first(child: Any, request: Any) -> Any:
+        if child._ahead is not None and not killed:
+            killed.append(child.pid)
+            os.kill(child.pid, signal.SIGKILL)
+            child._process.wait(seconds(10))
+        return adopt_ahead(child, request)
+
+    monkeypatch.setattr(ChildEspeak, "adopt_ahead", dead_first)
+    held = HeldAhead(monkeypatch)
+    try:
+        first = await submit_batch(client, batch(tmp_path, "a", [TEXTS[0], TEXTS[1] * 40]))
+        await held.reached()  # its section 0 in hand, its long section 1 sent ahead
+        other = await submit_batch(client, batch(tmp_path, "b", [SYNTH]))
+        admission = client.app[SCHEDULER_KEY].admission
+        await until(lambda: len(admission.live_jobs()) == 2, "the other batch queued behind section 0")
+    finally:
+        held.go.set()
+    picked = await read_ndjson(await client.get(f"/jobs/{other}/events"))
+    assert killed, "no section was sent ahead"
+    assert [e.get("status") for e in picked if e["event"] == "progress"] == ["synth", "ok"], picked
+    events = await read_ndjson(await client.get(f"/jobs/{first}/events"))
+    assert [e["idx"] for e in events if e.get("status") == "ok"] == [0, 1], events
