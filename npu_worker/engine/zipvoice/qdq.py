@@ -81,6 +81,7 @@ def qdq_graph(
         notes = {} if notes is None else notes
         notes["specialised"] = time.monotonic()
         preprocessed, metadata = _preprocessed(static, scratch)
+        _refuse_unscalable(preprocessed, decoder.name)
         in_float = _kept_in_float(preprocessed)
         notes["kept_in_float"] = len(in_float)
         config = get_qnn_qdq_config(
@@ -128,6 +129,39 @@ def _preprocessed(static: Path, scratch: Path) -> tuple[Path, dict[str, str]]:
     if not qnn_preprocess_model(str(plain), str(preprocessed)):
         preprocessed = plain
     return preprocessed, metadata
+
+
+def _refuse_unscalable(graph: Path, decoder: str) -> None:
+    """ValueError where a node reads a constant that is not finite (the `+inf` of a Swoosh guard the
+    rewrite did not recognise): the quantiser scales it by infinity, a NaN once dequantised, and the
+    guard was silently gone from the compiled graph."""
+    import onnx
+    from onnx import numpy_helper
+
+    proto = onnx.load(str(graph), load_external_data=False)
+    read = {name for node in proto.graph.node for name in node.input}
+    tensors = [(tensor.name, tensor) for tensor in proto.graph.initializer]
+    tensors += [
+        (node.output[0], attribute.t)
+        for node in proto.graph.node
+        if node.op_type == "Constant"
+        for attribute in node.attribute
+        if attribute.name == "value"
+    ]
+    unscalable = [
+        name
+        for name, tensor in tensors
+        if name in read
+        and tensor.data_location != onnx.TensorProto.EXTERNAL  # (a weight's bytes, never a guard's)
+        and (value := numpy_helper.to_array(tensor)).dtype.kind == "f"
+        and not np.isfinite(value).all()
+    ]
+    if unscalable:
+        raise ValueError(
+            f"{decoder}: {len(unscalable)} constant(s) that are not finite ({', '.join(unscalable[:3])}: "
+            "an overflow guard the Swoosh rewrite does not recognise) cannot be quantised; prepare it "
+            "with --precision fp32"
+        )
 
 
 def _kept_in_float(graph: Path) -> list[str]:

@@ -1,0 +1,53 @@
+"""`prepare --precision a16w8` of a decoder still holding a Swoosh guard the rewrite does not recognise
+(here `Equal(+inf, L)`, its operands the other way round): swoosh.rewritten_model's None was taken for
+"no guard", and the quantiser scaled the guard's `+inf` by infinity (a NaN once dequantised: the guard
+silently gone). It is refused in words. The real quantiser on tests/zipvoice/simple_decoder.py's graph,
+on the CPU: no simulator needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from npu_worker.engine.zipvoice import qdq, swoosh
+from tests.zipvoice.simple_decoder import write_simple_decoder
+from tests.zipvoice.test_qdq_guard_free import FRAMES, _feeds
+
+
+def _unrecognised_guard(path: Path) -> Path:
+    """The simple decoder whose output is softplus(v) behind `Where(Equal(+inf, L), v, L)`."""
+    model = onnx.load(str(write_simple_decoder(path)))
+    graph = model.graph
+    graph.node[-1].output[0] = "s"
+    graph.initializer.extend(
+        [
+            numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+            numpy_helper.from_array(np.array(np.inf, np.float32), "inf"),
+        ]
+    )
+    graph.node.extend(
+        [
+            helper.make_node("Exp", ["s"], ["e"]),
+            helper.make_node("Add", ["e", "one"], ["e1"]),
+            helper.make_node("Log", ["e1"], ["L"]),
+            helper.make_node("Equal", ["inf", "L"], ["big"]),
+            helper.make_node("Where", ["big", "s", "L"], ["v"]),
+        ]
+    )
+    onnx.save(model, str(path))
+    return path
+
+
+def test_a_guard_the_rewrite_does_not_recognise_is_refused_not_quantised(tmp_path: Path) -> None:
+    decoder = _unrecognised_guard(tmp_path / "fm_decoder.onnx")
+    assert swoosh.rewritten_model(decoder) is None  # the case at hand: nothing rewritten
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(ValueError, match=r"^fm_decoder\.onnx: 1 constant\(s\) that are not finite \(inf: "):
+        with qdq.qdq_graph(decoder, {"N": 1, "T": FRAMES}, "a16w8", _feeds(2), work, {}):
+            pass
+    assert list(work.iterdir()) == []  # its scratch removed
