@@ -6,12 +6,13 @@ child `serve` started before its imports taken at the first engine's load.
 from __future__ import annotations
 
 import logging
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..protocol import EngineError
+from ..protocol import EngineError, ModelLoadError
 from . import espeak_early
 from .base import SynthesisRequest
 from .espeak import EspeakEngine
@@ -20,7 +21,7 @@ from .espeak_process import CLOSED, ChildEspeak
 log = logging.getLogger(__name__)
 
 
-def first_child() -> ChildEspeak:
+def first_process() -> subprocess.Popen[bytes]:
     """An engine's child at its load: the one `serve` started before its imports (the first engine to
     load: the main one, the lanes open after it), else a new one. One that has ended before it was
     taken (killed meanwhile: the OOM killer, an operator) is replaced, as it would have been started
@@ -30,7 +31,12 @@ def first_child() -> ChildEspeak:
         log.warning("espeak-ng's process started early had ended (%s); starting another", early.returncode)
         espeak_early.close_pipes(early)
         early = None
-    return ChildEspeak(early)
+    if early is not None:
+        return early
+    try:
+        return espeak_early.spawn()
+    except OSError as error:
+        raise ModelLoadError(f"cannot start espeak-ng's process: {error}") from error
 
 
 class EspeakProcessEngine(EspeakEngine):
@@ -42,13 +48,14 @@ class EspeakProcessEngine(EspeakEngine):
 
     def __init__(self) -> None:
         # the library's face (voices, rates): the child `serve` started early, else a new one
-        super().__init__(first_child)  # type: ignore[arg-type]
+        super().__init__(self._first_child)  # type: ignore[arg-type]
         # The engine's close and a child's start again (another thread's: the shutdown's): a close
         # during a start closed the dead child only, and the new one made the request and ran on after
         # the engine had closed, until the worker's exit. The start itself holds no lock (one that
         # hangs never holds up the close): its child, once started, is closed if the engine closed.
         self._swapping = threading.Lock()
         self._closed = False
+        self._starting: subprocess.Popen[bytes] | None = None  # the load's child, until its `READY`
         # The last `lang` `stream_into` found a voice for, as the caller spelled it (one, not a map: a
         # map keyed by spelling grows without bound): a lane's requests are mostly in one language,
         # and its check was ≈ 11 calls a request (`language_code`, `voice_names`, their str and dict
@@ -73,6 +80,29 @@ class EspeakProcessEngine(EspeakEngine):
                 return started
         started.close()
         raise EngineError(CLOSED)
+
+    def _first_child(self) -> ChildEspeak:
+        """The load's child (`first_process`), killed at once by `cancel_load` while it starts."""
+        process = first_process()
+        with self._swapping:
+            self._starting, cancelled = process, self._closed
+        if cancelled:
+            process.kill()
+        try:
+            return ChildEspeak(process)  # its `READY` read, else `ModelLoadError`
+        finally:
+            with self._swapping:
+                self._starting = None
+
+    def cancel_load(self) -> None:
+        """A shutdown during the load (`EngineLoad.stop_loading`): the child still starting is killed,
+        not waited for (a lane's, started just after `/ready`, held an idle worker's exit for its whole
+        start, 0.6–4 s on a busy host), and the load fails; a closed engine starts no other."""
+        with self._swapping:
+            self._closed = True
+            starting = self._starting
+        if starting is not None:
+            starting.kill()
 
     def warm_up_reader(self) -> None:
         """Nothing here: the child reads the texts, and its engine's load warms its reader; the worker's

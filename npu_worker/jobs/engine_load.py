@@ -93,10 +93,12 @@ class EngineLoad:
 
     def stop_loading(self) -> None:
         """Shutdown while the engine still loads: an engine whose load waits on something outside
-        (sovits waits for its upstream) gives up now (`cancel_load()`), so the process can exit."""
+        (sovits waits for its upstream, espeak for its child's start) gives up now (`cancel_load()`), so the
+        process can exit; so does a preview lane's instance still loading (`PreviewLanes.stop_loading`)."""
         cancel = getattr(self.engine, "cancel_load", None)
         if callable(cancel) and self.info is None and self.load_error is None:
             cancel()
+        self.lanes.stop_loading()
 
     def _check_settings(self, info: EngineInfo) -> None:
         for check in self.load_checks:

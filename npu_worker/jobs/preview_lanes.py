@@ -27,6 +27,7 @@ class PreviewLanes:
         self._stopping = stopping
         self._lock = threading.Lock()
         self._open = 0  # lanes whose engine instance has loaded
+        self._loading: list[Engine] = []  # instances still loading: `stop_loading` gives them up
 
     def open(self, engine: Engine) -> None:
         """Start the lanes' threads, where `engine` has instances to give (`lane()`)."""
@@ -43,16 +44,44 @@ class PreviewLanes:
     def _run(self, make: Callable[[], Engine], number: int) -> None:
         """A lane's thread: its engine instance loaded, then previews until the shutdown."""
         try:
-            engine = make()
-            engine.load()
+            engine = self._load(make)
         except Exception as exc:  # noqa: BLE001 - the other lanes still serve everything
-            log.warning("no preview lane %d: %s: %s", number, type(exc).__name__, exc)
+            if not self._stopping():  # a load the shutdown gave up failed no lane
+                log.warning("no preview lane %d: %s: %s", number, type(exc).__name__, exc)
             return
-        if self._stopping():  # loaded once the shutdown began: said open, after the shutdown's lines
-            engine.close()
+        if (
+            engine is None or self._stopping()
+        ):  # loaded once the shutdown began: said open, after the shutdown's lines
+            if engine is not None:
+                engine.close()
             return
         with self._lock:
             self._open += 1
             instances = 1 + self._open
         log.info("preview lanes: %d engine instances, previews run on another while one is busy", instances)
         self._serve(engine)
+
+    def _load(self, make: Callable[[], Engine]) -> Engine | None:
+        """The lane's instance, loaded; None if the shutdown began first. Listed as loading meanwhile."""
+        engine = make()
+        with self._lock:
+            self._loading.append(engine)
+        try:
+            if self._stopping():  # `stop_loading` may have run before the listing: nothing to give up
+                return None
+            engine.load()
+            return engine
+        finally:
+            with self._lock:
+                self._loading.remove(engine)
+
+    def stop_loading(self) -> None:
+        """The shutdown began: a lane's instance still loading gives up (`cancel_load`, espeak's child
+        killed in its start) instead of holding the runner's join, and the worker's exit, until loaded:
+        an idle worker stopped just after `/ready` waited for its lane's child to start (0.6–4 s)."""
+        with self._lock:
+            loading = list(self._loading)
+        for engine in loading:
+            cancel = getattr(engine, "cancel_load", None)
+            if callable(cancel):
+                cancel()
