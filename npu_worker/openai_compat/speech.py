@@ -22,7 +22,7 @@ from ..http_compat.hang_up import (
     caller_gone,
     end_within,
     send_within,
-    stop_if_caller_gone,
+    stop_if_closed,
     until_caller_gone,
 )
 from ..http_compat.request_body import read_body
@@ -265,10 +265,11 @@ async def create_speech(request: web.Request) -> web.StreamResponse:
 
 
 async def cancel_when_gone(request: web.Request, run: SpeechRun) -> None:
-    """Cancel `run` once its caller has gone (a request queued sends nothing: no failed write tells)."""
+    """Cancel `run`'s job once its caller has gone (a request queued sends nothing: no failed write tells);
+    its audio comes on to the job's end, so a caller that sent a FIN as its audio was done reads it all."""
     await until_caller_gone(request)
     log.info("the caller of job %s hung up; its synthesis stops", run.job.id)
-    run.cancel()
+    run.scheduler.cancel(run.job.id)  # (its stream's `done` ends the answer; a closed one ends at a write)
 
 
 def answer_to_gone(response: web.StreamResponse) -> web.StreamResponse:
@@ -325,9 +326,9 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     writes = JoinedWrites(request, response)
     try:
         async for samples in run.audio(before_waiting=writes.flush):
-            stop_if_caller_gone(request)  # a whole-file format writes nothing until the end
+            stop_if_closed(request)  # a whole-file format writes nothing until the end
             await writes.feed(encoder, samples)
-        stop_if_caller_gone(request)
+        stop_if_closed(request)
         await writes.flush()  # the end is encoded on a thread (a whole flac file: the most time)
         tail = await encoder.finish_async()
         if not response.prepared:  # flac has none before the end: it answers whole
@@ -390,9 +391,9 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     events = SseEvents(request, response)
     try:
         async for samples in run.audio(before_waiting=events.flush):
-            stop_if_caller_gone(request)  # a whole-file format sends no delta until the end
+            stop_if_closed(request)  # a whole-file format sends no delta until the end
             await events.feed(encoder, samples)
-        stop_if_caller_gone(request)
+        stop_if_closed(request)
         await events.flush()  # the end is encoded on a thread too (a whole flac file: the most time)
         await events.add(await encoder.finish_async())
         await events.flush()
