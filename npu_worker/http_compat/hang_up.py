@@ -63,6 +63,13 @@ async def until_caller_gone(request: web.BaseRequest) -> None:
         await asyncio.sleep(HANG_UP_CHECK_SECONDS)
 
 
+async def until_closed(request: web.BaseRequest) -> None:
+    """Returns once the connection is closed (looked at every HANG_UP_CHECK_SECONDS): after a caller's
+    FIN, for a handler whose work is cancelled but whose answer that caller may still read."""
+    while not connection_closed(request):
+        await asyncio.sleep(HANG_UP_CHECK_SECONDS)
+
+
 class HangUpWatch:
     """A waiting handler's `cancel` (True: taken) called once its caller has gone, and again every
     HANG_UP_CHECK_SECONDS until it is taken (a `/synth` still admitted off the loop has no live job yet)

@@ -24,6 +24,7 @@ from ..http_compat.hang_up import (
     send_within,
     stop_if_closed,
     until_caller_gone,
+    until_closed,
 )
 from ..http_compat.request_body import read_body
 from ..protocol import (
@@ -265,11 +266,10 @@ async def create_speech(request: web.Request) -> web.StreamResponse:
 
 
 async def cancel_when_gone(request: web.Request, run: SpeechRun) -> None:
-    """Cancel `run`'s job once its caller has gone (a request queued sends nothing: no failed write tells);
-    its audio comes on to the job's end, so a caller that sent a FIN as its audio was done reads it all."""
+    """Cancel `run` once its caller has gone (a request queued sends nothing: no failed write tells)."""
     await until_caller_gone(request)
     log.info("the caller of job %s hung up; its synthesis stops", run.job.id)
-    run.scheduler.cancel(run.job.id)  # (its stream's `done` ends the answer; a closed one ends at a write)
+    await run.cancel_then_stop_at(until_closed(request))  # (a caller's FIN alone: it may yet read)
 
 
 def answer_to_gone(response: web.StreamResponse) -> web.StreamResponse:
