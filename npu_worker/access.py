@@ -89,9 +89,18 @@ def _ascii_label(label: str) -> str:
 
 
 def is_loopback_origin(origin: str) -> bool:
-    """http(s)://127.0.0.1, localhost or [::1], any port."""
+    """http(s)://127.0.0.1, localhost (`localhost.` too) or [::1], any port."""
     normalized = normalize_origin(origin)
-    return normalized is not None and (urlsplit(normalized).hostname or "") in LOOPBACK_HOSTS
+    return normalized is not None and is_localhost(urlsplit(normalized).hostname or "", under=False)
+
+
+def is_localhost(name: str, under: bool = True) -> bool:
+    """A loopback name: an IP literal of LOOPBACK_HOSTS, `localhost` and (`under`) a name under it, each
+    with or without the root's trailing dot (`localhost.`, the same name written absolute). Browsers
+    answer these with the loopback themselves, never through DNS (RFC 6761), so no page elsewhere is
+    served under one; a page at `http://localhost.:7768` was refused as a stranger (a 403)."""
+    name = name.lower().removesuffix(".")
+    return name in LOOPBACK_HOSTS or (under and name.endswith(".localhost"))
 
 
 def origin_allowed(origin: str | None, allowed: Sequence[str]) -> bool:
@@ -121,7 +130,7 @@ def _origin_answer(origin: str, allowed: tuple[str, ...]) -> bool:
 @functools.lru_cache(maxsize=16)
 def loopback_bind(host: str) -> bool:
     """The worker listens on a loopback address only (the default, 127.0.0.1)."""
-    if host.lower() == "localhost":
+    if is_localhost(host, under=False):
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -133,9 +142,10 @@ def host_allowed(
     host: str | None, allowed_origins: Sequence[str], token_configured: bool, loopback: bool
 ) -> bool:
     """On a worker bound to loopback (`loopback`) without a token: the `Host` a request names is an IP
-    literal, `localhost` (or `*.localhost`, which browsers resolve to loopback themselves) or the host of
-    an allowed origin. Anything goes with a token, with origins `*`, on a worker bound beyond loopback
-    (callers may use its LAN name; such a worker needs a token anyway), and without a Host.
+    literal, `localhost` or `*.localhost` (which browsers resolve to loopback themselves), with or without
+    the trailing dot (`is_localhost`), or the host of an allowed origin. Anything goes with a token, with
+    origins `*`, on a worker bound beyond loopback (callers may use its LAN name; such a worker needs a
+    token anyway), and without a Host.
 
     Why: after DNS rebinding, a page at `http://evil.example:7768` reaches a loopback worker as its own
     origin, and a browser sends no `Origin` on a same-origin GET, so the origin check alone would let that
@@ -164,7 +174,7 @@ def _names_this_worker(host: str, allowed_origins: tuple[str, ...]) -> bool:
         return True
     except ValueError:
         pass
-    if name == "localhost" or name.endswith(".localhost"):
+    if is_localhost(name):
         return True
     return name in _origin_hosts(allowed_origins)
 

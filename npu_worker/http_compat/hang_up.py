@@ -43,6 +43,12 @@ def done_all_the_same(request: web.BaseRequest) -> None:
         request[_HUNG_UP] = False
 
 
+def connection_closed(request: web.BaseRequest) -> bool:
+    """The connection is closed: nothing written reaches the caller (a FIN alone still reads)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
 def caller_gone(request: web.BaseRequest) -> bool:
     """The connection is closed, or the caller ended its sending side (a FIN: the connection stays open
     only to answer a request that looks no further, `connection_guard.GuardedHandler.eof_received`)."""
@@ -54,6 +60,13 @@ async def until_caller_gone(request: web.BaseRequest) -> None:
     """Returns once the caller has gone (looked at every HANG_UP_CHECK_SECONDS): for a handler that
     waits on work and writes nothing meanwhile, raced against that work."""
     while not caller_gone(request):
+        await asyncio.sleep(HANG_UP_CHECK_SECONDS)
+
+
+async def until_closed(request: web.BaseRequest) -> None:
+    """Returns once the connection is closed (looked at every HANG_UP_CHECK_SECONDS): after a caller's
+    FIN, for a handler whose work is cancelled but whose answer that caller may still read."""
+    while not connection_closed(request):
         await asyncio.sleep(HANG_UP_CHECK_SECONDS)
 
 
@@ -95,6 +108,13 @@ class HangUpWatch:
 def stop_if_caller_gone(request: web.BaseRequest) -> None:
     """ConnectionResetError when the caller has gone: the handler ends as on a failed write."""
     if caller_gone(request):
+        raise ConnectionResetError("the caller hung up")
+
+
+def stop_if_closed(request: web.BaseRequest) -> None:
+    """ConnectionResetError when the connection is closed; a caller that only ended its sending side
+    (a FIN) still reads the answer to work that ran to its end (its cancel came too late)."""
+    if connection_closed(request):
         raise ConnectionResetError("the caller hung up")
 
 

@@ -226,6 +226,14 @@ class SpeechRun:
         self.scheduler.cancel(self.job.id)
         self.subscription.close()
 
+    async def cancel_then_stop_at(self, closed: Awaitable[None]) -> None:
+        """Cancel the job now, and stop listening once `closed` is done (the caller's connection is):
+        until then its audio goes on to its `done`, so a cancel that came too late (every section ok)
+        stops nothing and what was made can still be read whole, by a caller that only sent a FIN."""
+        self.scheduler.cancel(self.job.id)
+        await closed
+        self.subscription.close()
+
 
 async def start_speech(
     scheduler: Scheduler,

@@ -22,8 +22,9 @@ from ..http_compat.hang_up import (
     caller_gone,
     end_within,
     send_within,
-    stop_if_caller_gone,
+    stop_if_closed,
     until_caller_gone,
+    until_closed,
 )
 from ..http_compat.request_body import read_body
 from ..protocol import (
@@ -268,7 +269,7 @@ async def cancel_when_gone(request: web.Request, run: SpeechRun) -> None:
     """Cancel `run` once its caller has gone (a request queued sends nothing: no failed write tells)."""
     await until_caller_gone(request)
     log.info("the caller of job %s hung up; its synthesis stops", run.job.id)
-    run.cancel()
+    await run.cancel_then_stop_at(until_closed(request))  # (a caller's FIN alone: it may yet read)
 
 
 def answer_to_gone(response: web.StreamResponse) -> web.StreamResponse:
@@ -325,9 +326,9 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     writes = JoinedWrites(request, response)
     try:
         async for samples in run.audio(before_waiting=writes.flush):
-            stop_if_caller_gone(request)  # a whole-file format writes nothing until the end
+            stop_if_closed(request)  # a whole-file format writes nothing until the end
             await writes.feed(encoder, samples)
-        stop_if_caller_gone(request)
+        stop_if_closed(request)
         await writes.flush()  # the end is encoded on a thread (a whole flac file: the most time)
         tail = await encoder.finish_async()
         if not response.prepared:  # flac has none before the end: it answers whole
@@ -390,9 +391,9 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     events = SseEvents(request, response)
     try:
         async for samples in run.audio(before_waiting=events.flush):
-            stop_if_caller_gone(request)  # a whole-file format sends no delta until the end
+            stop_if_closed(request)  # a whole-file format sends no delta until the end
             await events.feed(encoder, samples)
-        stop_if_caller_gone(request)
+        stop_if_closed(request)
         await events.flush()  # the end is encoded on a thread too (a whole flac file: the most time)
         await events.add(await encoder.finish_async())
         await events.flush()
