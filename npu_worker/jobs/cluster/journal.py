@@ -158,8 +158,8 @@ class RedisJournal(Journal):
         `first()` runs on the loop before that (the end of the section's PCM stream)."""
         self._first(first)
         while True:
-            up = self._uploaded(job.id, section.idx, wav)
             try:
+                up = self._uploaded(job.id, section.idx, wav)
                 return self.call(partial(self.jobs.made, job.id, node, section.idx, up, meta), retry=True)
             except StagedWavLost as exc:
                 log.warning("%s; uploading it again", exc)
@@ -174,8 +174,8 @@ class RedisJournal(Journal):
         """A section with no file to write: store the audio and log `ok` here (no writer hop)."""
         self._first(first)
         while True:
-            up = self._uploaded(job.id, section.idx, wav)
             try:
+                up = self._uploaded(job.id, section.idx, wav)
                 seq, done = self.call(
                     partial(self.jobs.made_ok_ending, job.id, node, section.idx, up, event), retry=True
                 )
