@@ -64,3 +64,38 @@ async def test_a_staged_wav_gone_mid_upload_is_uploaded_again_never_handed_over_
     assert wav[:4] == b"RIFF", wav[:16]
     audio = await node.get(f"/jobs/{job_id}/sections/0/audio")
     assert audio.status == 200 and await audio.read() == wav
+
+
+@pytest.mark.parametrize(
+    "script", ["MADE (an engine node: the accepting node writes)", "MADE_OK (a both node)"]
+)
+async def test_a_staged_wav_gone_at_every_upload_fails_its_section_by_name(
+    redis_server: Any, worker: Any, tmp_path: Path, monkeypatch: Any, script: str
+) -> None:
+    """A Redis that evicts the staged copy at every upload (short of memory): the engine thread uploaded
+    it again for ever, its section never ended, the node's shutdown waited on it. Now, after UPLOAD_TRIES
+    uploads, the section fails with a `QueueUnavailable` saying so, and the job ends."""
+    monkeypatch.setattr(wav_upload, "WAV_PIECE", 64 * 1024)
+    uploads: list[str] = []
+
+    async def evicted_before_each_second_piece(redis: Any, key: str, offset: int, piece: bytes) -> None:
+        if offset and key not in uploads:
+            uploads.append(key)
+            await redis.delete(key)
+        await put_piece(redis, key, offset, piece)
+
+    monkeypatch.setattr(journal, "put_piece", evicted_before_each_second_piece)
+    if script.startswith("MADE_OK"):
+        node = await worker(role="both", state_dir=str(tmp_path / "both"), queue=redis_server.url)
+    else:
+        await worker(role="engine", state_dir=str(tmp_path / "engine"), queue=redis_server.url)
+        node = await worker(role="api", state_dir=str(tmp_path / "api"), queue=redis_server.url)
+    answer = await node.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": TEXT}]})
+    job_id = (await answer.json())["job_id"]
+    async with asyncio.timeout(seconds(60)):
+        events = [json.loads(line) async for line in (await node.get(f"/jobs/{job_id}/events")).content]
+    assert [(e["event"], e.get("status")) for e in events[-2:]] == [("error", "fail"), ("done", None)], events
+    assert events[-2]["error"].startswith("QueueUnavailable: Redis lost the section's wav at each of 3 "), (
+        events[-2]
+    )
+    assert len(uploads) == journal.UPLOAD_TRIES
