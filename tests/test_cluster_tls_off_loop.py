@@ -5,7 +5,9 @@ context is made in a thread, once per connection object; the commands still chec
 
 from __future__ import annotations
 
+import asyncio
 import ssl
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,31 @@ async def test_a_rediss_node_makes_its_tls_context_off_the_loop(tmp_path: Path) 
             await client.aclose()
     finally:
         server.stop()
+
+
+async def test_a_rediss_connection_asked_for_from_the_default_executor_is_made_whatever_it_holds(
+    tmp_path: Path,
+) -> None:
+    """A wav's pieces are read from the loop's default executor, each thread waiting on the loop for its
+    GETRANGE (`RedisJournal.call`, `redis_wav.py`). The TLS context made in that executor (`to_thread`)
+    waited behind the very threads waiting for its connection: with every one of them so held, nothing
+    moved (the pieces timed out, wavs cut short). One thread here stands for all of them."""
+    server, certificate = tls_redis(tmp_path)
+    server.start()
+    loop = asyncio.get_running_loop()
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="default")
+    loop.set_default_executor(executor)
+    try:
+        url = f"rediss://localhost:{server.port}/0?ssl_ca_certs={certificate}"
+        client = waiting_client(url, connections=1, wait=seconds(10), socket_timeout=seconds(10))
+
+        def from_the_executor() -> object:  # as `RedisJournal.call` waits for a command on the loop
+            return asyncio.run_coroutine_threadsafe(client.ping(), loop).result(timeout=seconds(10))
+
+        try:
+            assert await loop.run_in_executor(None, from_the_executor) is True
+        finally:
+            await client.aclose()
+    finally:
+        server.stop()
+        executor.shutdown(wait=False, cancel_futures=True)

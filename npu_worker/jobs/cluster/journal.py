@@ -35,6 +35,8 @@ from .wav_upload import StagedWav, StagedWavLost, new_upload, pieces, put_piece,
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# Uploads of a section's wav whose staged copy went before it was moved in place, before its section fails.
+UPLOAD_TRIES = 3
 Before = Callable[[], Awaitable[object]] | None
 
 
@@ -157,12 +159,8 @@ class RedisJournal(Journal):
         """Store the audio and hand the section to its accepting node (it writes the file, logs `ok`);
         `first()` runs on the loop before that (the end of the section's PCM stream)."""
         self._first(first)
-        while True:
-            up = self._uploaded(job.id, section.idx, wav)
-            try:
-                return self.call(partial(self.jobs.made, job.id, node, section.idx, up, meta), retry=True)
-            except StagedWavLost as exc:
-                log.warning("%s; uploading it again", exc)
+        made = partial(self.jobs.made, job.id, node, section.idx)
+        return self._handed_over(job.id, section.idx, wav, lambda up: made(up, meta))
 
     def settled(self, job: Job, section: Section) -> bool:
         """Whether the section needs nothing more (`RedisJobs.settled`): its file is not written again."""
@@ -173,21 +171,33 @@ class RedisJournal(Journal):
     ) -> bool:
         """A section with no file to write: store the audio and log `ok` here (no writer hop)."""
         self._first(first)
-        while True:
-            up = self._uploaded(job.id, section.idx, wav)
-            try:
-                seq, done = self.call(
-                    partial(self.jobs.made_ok_ending, job.id, node, section.idx, up, event), retry=True
-                )
-                break
-            except StagedWavLost as exc:
-                log.warning("%s; uploading it again", exc)
+        made_ok = partial(self.jobs.made_ok_ending, job.id, node, section.idx)
+        seq, done = self._handed_over(job.id, section.idx, wav, lambda up: made_ok(up, event))
         self.observed(job, event if seq else None, done)
         return seq > 0
 
     def _first(self, first: Before) -> None:
         if first is not None:
             self.call(first, retry=True)
+
+    def _handed_over(
+        self, job_id: str, idx: int, wav: bytes, script: Callable[[StagedWav], Awaitable[T]]
+    ) -> T:
+        """`script` (MADE, MADE_OK) once `wav` is uploaded; a staged copy that went (`StagedWavLost`)
+        uploaded again, up to UPLOAD_TRIES uploads, then the section's `QueueUnavailable`: a Redis that
+        evicted it at every try (short of memory, a volatile-* policy) held the engine thread for ever, its
+        shutdown too."""
+        tried = 0
+        while True:
+            tried += 1
+            try:
+                up = self._uploaded(job_id, idx, wav)
+                return self.call(partial(script, up), retry=True)
+            except StagedWavLost as exc:
+                if tried >= UPLOAD_TRIES or self.stopping.is_set():
+                    said = f"Redis lost the section's wav at each of {tried} uploads: {exc}"
+                    raise QueueUnavailable(said) from exc
+                log.warning("%s; uploading it again", exc)
 
     def _uploaded(self, job_id: str, idx: int, wav: bytes) -> StagedWav:
         """`wav` in Redis's staging key, a piece a call, each retried alone while Redis is away or slow

@@ -177,15 +177,23 @@ def _shown(address: tuple[Any, ...]) -> str:
     return f"[{host}%{address[3]}]:{port}" if address[3] else f"[{host}]:{port}"
 
 
+# Threads that make a new `rediss://` connection's TLS context, and do nothing else (as `LOOKUPS`, and for
+# its reason: in the loop's default executor it waited behind the threads waiting for its connection).
+TLS_SETUP = ThreadPoolExecutor(max_workers=2, thread_name_prefix="redis-tls")
+
+
 class LookedUpSSLConnection(LookedUpConnection, SSLConnection):
     """redis-py's TLS connection (`rediss://`), its host's name looked up as `LookedUpConnection`'s, its
-    TLS context made in a thread before the connect: redis-py made it on the event loop when the connect
-    asked for it, reading the URL's CA file and the system's CA store there (and, since redis-py 8, a
-    `stat` of each at every new connection)."""
+    TLS context made on `TLS_SETUP` before the connect, within the connect timeout: redis-py made it on
+    the event loop when the connect asked for it, reading the URL's CA file and the system's CA store
+    there (and, since redis-py 8, a `stat` of each at every new connection); made in the default executor
+    instead, a burst of downloads (each piece read from a thread of it, waiting for its connection) held
+    every thread, and nothing moved until the pieces' timeout."""
 
     async def _connect(self) -> None:
         if self.ssl_context.context is None:  # (made once per connection object; reconnects reuse it)
-            await asyncio.to_thread(self.ssl_context.get)
+            async with asyncio.timeout(self.socket_connect_timeout):
+                await asyncio.wrap_future(TLS_SETUP.submit(self.ssl_context.get))
         await super()._connect()
 
 

@@ -306,9 +306,13 @@ class ClusterScheduler(ClusterEngines):
 
     def stream_lost(self, job: Job) -> WorkerError:
         """As the local scheduler's; a preview whose caller is told so (no one can re-attach to one) is
-        cancelled too: it stayed queued in Redis, made by the next engine node to load, for nobody."""
+        cancelled too: it stayed queued in Redis, made by the next engine node to load, for nobody. Redis
+        refusing every write too long (`_end_unrunnable_streams`) is said as a re-attach is told: it was
+        `JobNotFound` (gone, send it again), the job still there, waiting for Redis to take writes."""
         if job.preview and not job.finished:
             self._spawn(cancel_unheard(self.jobs, job.id, self.stats, self.observer))
+        if self.load_error is None and (refused := self.heartbeat.writes_refused()) is not None:
+            return refused
         return super().stream_lost(job)
 
     def _end_unrunnable_streams(self) -> None:

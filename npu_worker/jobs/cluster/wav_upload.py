@@ -47,13 +47,23 @@ def token_field(idx: int) -> str:
     return f"wav:{idx}"
 
 
+# KEYS: staged  ARGV: offset, piece, seconds  → 1, or 0: the pieces before this one are gone (nothing written)
+PUT_PIECE = """
+if ARGV[1] ~= '0' and redis.call('STRLEN', KEYS[1]) < tonumber(ARGV[1]) then return 0 end
+redis.call('SETRANGE', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+
 async def put_piece(redis: Any, key: str, offset: int, piece: bytes) -> None:
     """One piece at its place (SETRANGE: a retried piece writes the same bytes again), and the key's
-    expiry pushed back."""
-    async with redis.pipeline(transaction=False) as pipe:
-        pipe.setrange(key, offset, piece)
-        pipe.expire(key, STAGED_SECONDS)
-        await pipe.execute()
+    expiry pushed back; `StagedWavLost` where the pieces before it went (expired, evicted: a Redis full
+    or refusing writes past STAGED_SECONDS, a volatile-* eviction policy): SETRANGE made the key anew,
+    zeros up to the offset, of the wav's size, and MADE moved it in place as the section's wav, `ok`."""
+    script = redis.register_script(PUT_PIECE)
+    if not int(await script(keys=[key], args=[offset, piece, STAGED_SECONDS])):
+        raise StagedWavLost(f"{key}: its pieces before byte {offset} went before the rest came")
 
 
 def pieces(wav: bytes) -> list[tuple[int, bytes]]:
