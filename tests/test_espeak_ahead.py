@@ -146,6 +146,37 @@ async def test_a_synth_that_comes_meanwhile_goes_before_the_section_sent_ahead(w
     assert runner.engine.child.pid == pid  # stopped and read away, the child not started again
 
 
+async def test_a_synth_a_preview_lane_takes_leaves_the_section_sent_ahead(worker, monkeypatch, tmp_path):
+    """A `/synth` queued behind a batch section while a preview lane waits is the lane's: the section
+    sent ahead is the engine thread's next pick still, not stopped (and made again) for it."""
+    client = await worker(EspeakProcessEngine(), preview_lanes=2)
+    reference = await made_alone(client, tmp_path)
+    scheduler = client.app[SCHEDULER_KEY]
+    admission, runner = scheduler.admission, scheduler.runner
+    await until(lambda: admission._lanes_waiting == 1, "the preview lane waiting for a preview")
+    dropped: list[int] = []
+    drop = ChildEspeak._drop
+    monkeypatch.setattr(
+        ChildEspeak, "_drop", lambda child, ahead: (dropped.append(ahead), drop(child, ahead))
+    )
+    held = HeldAhead(monkeypatch)
+    try:
+        job_id = await submit_batch(client, batch(tmp_path, "s"))
+        await held.reached()  # section 0 in hand, section 1 sent ahead
+        child = runner.engine.child
+        ahead = child._ahead
+        synth = await client.post("/synth", json={"text": SYNTH, "output_path": str(tmp_path / "p.wav")})
+        answer = await synth.json()  # (made by the lane while the engine thread is held)
+        assert answer["status"] == "ok", answer
+        assert ahead is not None and child._ahead is ahead and child._ahead_stopped != ahead.id
+    finally:
+        held.go.set()
+    events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    assert events[-1]["event"] == "done" and not events[-1].get("cancelled"), events
+    assert [(tmp_path / f"s{i}.wav").read_bytes() for i in range(len(TEXTS))] == reference
+    assert dropped == []  # every section sent ahead was taken as sent
+
+
 async def test_a_cancel_writes_nothing_of_the_section_sent_ahead(worker, monkeypatch, tmp_path):
     client = await worker(EspeakProcessEngine())
     alone = await (
