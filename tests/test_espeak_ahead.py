@@ -177,6 +177,35 @@ async def test_a_synth_a_preview_lane_takes_leaves_the_section_sent_ahead(worker
     assert dropped == []  # every section sent ahead was taken as sent
 
 
+async def test_two_batches_taking_turns_send_no_section_ahead_for_the_other_ones_pick(
+    worker, monkeypatch, tmp_path
+):
+    """Batches take turns, a section each: a section sent ahead while another batch waited was never the
+    next pick, and every pick stopped and read one away (the child making a part of it for nothing)."""
+    client = await worker(EspeakProcessEngine())
+    reference = await made_alone(client, tmp_path)
+    dropped: list[int] = []
+    drop = ChildEspeak._drop
+    monkeypatch.setattr(
+        ChildEspeak, "_drop", lambda child, ahead: (dropped.append(ahead), drop(child, ahead))
+    )
+    held = HeldAhead(monkeypatch)
+    try:
+        first = await submit_batch(client, batch(tmp_path, "a"))
+        await held.reached()  # its section 0 in hand, its section 1 sent ahead (it was alone)
+        second = await submit_batch(client, batch(tmp_path, "b"))
+        admission = client.app[SCHEDULER_KEY].admission
+        await until(lambda: len(admission.live_jobs()) == 2, "the second batch queued behind section 0")
+    finally:
+        held.go.set()
+    for job_id in (first, second):
+        events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+        assert [e["idx"] for e in events if e.get("status") == "ok"] == [0, 1, 2, 3], events
+    for name in "ab":
+        assert [(tmp_path / f"{name}{i}.wav").read_bytes() for i in range(len(TEXTS))] == reference
+    assert len(dropped) <= 1, dropped  # (the one sent ahead before the second batch came)
+
+
 async def test_a_cancel_writes_nothing_of_the_section_sent_ahead(worker, monkeypatch, tmp_path):
     client = await worker(EspeakProcessEngine())
     alone = await (

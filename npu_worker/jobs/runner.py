@@ -333,9 +333,9 @@ class Runner(EngineLoad, AudioHandover):
 
     def _when_sent(self, job: Job, engine: Engine, held: bool) -> Callable[[], None] | None:
         """What runs once a section's request is on its way to the child: the finisher's held work, then,
-        on the engine thread for a job nobody listens to live, the job's next section sent ahead
-        (`espeak_ahead.py`: the child starts it as this one ends; the admission still picks, and a pick
-        of anything else stops it unread)."""
+        on the engine thread for a job nobody listens to live and alone with sections to take (`_alone`),
+        the job's next section sent ahead (`espeak_ahead.py`: the child starts it as this one ends; the
+        admission still picks, and a pick of anything else stops it unread)."""
         send_ahead = getattr(engine, "send_ahead", None)
         if send_ahead is None or job.stream_audio or threading.get_ident() != self._engine_ident:
             return self.finisher.release if held else None
@@ -344,7 +344,11 @@ class Runner(EngineLoad, AudioHandover):
             if held:
                 self.finisher.release()
             following = _following(job)
-            if following is None or job.cancel_requested.requested:
+            if (
+                following is None
+                or job.cancel_requested.requested
+                or not _alone(job, self.admission.live_jobs())
+            ):
                 return
             try:
                 check_text(following.text, self.limits)
@@ -402,6 +406,16 @@ def _following(job: Job) -> Section | None:
         if not section.taken and section.final is None:
             return section
     return None
+
+
+def _alone(job: Job, live: list[Job]) -> bool:
+    """No other live job has a section to take, so the admission's next pick is `job`'s: batches take
+    turns and a queued preview goes first, and a section sent ahead then was stopped and read away at
+    every pick (the child making a part of it for nothing, the pick waiting for its `END`)."""
+    for other in live:
+        if other is not job and not other.cancel_requested.requested and _following(other) is not None:
+            return False
+    return True
 
 
 def _now(work: Callable[..., object], *args: object) -> None:
