@@ -206,6 +206,25 @@ async def test_two_batches_taking_turns_send_no_section_ahead_for_the_other_ones
     assert len(dropped) <= 1, dropped  # (the one sent ahead before the second batch came)
 
 
+async def test_a_next_section_the_cache_holds_is_not_sent_ahead(worker, monkeypatch, tmp_path):
+    """A batch made again (a lecture with one slide changed): its sections in the cache are read from
+    it at their turn, and each one sent ahead behind a changed one was made by the child for nothing."""
+    client = await worker(EspeakProcessEngine(), cache_max_bytes=10_000_000)
+    reference = await made_alone(client, tmp_path)  # (every section now in the cache)
+    dropped: list[int] = []
+    drop = ChildEspeak._drop
+    monkeypatch.setattr(
+        ChildEspeak, "_drop", lambda child, ahead: (dropped.append(ahead), drop(child, ahead))
+    )
+    events = await read_ndjson(
+        await client.post("/synth_batch", json=batch(tmp_path, "s", [SYNTH, TEXTS[1]]))
+    )
+    oks = [e for e in events if e.get("status") == "ok"]
+    assert [(e["idx"], bool(e.get("cached"))) for e in oks] == [(0, False), (1, True)], events
+    assert (tmp_path / "s1.wav").read_bytes() == reference[1]
+    assert dropped == []  # section 1 was never sent to the child
+
+
 async def test_a_cancel_writes_nothing_of_the_section_sent_ahead(worker, monkeypatch, tmp_path):
     client = await worker(EspeakProcessEngine())
     alone = await (

@@ -343,20 +343,29 @@ class Runner(EngineLoad, AudioHandover):
         def sent() -> None:
             if held:
                 self.finisher.release()
-            following = _following(job)
-            if (
-                following is None
-                or job.cancel_requested.requested
-                or not _alone(job, self.admission.live_jobs())
-            ):
-                return
-            try:
-                check_text(following.text, self.limits)
-            except WorkerError:
-                return  # (it fails at its turn, as before)
-            send_ahead(self._request(job, following))
+            following = self._worth_sending_ahead(job, engine)
+            if following is not None:
+                send_ahead(following)
 
         return sent
+
+    def _worth_sending_ahead(self, job: Job, engine: Engine) -> SynthesisRequest | None:
+        """The request of `job`'s next section where it is the admission's likely next pick and the
+        engine's to make: none for a cancelled job, another job with a section to take (`_alone`), a
+        text that fails at its turn, or a hit in the cache (or among the made ones) at its turn."""
+        following = _following(job)
+        if following is None or job.cancel_requested.requested or not _alone(job, self.admission.live_jobs()):
+            return None
+        try:
+            check_text(following.text, self.limits)
+        except WorkerError:
+            return None  # (it fails at its turn, as before)
+        request = self._request(job, following)
+        assert self.info is not None
+        key = self.cache.key_for(self.info, request, getattr(engine, "default_voice", None))
+        if key in self._unkept or self.cache.holds(key):  # (in this order: `_keep` puts, then forgets)
+            return None
+        return request
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
@@ -409,9 +418,8 @@ def _following(job: Job) -> Section | None:
 
 
 def _alone(job: Job, live: list[Job]) -> bool:
-    """No other live job has a section to take, so the admission's next pick is `job`'s: batches take
-    turns and a queued preview goes first, and a section sent ahead then was stopped and read away at
-    every pick (the child making a part of it for nothing, the pick waiting for its `END`)."""
+    """No other live job has a section to take, so the admission's next pick is `job`'s (batches take
+    turns, a queued preview goes first: a section sent ahead then was stopped and read away at each)."""
     for other in live:
         if other is not job and not other.cancel_requested.requested and _following(other) is not None:
             return False
