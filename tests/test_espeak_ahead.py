@@ -146,6 +146,85 @@ async def test_a_synth_that_comes_meanwhile_goes_before_the_section_sent_ahead(w
     assert runner.engine.child.pid == pid  # stopped and read away, the child not started again
 
 
+async def test_a_synth_a_preview_lane_takes_leaves_the_section_sent_ahead(worker, monkeypatch, tmp_path):
+    """A `/synth` queued behind a batch section while a preview lane waits is the lane's: the section
+    sent ahead is the engine thread's next pick still, not stopped (and made again) for it."""
+    client = await worker(EspeakProcessEngine(), preview_lanes=2)
+    reference = await made_alone(client, tmp_path)
+    scheduler = client.app[SCHEDULER_KEY]
+    admission, runner = scheduler.admission, scheduler.runner
+    await until(lambda: admission._lanes_waiting == 1, "the preview lane waiting for a preview")
+    dropped: list[int] = []
+    drop = ChildEspeak._drop
+    monkeypatch.setattr(
+        ChildEspeak, "_drop", lambda child, ahead: (dropped.append(ahead), drop(child, ahead))
+    )
+    held = HeldAhead(monkeypatch)
+    try:
+        job_id = await submit_batch(client, batch(tmp_path, "s"))
+        await held.reached()  # section 0 in hand, section 1 sent ahead
+        child = runner.engine.child
+        ahead = child._ahead
+        synth = await client.post("/synth", json={"text": SYNTH, "output_path": str(tmp_path / "p.wav")})
+        answer = await synth.json()  # (made by the lane while the engine thread is held)
+        assert answer["status"] == "ok", answer
+        assert ahead is not None and child._ahead is ahead and child._ahead_stopped != ahead.id
+    finally:
+        held.go.set()
+    events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    assert events[-1]["event"] == "done" and not events[-1].get("cancelled"), events
+    assert [(tmp_path / f"s{i}.wav").read_bytes() for i in range(len(TEXTS))] == reference
+    assert dropped == []  # every section sent ahead was taken as sent
+
+
+async def test_two_batches_taking_turns_send_no_section_ahead_for_the_other_ones_pick(
+    worker, monkeypatch, tmp_path
+):
+    """Batches take turns, a section each: a section sent ahead while another batch waited was never the
+    next pick, and every pick stopped and read one away (the child making a part of it for nothing)."""
+    client = await worker(EspeakProcessEngine())
+    reference = await made_alone(client, tmp_path)
+    dropped: list[int] = []
+    drop = ChildEspeak._drop
+    monkeypatch.setattr(
+        ChildEspeak, "_drop", lambda child, ahead: (dropped.append(ahead), drop(child, ahead))
+    )
+    held = HeldAhead(monkeypatch)
+    try:
+        first = await submit_batch(client, batch(tmp_path, "a"))
+        await held.reached()  # its section 0 in hand, its section 1 sent ahead (it was alone)
+        second = await submit_batch(client, batch(tmp_path, "b"))
+        admission = client.app[SCHEDULER_KEY].admission
+        await until(lambda: len(admission.live_jobs()) == 2, "the second batch queued behind section 0")
+    finally:
+        held.go.set()
+    for job_id in (first, second):
+        events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+        assert [e["idx"] for e in events if e.get("status") == "ok"] == [0, 1, 2, 3], events
+    for name in "ab":
+        assert [(tmp_path / f"{name}{i}.wav").read_bytes() for i in range(len(TEXTS))] == reference
+    assert len(dropped) <= 1, dropped  # (the one sent ahead before the second batch came)
+
+
+async def test_a_next_section_the_cache_holds_is_not_sent_ahead(worker, monkeypatch, tmp_path):
+    """A batch made again (a lecture with one slide changed): its sections in the cache are read from
+    it at their turn, and each one sent ahead behind a changed one was made by the child for nothing."""
+    client = await worker(EspeakProcessEngine(), cache_max_bytes=10_000_000)
+    reference = await made_alone(client, tmp_path)  # (every section now in the cache)
+    dropped: list[int] = []
+    drop = ChildEspeak._drop
+    monkeypatch.setattr(
+        ChildEspeak, "_drop", lambda child, ahead: (dropped.append(ahead), drop(child, ahead))
+    )
+    events = await read_ndjson(
+        await client.post("/synth_batch", json=batch(tmp_path, "s", [SYNTH, TEXTS[1]]))
+    )
+    oks = [e for e in events if e.get("status") == "ok"]
+    assert [(e["idx"], bool(e.get("cached"))) for e in oks] == [(0, False), (1, True)], events
+    assert (tmp_path / "s1.wav").read_bytes() == reference[1]
+    assert dropped == []  # section 1 was never sent to the child
+
+
 async def test_a_cancel_writes_nothing_of_the_section_sent_ahead(worker, monkeypatch, tmp_path):
     client = await worker(EspeakProcessEngine())
     alone = await (

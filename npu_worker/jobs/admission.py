@@ -66,7 +66,7 @@ class Admission:
         self._stopping = False
         self._interrupt: Callable[[bool], object] | None = None
         self._preempts = False
-        self.on_preview_queued: Callable[[], object] | None = None  # stops a section sent ahead (runner)
+        self.on_preview_queued: Callable[[], object] = lambda: None  # stops a section sent ahead (runner)
 
     def attach_interrupt(self, interrupt: Callable[[bool], object], preempts: bool) -> None:
         """The engine's `interrupt(restart)`: called for a cancel of the running section, and (when
@@ -112,7 +112,7 @@ class Admission:
                     self._dequeue(job)  # never queued: what it reserved is given back
                     raise
             self._wake_if_work(job)
-            if self.on_preview_queued is not None and job.preview and self._running:
+            if job.preview and self._running and not self._lanes_waiting:  # (a waiting lane takes it)
                 self.on_preview_queued()
             running = self._running[-1] if self._running else None
             if self._interrupt and self._preempts and running and self._lends(running, to=job):
@@ -172,8 +172,7 @@ class Admission:
             return self._running + self._beside
 
     def running_job(self) -> Job | None:
-        """The job whose section the engine is computing now (a preview inside a paused batch section,
-        else the preview lane's)."""
+        """The job whose section the engine computes now (a preview in a paused batch section, else a lane's)."""
         with self._lock:
             return self._current()
 

@@ -185,6 +185,14 @@ class SynthesisCache:
                 entries.move_to_end(key)
         return data
 
+    def holds(self, key: str) -> bool:
+        """`key` has an entry, by the index alone (no file read): a batch's next section that is a hit
+        is not sent ahead to the engine (`Runner`: made for nothing)."""
+        if not self.enabled:
+            return False
+        with self._lock:
+            return key in self._entries()
+
     def put(self, key: str, wav: bytes) -> None:
         if not self.enabled or len(wav) > self.max_bytes:
             return

@@ -333,9 +333,9 @@ class Runner(EngineLoad, AudioHandover):
 
     def _when_sent(self, job: Job, engine: Engine, held: bool) -> Callable[[], None] | None:
         """What runs once a section's request is on its way to the child: the finisher's held work, then,
-        on the engine thread for a job nobody listens to live, the job's next section sent ahead
-        (`espeak_ahead.py`: the child starts it as this one ends; the admission still picks, and a pick
-        of anything else stops it unread)."""
+        on the engine thread for a job nobody listens to live and alone with sections to take (`_alone`),
+        the job's next section sent ahead (`espeak_ahead.py`: the child starts it as this one ends; the
+        admission still picks, and a pick of anything else stops it unread)."""
         send_ahead = getattr(engine, "send_ahead", None)
         if send_ahead is None or job.stream_audio or threading.get_ident() != self._engine_ident:
             return self.finisher.release if held else None
@@ -343,16 +343,29 @@ class Runner(EngineLoad, AudioHandover):
         def sent() -> None:
             if held:
                 self.finisher.release()
-            following = _following(job)
-            if following is None or job.cancel_requested.requested:
-                return
-            try:
-                check_text(following.text, self.limits)
-            except WorkerError:
-                return  # (it fails at its turn, as before)
-            send_ahead(self._request(job, following))
+            following = self._worth_sending_ahead(job, engine)
+            if following is not None:
+                send_ahead(following)
 
         return sent
+
+    def _worth_sending_ahead(self, job: Job, engine: Engine) -> SynthesisRequest | None:
+        """The request of `job`'s next section where it is the admission's likely next pick and the
+        engine's to make: none for a cancelled job, another job with a section to take (`_alone`), a
+        text that fails at its turn, or a hit in the cache (or among the made ones) at its turn."""
+        following = _following(job)
+        if following is None or job.cancel_requested.requested or not _alone(job, self.admission.live_jobs()):
+            return None
+        try:
+            check_text(following.text, self.limits)
+        except WorkerError:
+            return None  # (it fails at its turn, as before)
+        request = self._request(job, following)
+        assert self.info is not None
+        key = self.cache.key_for(self.info, request, getattr(engine, "default_voice", None))
+        if key in self._unkept or self.cache.holds(key):  # (in this order: `_keep` puts, then forgets)
+            return None
+        return request
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
@@ -402,6 +415,15 @@ def _following(job: Job) -> Section | None:
         if not section.taken and section.final is None:
             return section
     return None
+
+
+def _alone(job: Job, live: list[Job]) -> bool:
+    """No other live job has a section to take, so the admission's next pick is `job`'s (batches take
+    turns, a queued preview goes first: a section sent ahead then was stopped and read away at each)."""
+    for other in live:
+        if other is not job and not other.cancel_requested.requested and _following(other) is not None:
+            return False
+    return True
 
 
 def _now(work: Callable[..., object], *args: object) -> None:
