@@ -1,0 +1,22 @@
+"""What every answer costs the event loop besides its route's own work, counted on a real worker over a real
+socket (issue 25, stop 63: benchmarks/SERVER_OVERHEAD.md counts it with `call_counts.py --synths`). Each
+of these ran on the loop an answer: the CORS hook's `Vary` built a list and a generator where none was set
+yet (and looked for an allowed origin where no `Origin` came); the request counter's prometheus_client
+`labels(...).inc()` ≈ 9 calls; the connection guard's `queued_refusal` per piece received and per request
+fed (5 a `/synth`). The answers stay as they were: tests/test_cors.py, tests/test_metrics_exposition.py
+and tests/test_server_parser_refusals.py keep their headers, series and refusals."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tests.loop_calls import loop_calls_in_three_synths
+
+
+async def test_an_answer_with_no_origin_builds_no_vary_list_on_the_loop(worker, tmp_path):
+    client = await worker()
+    calls = await loop_calls_in_three_synths(
+        client, tmp_path, lambda code: code.co_filename.endswith("/npu_worker/http_compat/cors.py")
+    )
+    # (each answer: the middleware's step and its resume, the prepare hook, `vary_on`; no `_allowed`)
+    assert Counter(calls) == {"cors_middleware": 6, "add_cors_headers": 3, "vary_on": 3}, Counter(calls)
