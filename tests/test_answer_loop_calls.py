@@ -20,3 +20,13 @@ async def test_an_answer_with_no_origin_builds_no_vary_list_on_the_loop(worker, 
     )
     # (each answer: the middleware's step and its resume, the prepare hook, `vary_on`; no `_allowed`)
     assert Counter(calls) == {"cors_middleware": 6, "add_cors_headers": 3, "vary_on": 3}, Counter(calls)
+
+
+async def test_an_answer_is_counted_without_prometheus_client_on_the_loop(worker, tmp_path):
+    client = await worker()
+    calls = await loop_calls_in_three_synths(
+        client, tmp_path, lambda code: "/prometheus_client/" in code.co_filename
+    )
+    assert calls == []
+    metrics = await (await client.get("/metrics")).text()  # (and still counted: three more than the warm one)
+    assert 'npu_worker_http_requests_total{method="POST",route="/synth",status="200"} 4.0' in metrics
