@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import aiohttp
+
 from tests.loop_calls import loop_calls_in_three_synths
 
 
@@ -30,3 +32,12 @@ async def test_an_answer_is_counted_without_prometheus_client_on_the_loop(worker
     assert calls == []
     metrics = await (await client.get("/metrics")).text()  # (and still counted: three more than the warm one)
     assert 'npu_worker_http_requests_total{method="POST",route="/synth",status="200"} 4.0' in metrics
+
+
+async def test_a_request_received_looks_for_a_refusal_without_a_call(served, tmp_path):
+    listener = await served()  # (the connection guard, as `serve` runs it)
+    async with aiohttp.ClientSession(f"http://127.0.0.1:{listener.port}") as client:
+        calls = await loop_calls_in_three_synths(
+            client, tmp_path, lambda code: code.co_filename.endswith("/npu_worker/refused_bodies.py")
+        )
+    assert calls == []
