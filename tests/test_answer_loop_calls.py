@@ -67,3 +67,13 @@ async def test_a_ws_preview_asks_its_burst_whether_empty_without_a_call(worker):
     await ws.close()
     assert all(transcript.done["ok_count"] == 1 for transcript in transcripts)
     assert "__bool__" not in calls and "take" in calls, calls
+
+
+async def test_a_request_s_headers_are_looked_for_their_end_without_a_generator(served, tmp_path):
+    """The header bound looked for the headers' end with `any` over a generator (two calls a request)."""
+    listener = await served()
+    async with aiohttp.ClientSession(f"http://127.0.0.1:{listener.port}") as client:
+        calls = await loop_calls_in_three_synths(
+            client, tmp_path, lambda code: code.co_filename.endswith("/npu_worker/connection_guard.py")
+        )
+    assert "<genexpr>" not in calls and "_count_header_bytes" in calls, calls
