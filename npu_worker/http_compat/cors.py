@@ -94,7 +94,7 @@ async def add_cors_headers(request: web.Request, response: web.StreamResponse) -
     answer says `Vary: Origin`, those to no Origin or a refused one too: the Fetch standard's advice for
     an Access-Control-Allow-Origin that echoes the origin, or a cache (the browser's own) keeps the
     answer a navigation got, without the header, and serves it to the page's fetch, which it blocks."""
-    origin = _allowed(request)
+    origin = _allowed(request) if "Origin" in request.headers else None  # (most answers: no call)
     if origin is not None and "Access-Control-Allow-Origin" not in response.headers:
         response.headers["Access-Control-Allow-Origin"] = origin
         response.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
@@ -103,7 +103,11 @@ async def add_cors_headers(request: web.Request, response: web.StreamResponse) -
 
 def vary_on(response: web.StreamResponse, name: str) -> None:
     """Add `name` to the answer's `Vary`, keeping what is there (a pre-compressed file's
-    `Accept-Encoding`: it was replaced)."""
+    `Accept-Encoding`: it was replaced). Most answers have none yet: named at once, with no list and no
+    generator built on the loop (two calls an answer, benchmarks/SERVER_OVERHEAD.md, 2026-12-07, stop 63)."""
+    if "Vary" not in response.headers:
+        response.headers["Vary"] = name
+        return
     present = [part.strip() for part in response.headers.get("Vary", "").split(",") if part.strip()]
     if not any(part == "*" or part.lower() == name.lower() for part in present):
         response.headers["Vary"] = ", ".join([*present, name])

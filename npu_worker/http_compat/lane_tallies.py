@@ -1,6 +1,6 @@
 """The counts the engine lanes make a section and a job (sections and jobs by outcome, time to first
-audio and engine time as histograms), kept as plain numbers by the thread that counts and summed when
-`/metrics` is scraped.
+audio and engine time as histograms) and the loop an answer (requests by method, route and status), kept
+as plain numbers by the thread that counts and summed when `/metrics` is scraped.
 
 prometheus_client's `Counter` and `Histogram` take a lock and call ≈ 6 Python functions a count (18
 calls of the library a `/ws` preview on the lane: benchmarks/SERVER_OVERHEAD.md, stop 58). Here each

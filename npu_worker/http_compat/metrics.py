@@ -158,22 +158,24 @@ class WorkerMetrics(SchedulerObserver):
     def __init__(self, scheduler: Scheduler) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.requests = Counter(
-            "npu_worker_http_requests",
-            "HTTP requests by route and status",
-            ["method", "route", "status"],
-            registry=r,
-        )
-        # Counted on the engine lanes a section and a job: by each thread in plain numbers, summed when
-        # scraped (lane_tallies.py), not by prometheus_client's objects (a lock and ≈ 6 calls a count).
+        # Counted on the engine lanes a section and a job, and on the loop an answer: by each thread in plain
+        # numbers, summed when scraped (lane_tallies.py), not by prometheus_client's objects (a lock and
+        # ≈ 9 calls a count: `labels`' generator, `inc`'s checks; benchmarks/SERVER_OVERHEAD.md, stop 63).
         self.tallies = LaneTallies(
-            counters={"npu_worker_jobs": ("kind", "outcome"), "npu_worker_sections": ("outcome",)},
+            counters={
+                "npu_worker_http_requests": ("method", "route", "status"),
+                "npu_worker_jobs": ("kind", "outcome"),
+                "npu_worker_sections": ("outcome",),
+            },
             histograms={
                 "npu_worker_ttfa_seconds": TTFA_BUCKETS,
                 "npu_worker_section_seconds": SECTION_BUCKETS,
             },
         )
         self._here = self.tallies.here
+        r.register(
+            TalliedCounter(self.tallies, "npu_worker_http_requests", "HTTP requests by route and status")
+        )
         r.register(TalliedCounter(self.tallies, "npu_worker_jobs", "Finished jobs by kind and outcome"))
         r.register(TalliedCounter(self.tallies, "npu_worker_sections", "Finished sections by outcome"))
         self.errors = Counter(
@@ -237,7 +239,7 @@ class WorkerMetrics(SchedulerObserver):
         resource = request.match_info.route.resource
         route = resource.canonical if resource is not None else "unmatched"
         method = request.method if request.method in METHODS else "OTHER"
-        self.requests.labels(method, route, str(status)).inc()
+        self._here.counts.count("npu_worker_http_requests", (method, route, str(status)))
         if route in STATE_ROUTES:  # they report the worker's state at each poll; no request failed
             return
         if status >= 400 and body:
@@ -256,7 +258,7 @@ class WorkerMetrics(SchedulerObserver):
 
     def count_unparsable(self, status: int) -> None:
         """A request aiohttp's parser refused (no method or route to name: connection_guard.GuardedHandler)."""
-        self.requests.labels("UNKNOWN", "unmatched", str(status)).inc()
+        self._here.counts.count("npu_worker_http_requests", ("UNKNOWN", "unmatched", str(status)))
         self.errors.labels("BadRequest").inc()
 
     def exposition(self) -> bytes:

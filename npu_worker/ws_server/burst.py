@@ -41,7 +41,7 @@ class Burst:
 
     def __init__(self) -> None:
         self._parts: list[bytes | memoryview] = []
-        self.size = 0  # bytes on the wire, headers included
+        self.size = 0  # bytes on the wire, headers included: 0 exactly when empty (a frame's header ≥ 2)
 
     def __bool__(self) -> bool:
         return bool(self._parts)

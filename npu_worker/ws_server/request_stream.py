@@ -116,7 +116,7 @@ class RequestStream:
     def _unpark(self, failure: Exception | None) -> None:
         """The direct write cannot go on: a `done` written whole ends the pump here; else its task reads
         on (a full peer, a send in flight, the end, a `failure` of the direct write raised in it)."""
-        if failure is None and self._ended and not self._burst:
+        if failure is None and self._ended and not self._burst.size:
             self._finish()
         else:
             self._read_on_in_task(failure)
@@ -174,7 +174,7 @@ class RequestStream:
                 raise failure
             async for first in self._subscription:
                 self._take(first)
-                if self._burst:
+                if self._burst.size:  # (empty: no frame; not `Burst.__bool__`'s call, stop 63)
                     await self._session.send_burst(self._burst)
             if (
                 not self._ended
@@ -188,7 +188,7 @@ class RequestStream:
         except Exception as exc:  # noqa: BLE001 - a started stream reports an error event, then closes
             error = internal_error(log, exc, "in the WebSocket stream of job %s", self.job.id)
             self._stop_job()
-            if self._burst:  # the frames made before the failure still go out, then the error
+            if self._burst.size:  # the frames made before the failure still go out, then the error
                 with contextlib.suppress(ConnectionError, RuntimeError):
                     await self._session.send_burst(self._burst)
             await self._session.fail(error)
@@ -225,7 +225,7 @@ class RequestStream:
         writable = self._session.writable_now()
         while writable:
             self._take(self._subscription.ready())
-            if not self._burst:  # (nothing more, or the end: the pump ends it)
+            if not self._burst.size:  # (nothing more, or the end: the pump ends it)
                 break
             writable = self._session.write_now(self._burst)  # (and the next goes out at once too)
             if self._ended or not self._subscription.holds():
