@@ -17,13 +17,13 @@ from aiohttp import web
 
 from .. import wire
 from ..app_keys import DECODE_SLOTS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..http_compat.hang_up import send_within, until_caller_gone
+from ..http_compat.hang_up import connection_closed, send_within, until_caller_gone, until_closed
 from ..http_compat.request_body import read_body
 from ..incidents import internal_error
 from ..protocol import BadRequest, InvalidAudio, TextTooLong, TooManySections, WorkerError
 from ..voice_upload import INLINE_REF_AUDIO, upload_wav
 from .bodies import SpeechBatchResult, SpeechItem
-from .core import engine_info
+from .core import SpeechRun, engine_info
 from .errors import REQUEST_ID_HEADER, openai_error, openai_errors, request_id, with_param
 from .formats import encode_whole
 from .load_wait import wait_for_load
@@ -47,16 +47,23 @@ BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars
 
 
 async def batch_item(
-    request: web.Request, index: int, items: list[Any], decoded: DecodedAudio | None = None
+    request: web.Request,
+    index: int,
+    items: list[Any],
+    decoded: DecodedAudio | None = None,
+    runs: dict[int, SpeechRun] | None = None,
 ) -> SpeechItem:
     """One item (taken out of `items`, so its inline `ref_audio` leaves memory once decoded): its
     audio base64-encoded, or its error (OpenAI's error object); never raises. An unexpected failure is
     that item's `InternalError` (logged), never the batch's end with the other items left running.
-    `decoded`: the default inline audio, decoded once for every item that takes it."""
+    `decoded`: the default inline audio, decoded once for every item that takes it. `runs`: where its
+    run is kept once queued, for a caller's FIN to cancel its job (`all_unless_hung_up`)."""
     try:
         if not isinstance(items[index], dict):  # a string item is not a body to read as JSON
             raise not_an_object(taken(items, index), index)
         speech, fmt, run = await prepare_speech(request, taken(items, index), decoded=decoded)
+        if runs is not None:
+            runs[index] = run
         del speech  # (its inline ref_audio, decoded: not kept while the item is spoken)
         try:
             chunks = [samples async for samples in run.audio()]
@@ -102,31 +109,58 @@ def taken(items: list[Any], index: int) -> Any:
 
 
 async def all_unless_hung_up(
-    request: web.Request, items: list[Coroutine[Any, Any, SpeechItem]]
+    request: web.Request, items: list[Coroutine[Any, Any, SpeechItem]], runs: dict[int, SpeechRun]
 ) -> list[SpeechItem]:
     """Every item's result, or ConnectionResetError once the caller has gone: the answer is written
     only at the end, so no failed write would tell. Whatever ends the wait (a hang-up, an item that
     raised after all, this handler cancelled) stops every item still running and waits for it to stop:
-    none goes on keeping the engine busy for nobody."""
+    none goes on keeping the engine busy for nobody. A caller that only ended its sending side (a FIN)
+    has its items' jobs cancelled (`stop_at_fin`), and reads the answer where every one ran to its end
+    all the same (their cancels came too late, as a single speech request's caller reads its file)."""
     tasks = [asyncio.ensure_future(item) for item in items]
     del items
     gone = asyncio.ensure_future(until_caller_gone(request))
+    cut: list[asyncio.Task[SpeechItem]] = []  # the items the FIN found running
     try:
         waiting: set[asyncio.Future[Any]] = set(tasks)
         while waiting:
             done, waiting = await asyncio.wait(waiting | {gone}, return_when=asyncio.FIRST_COMPLETED)
-            if gone in done:
+            if gone in done and (cut or connection_closed(request)):
                 log.info("the caller of a speech batch hung up; its items stop")
                 raise ConnectionResetError("the caller hung up")
+            if gone in done:
+                cut = stop_at_fin(tasks, runs)
+                gone = asyncio.ensure_future(until_closed(request))
             for task in done:
-                task.result()  # (an item raises nothing but a bug: it is the batch's 500 then)
+                if task in tasks and not task.cancelled():  # (one the FIN stopped unqueued: in `cut`)
+                    task.result()  # (an item raises nothing but a bug: it is the batch's 500 then)
             waiting.discard(gone)
+        if any(task.cancelled() or task.result().status != "success" for task in cut):
+            raise ConnectionResetError("the caller hung up")  # (an item its FIN stopped)
         return [task.result() for task in tasks]
     finally:
         gone.cancel()
         for task in tasks:
             task.cancel()  # a no-op once done
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def stop_at_fin(
+    tasks: list[asyncio.Task[SpeechItem]], runs: dict[int, SpeechRun]
+) -> list[asyncio.Task[SpeechItem]]:
+    """The caller's FIN: each running item's job cancelled, its audio left to come to its `done` (a
+    cancel too late stops nothing), an item not queued yet stopped; the items that were running."""
+    log.info("the caller of a speech batch ended its sending side; its items' jobs are cancelled")
+    running = [task for task in tasks if not task.done()]
+    for index, task in enumerate(tasks):
+        run = runs.get(index)
+        if task.done():
+            continue
+        if run is None:
+            task.cancel()
+        else:
+            run.scheduler.cancel(run.job.id)
+    return running
 
 
 async def check_defaults(
@@ -199,8 +233,9 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
         await check_defaults(request, body.defaults_request(), decoded)
     merged = body.merged_items()
     del body, items  # (each item's fields now only in `merged`, taken out as each item is parsed)
-    made = [batch_item(request, i, merged, decoded) for i in range(len(merged))]
-    results = await all_unless_hung_up(request, made)
+    runs: dict[int, SpeechRun] = {}
+    made = [batch_item(request, i, merged, decoded, runs) for i in range(len(merged))]
+    results = await all_unless_hung_up(request, made, runs)
     del decoded, made
     failed = sum(result.status != "success" for result in results)
     answer = SpeechBatchResult(

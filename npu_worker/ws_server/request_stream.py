@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import msgspec
 import numpy as np
 
 from ..audio import to_pcm16
@@ -57,6 +58,14 @@ class SentFrame:
     idx: int
 
 
+def cancelled_done(entry: LogEntry) -> LogEntry:
+    """The job's `done` as a caller whose `cancel` was taken is told it: `cancelled: true` (PROTOCOL §6),
+    since the audio not sent by then was dropped for it, though the job ended ok (the cancel came as its
+    last section ended: `jobs/ending.end_job`), where that caller was told `cancelled: false`."""
+    assert isinstance(entry.event, Done)
+    return LogEntry(entry.seq, msgspec.structs.replace(entry.event, cancelled=True))
+
+
 class RequestStream:
     """The pump of one request: subscription items → text and binary frames, in log order."""
 
@@ -87,6 +96,7 @@ class RequestStream:
         self._section_samples = 0
         self._section_frames = 0
         self._cancelled = False
+        self._cancel_taken = False  # the caller's `cancel` stopped a live job: its `done` says cancelled
         self._shutdown_error: WorkerError | None = None  # sent before `done` when the shutdown ended the job
         self._task: asyncio.Task[None] | None = None
         self._heartbeat_send: asyncio.Task[None] | None = None  # one being sent
@@ -130,7 +140,7 @@ class RequestStream:
             return False
         if not self._cancelled:
             self._cancelled = True
-            self._scheduler.cancel(self.job.id)
+            self._cancel_taken = self._scheduler.cancel(self.job.id)
         return True
 
     def _stop_job(self) -> None:
@@ -250,6 +260,8 @@ class RequestStream:
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
             self._session.stream_ended(self)
+            if self._cancel_taken and isinstance(event, Done) and not event.cancelled:
+                entry = cancelled_done(entry)
         self._burst.text(entry.line)
         return done
 
