@@ -1,8 +1,9 @@
 """`npu-worker prepare`, the compiling side: per bucket, the static (and, for a QDQ precision, quantised)
 decoder graph compiled by QNN into an EPContext model, checked against the fp32 decoder on the CPU, all
 in a staging folder moved into the output only once complete (an earlier prepare's output stays whole
-until then), and the manifest written last (only a complete directory has one). The output folder's checks, lock and copy
-are prepare_out.py's, one bucket's compile and check bucket_compile.py's; the format, the manifest's
+until then), and the manifest written last (only a complete directory has one). The output folder's
+claim (checked, made and locked before a calibration) is out_claim.py's, its checks, lock and copy
+prepare_out.py's, one bucket's compile and check bucket_compile.py's; the format, the manifest's
 checks and the loading side are prepared.py's.
 """
 
@@ -14,16 +15,16 @@ import os
 import shutil
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npu_worker.engine import providers, qnn_targets, specialize
+from npu_worker.engine import qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import qdq
 from npu_worker.engine.zipvoice.bucket_compile import cpu_reference
 from npu_worker.engine.zipvoice.bucket_runs import Compiling, compile_buckets
 from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
+from npu_worker.engine.zipvoice.out_claim import OutClaim, claim_out
 from npu_worker.engine.zipvoice.prepare_out import (
     _copy_model_files,
     cannot_write,
@@ -55,75 +56,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOCK",
-    "OutClaim",
     "check_out_dir",
     "check_plan",
-    "claim_out",
     "out_dir_lock",
     "prepare",
     "sharing_by_default",
 ]
-
-
-@dataclass
-class OutClaim:
-    """An --out folder checked, made and locked for one prepare (`claim_out`), and QNN's devices there.
-    `writing`: `prepare()` has begun to write in it (what a failure after leaves, `serve` refuses as
-    unfinished: `prepared.unfinished`); before, a failure leaves the folder as it was found."""
-
-    folder: Path
-    devices: list[Any]
-    writing: bool = False
-
-
-@contextlib.contextmanager
-def claim_out(out: Path, config: RuntimeConfig) -> Iterator[OutClaim]:
-    """`out` checked, made and its lock held while the block runs: `prepare()`'s whole run, and for a
-    quantised prepare its calibration too (the lock was only probed before calibrating, so two
-    prepares into one folder both calibrated for minutes, and one was refused only at its end).
-    QNN is checked first: missing, it must not cost an earlier prepare's work, or minutes of calibration.
-    A prepare that fails (or is stopped) before it writes in `out` (in a quantised prepare's calibration)
-    leaves it as it was found."""
-    check_out_dir(out)
-    devices = providers.qnn_devices(config)
-    try:
-        made = _made(out)
-    except OSError as exc:  # (a parent this user may not write in, a read-only filesystem)
-        raise ModelLoadError(cannot_write(exc, f"make the --out folder {out}", out)) from exc
-    check_out_dir(out)  # again: someone may have made it first, in a shared folder
-    lock_found = os.path.lexists(out / LOCK)
-    with out_dir_lock(out):
-        claim = OutClaim(out, devices)
-        try:
-            yield claim
-        except BaseException:
-            if not claim.writing:
-                _left_as_found(out, made, lock_found)
-            raise
-
-
-def _made(out: Path) -> bool:
-    """`mkdir -p out`, and whether this call made `out` (what is there already: `exist_ok`'s OSError
-    unless it is a folder, as for a file or a link to nothing)."""
-    try:
-        out.mkdir(parents=True)
-    except FileExistsError:
-        out.mkdir(parents=True, exist_ok=True)
-        return False
-    return True
-
-
-def _left_as_found(out: Path, made: bool, lock_found: bool) -> None:
-    """`out` as it was before a claim that failed before writing, where nothing but the lock file it made
-    is in it (still held): a quantised prepare refused in its calibration (texts that are no JSON) left a
-    new --out holding only `.prepare.lock`, where the same refusal had left none before the lock was
-    taken ahead of the calibration."""
-    with contextlib.suppress(OSError):  # (what cannot be removed stays: a later prepare goes past it)
-        if lock_found or os.listdir(out) != [LOCK]:
-            return
-        (out / LOCK).unlink()
-        if made:
-            out.rmdir()
 
 
 def check_plan(buckets: Sequence[int], weight_sharing: bool, check_calls: int) -> None:
