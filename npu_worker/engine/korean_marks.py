@@ -14,7 +14,7 @@ import unicodedata
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_charges import ELEMENTS
-from .korean_formulas import PARTICLE, particle_after
+from .korean_particles import PARTICLE, particle_after
 from .korean_templates import template
 from .korean_words import DIGITS, ENGLISH_DIGITS, ENGLISH_TEENS_HANGUL, ENGLISH_TENS_HANGUL, HANJA
 from .sentence_ends import LIST_LABEL, opens_list_item
@@ -68,7 +68,7 @@ _KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uf
 # A code's four-digit section whole, "18 U.S.C. § 1030": 1030절 (it was 103절0, its last digit cut off).
 # The sign and the word both written, "§3.2절", "§ 3절에서": said once (it was 3 점 이절절).
 # A particle the writer chose for the number's sound, "§3.2와" (이: 와), "§3.2는", "§3으로" (삼: 으로), is said after
-# 절 as 절 takes it (`korean_formulas.particle_after`): 3.2절과, 3.2절은, 3절로 (it was 절와, 절는, 절으로).
+# 절 as 절 takes it (`korean_particles.particle_after`): 3.2절과, 3.2절은, 3절로 (it was 절와, 절는, 절으로).
 _SECTION_NUMBER = re.compile(
     rf"(?<!§)§ ?(\d{{1,4}}(?:\.\d{{1,3}}){{0,3}})(?!\d|\.\d| ?[-–~] ?\d)(?:절|{PARTICLE})?"
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import korean_code_comparisons as code_comparisons
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import PARTICLE, particle_after
+from .korean_particles import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES, SPELLED_UNITS, SUBSCRIPT_SPANS
 from .korean_words import UNITS as _UNITS

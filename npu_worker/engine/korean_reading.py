@@ -42,6 +42,7 @@ from . import korean_dates as dates
 from . import korean_formulas as formulas
 from . import korean_functions as functions
 from . import korean_numerals as numerals
+from . import korean_particles as particles
 from . import korean_phone_numbers as phones
 from . import korean_ranges as ranges
 from . import korean_sets as sets
@@ -234,7 +235,7 @@ def _factorials_said(text: str) -> str:
     text = formulas.FACTORIAL.sub(" 팩토리얼", text)
     text = formulas.FACTORIAL_AFTER.sub(template(r"\1 팩토리얼"), text)
     text = formulas.FACTORIAL_PARTICLE.sub(
-        lambda m: " 팩토리얼" + (formulas.particle_after("팩토리얼", m.group(1)) if m.group(1) else ""),
+        lambda m: " 팩토리얼" + (particles.particle_after("팩토리얼", m.group(1)) if m.group(1) else ""),
         text,
     )
     text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
@@ -317,7 +318,7 @@ def _numerals_and_dates(text: str) -> str:
     text = formulas.SCIENTIFIC.sub(  # "1.8e+03": 10의 3제곱 (korean16: 03제곱, a zero said)
         lambda m: (
             f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3).lstrip('0') or '0'}제곱"
-            + (formulas.particle_after("제곱", m.group(4)) if m.group(4) else "")
+            + (particles.particle_after("제곱", m.group(4)) if m.group(4) else "")
         ),
         text,
     )
