@@ -38,6 +38,7 @@ from npu_worker.engine import (
     korean_ranges,
     korean_reading,
     korean_sets,
+    korean_subscripts,
     korean_units,
     korean_words,
     text_form,
@@ -62,6 +63,7 @@ MODULES: list[ModuleType] = [
     korean_ranges,
     korean_reading,
     korean_sets,
+    korean_subscripts,
     korean_units,
     korean_words,
 ]

@@ -49,7 +49,8 @@ from . import korean_sets as sets
 from . import korean_units as units
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .base import language_code
-from .korean_marks import list_marks_spoken, marks_spoken, subscript_index_said
+from .korean_marks import list_marks_spoken, marks_spoken
+from .korean_subscripts import subscript_index_said
 from .korean_templates import template
 from .korean_words import MATH_NAMES as _MATH_NAMES
 from .korean_words import SYMBOLS as _SYMBOLS
