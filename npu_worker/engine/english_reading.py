@@ -12,7 +12,7 @@ from . import english_arrows as arrows
 from . import english_numbers as numbers
 from . import english_words as words
 from . import korean_charges as charges
-from . import korean_ranges as ranges
+from . import korean_number_ranges as number_ranges
 from . import korean_units as units
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_words import SPELLED_UNITS, UNITS
@@ -299,7 +299,7 @@ def signs_in_korean_text(sentence: str) -> str:
     """An English `sentence` of a Korean text with its units after a number, "+" and a spaced minus in English words."""
     # A spaced hyphen the Korean rules read as a range, years or before a unit, "In 2024 - 2025", "10 - 20 mm" (k12:
     # 2024 minus 2025; before it 2024에서 2025): "to", before the units are names.
-    sentence = ranges.HYPHEN_RANGE.sub(_range_to, ranges.YEAR_RANGE.sub(_range_to, sentence))
+    sentence = number_ranges.HYPHEN_RANGE.sub(_range_to, number_ranges.YEAR_RANGE.sub(_range_to, sentence))
     # Thousands grouped, "x < 1,000", "1,000 volts" (korean18: 1000, said 천 by the Korean voice): as one number, read
     # by the rules below, less than one thousand, one thousand volts.
     sentence = _GROUPED.sub(lambda m: m.group().replace(",", ""), sentence)

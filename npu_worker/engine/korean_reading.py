@@ -41,6 +41,7 @@ from . import korean_code_comparisons as code_comparisons
 from . import korean_dates as dates
 from . import korean_formulas as formulas
 from . import korean_functions as functions
+from . import korean_number_ranges as number_ranges
 from . import korean_numerals as numerals
 from . import korean_particles as particles
 from . import korean_phone_numbers as phones
@@ -177,7 +178,7 @@ def _numbers_spoken(text: str) -> str:
         text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
     text = dates.WEEKDAY_RANGE.sub(template(r"\1요일에서 \2요일"), text)
     text = _phones_and_ranges(text)
-    text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
+    text = number_ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _amounts(text)
     text = _units_said(text)
     if "!" in text:
@@ -350,10 +351,10 @@ def _phones_and_ranges(text: str) -> str:
     text = phones.INTERNATIONAL_PHONE.sub(
         lambda m: "플러스 " + phones.phone_digits(m.group(1, 3, 4, 5)), text
     )
-    text = ranges.HYPHEN_RANGE.sub(ranges.hyphen_range, text)
-    text = ranges.YEAR_RANGE.sub(ranges.year_range, text)
-    text = ranges.CLOCK_RANGE.sub("~", text)
-    text = ranges.RANGE.sub(template(r"\1에서 "), text)
+    text = number_ranges.HYPHEN_RANGE.sub(number_ranges.hyphen_range, text)
+    text = number_ranges.YEAR_RANGE.sub(number_ranges.year_range, text)
+    text = number_ranges.CLOCK_RANGE.sub("~", text)
+    text = number_ranges.RANGE.sub(template(r"\1에서 "), text)
     return text
 
 
