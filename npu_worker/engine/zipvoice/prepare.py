@@ -141,10 +141,7 @@ def prepare(
     `claimed`: `out`'s claim, held by the caller since before its calibration (else taken here)."""
     from npu_worker.engine.zipvoice.runtime import bucket_dims
 
-    if precision not in PRECISIONS:
-        raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
-    if qdq.is_quantised(precision) and calibration is None:
-        raise ModelLoadError(f"--precision {precision} needs calibration data")
+    _check_precision(precision, calibration)
     check_plan(buckets, weight_sharing, check_calls if calibration is not None else 0)
     shapes = bucket_dims(decoder, tuple(buckets))  # a bad bucket: refused before `out` changes
     with contextlib.ExitStack() as held:  # the lock, held to the end: a second prepare here is refused
@@ -159,33 +156,69 @@ def prepare(
             sizes = _copy_model_files(
                 decoder.parent, staging, extra=vocoder_copy(decoder.parent, vocoder), shown=out
             )
-            staged = staging / decoder.name  # compiled, checked and hashed: the copy `serve` will load
-            reference = cpu_reference(staged, config) if calibration is not None and check_calls else None
-            plan = Compiling(
-                staged,
-                staging / CONTEXT_DIR,
-                config,
-                claim.devices,
-                reference,
-                precision,
-                weight_sharing,
-                out,
-                progress,
+            checked = calibration is not None and bool(check_calls)
+            plan = _plan(staging / decoder.name, config, claim, precision, weight_sharing, progress, checked)
+            manifest = _compiled(
+                plan, decoder, shapes, calibration, calibration_info, check_calls, sources, vocoder, sizes
             )
-            started = time.monotonic()
-            contexts = compile_buckets(plan, shapes, calibration, check_calls)
-            calibrated = (
-                (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
-                if calibration is not None
-                else None
-            )
-            # hashed before `seconds` is read: the time said is the whole prepare's, as before the split
-            compiled, source = _sizes_in(plan.contexts_dir), _staged_hashes(sources, staging, vocoder)
-            manifest = _manifest(decoder, plan, contexts, time.monotonic() - started, calibrated)
-            manifest["source"], manifest["sizes"] = source, {"model_files": sizes, "compiled": compiled}
             _write_manifest(manifest, staging, out)
             _move_in(staging, out)
             return manifest
+
+
+def _check_precision(precision: str, calibration: Recording | None) -> None:
+    """Refuse a precision `prepare` does not know, and a quantised one without its calibration."""
+    if precision not in PRECISIONS:
+        raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
+    if qdq.is_quantised(precision) and calibration is None:
+        raise ModelLoadError(f"--precision {precision} needs calibration data")
+
+
+def _plan(
+    staged: Path,
+    config: RuntimeConfig,
+    claim: OutClaim,
+    precision: str,
+    weight_sharing: bool,
+    progress: Progress,
+    checked: bool,
+) -> Compiling:
+    """What each bucket is compiled with: `staged`, the decoder's copy in the staging (compiled, checked and
+    hashed: the copy `serve` will load), its contexts beside it, the claim's devices and folder (named in
+    errors), and where held-out feeds are `checked`, the fp32 reference they are checked against on the CPU."""
+    reference = cpu_reference(staged, config) if checked else None
+    devices, contexts_dir = claim.devices, staged.parent / CONTEXT_DIR
+    return Compiling(
+        staged, contexts_dir, config, devices, reference, precision, weight_sharing, claim.folder, progress
+    )
+
+
+def _compiled(
+    plan: Compiling,
+    decoder: Path,
+    shapes: dict[int, dict[str, int]],
+    calibration: Recording | None,
+    calibration_info: dict[str, Any] | None,
+    check_calls: int,
+    sources: Sequence[Path],
+    vocoder: Path | None,
+    model_sizes: dict[str, int],
+) -> dict[str, Any]:
+    """Every bucket of `shapes` compiled in the staging (`plan`), and the manifest that records them: the
+    calibration's summary, the staged copies' hashes, the sizes (`model_sizes`: the model files copied)."""
+    started = time.monotonic()
+    contexts = compile_buckets(plan, shapes, calibration, check_calls)
+    calibrated = (
+        (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
+        if calibration is not None
+        else None
+    )
+    # hashed before `seconds` is read: the time said is the whole prepare's, as before the split
+    staging = plan.staged.parent
+    compiled, source = _sizes_in(plan.contexts_dir), _staged_hashes(sources, staging, vocoder)
+    manifest = _manifest(decoder, plan, contexts, time.monotonic() - started, calibrated)
+    manifest["source"], manifest["sizes"] = source, {"model_files": model_sizes, "compiled": compiled}
+    return manifest
 
 
 @contextlib.contextmanager
