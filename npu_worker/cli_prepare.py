@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .engine.providers import RuntimeConfig
     from .engine.zipvoice.calibration import Recording
     from .engine.zipvoice.model_files import ModelFiles
-    from .engine.zipvoice.prepare import OutClaim
+    from .engine.zipvoice.out_claim import OutClaim
 
 OPTIMIZATION = {"default": None, "fast": "1", "best": "3"}  # QNN's htp_graph_finalization_optimization_mode
 
@@ -144,7 +144,7 @@ def _manifest_identity(out: Path) -> tuple[int, int, int] | None:
 
 def _prepare(args: argparse.Namespace) -> int:
     from .engine.providers import DeviceUnavailable
-    from .engine.zipvoice import prepare, prepared, qdq
+    from .engine.zipvoice import out_claim, prepare, prepared, qdq
     from .errors import counted
     from .protocol import WorkerError
 
@@ -160,7 +160,7 @@ def _prepare(args: argparse.Namespace) -> int:
             recording, about, voice, claim = None, None, None, None  # voice: serve's --ref-wav
             if qdq.is_quantised(args.precision):
                 prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
-                claim = held.enter_context(prepare.claim_out(Path(args.out), config))
+                claim = held.enter_context(out_claim.claim_out(Path(args.out), config))
                 recording, about, voice = calibrated(args, files, config, progress)
             manifest = _compiled(args, files, config, sharing, recording, about, claim)
     except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say

@@ -12,7 +12,7 @@ no space opens or closes the value. Nor are capitals alone, a set's or a graph's
 from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import PARTICLE, particle_after
+from .korean_particles import PARTICLE, particle_after
 from .korean_ranges import BOUND_WORDS, SIDE
 from .korean_words import ENGLISH_DIGITS, SUBSCRIPT_SPANS
 

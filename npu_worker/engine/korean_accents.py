@@ -13,7 +13,7 @@ from __future__ import annotations
 import unicodedata
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import PARTICLE, particle_after
+from .korean_particles import PARTICLE, particle_after
 
 # each mark's name: (Korean, English)
 _NAMES = {

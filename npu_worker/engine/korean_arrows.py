@@ -14,7 +14,7 @@ from __future__ import annotations
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_chains import SUBJECT_NOUN, subject_before
 from .korean_copulas import GOING_COPULAS, NEGATED_COPULAS, STATEMENT_COPULAS
-from .korean_formulas import final_sound
+from .korean_particles import final_sound
 from .korean_templates import template
 
 # "A -> B", "A => B", "A <- B", "A <-> B" as the arrows they draw; only between spaces ("ptr->next" is code).

@@ -12,7 +12,7 @@ too, "p < 0.05(two-sided)", "n > 30(approx.)" (k11 read p 0 점 영오(two-sided
 from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import PARTICLE
+from .korean_particles import PARTICLE
 
 # Applied before `korean_ranges.BOUND`, with its function: the same sign's look-behinds, the product in the amount's group.
 BRACKET_BOUND = re.compile(

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_absolute import ABSOLUTE, said_at
-from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_functions import FUNCTION_NAMES
+from .korean_particles import PARTICLE, final_sound, particle_after
 from .korean_ranges import (
     BOUND_WORDS,
     COUNTERS,

@@ -14,7 +14,7 @@ from functools import partial
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .english_numbers import english_number
-from .korean_formulas import PARTICLE, particle_after
+from .korean_particles import PARTICLE, particle_after
 from .korean_words import ENGLISH_DIGITS
 
 ELEMENTS = frozenset(

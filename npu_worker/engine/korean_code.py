@@ -14,7 +14,7 @@ import bisect
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .english_numbers import STEP_VERBS
-from .korean_formulas import particle_after
+from .korean_particles import particle_after
 from .korean_ranges import BOUND_WORDS
 
 _TYPES = (

@@ -6,7 +6,7 @@ opens) and how they are said; `korean_ranges`' bounds ask it before saying a bou
 from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import particle_after
+from .korean_particles import particle_after
 
 # A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
 # comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".

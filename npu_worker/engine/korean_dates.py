@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import PARTICLE, particle_after
+from .korean_particles import PARTICLE, particle_after
 from .korean_words import DIGITS as _DIGITS
 
 # A date's closing point before a particle, "2026.12.07.까지", "26.12.07.에" (korean61: 2026년 12월 7일.까지, a pause before the

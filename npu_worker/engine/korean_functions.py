@@ -10,7 +10,7 @@ unsaid; a part of `korean_reading`, which applies these before its marks and num
 from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import PARTICLE, particle_after
+from .korean_particles import PARTICLE, particle_after
 from .korean_templates import template
 
 _NAMES = {

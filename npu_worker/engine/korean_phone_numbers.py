@@ -8,7 +8,7 @@ espeak-ng 1.52's Korean voice read a phone number as large numbers ("010.1234.56
 from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_ranges import RANGE_TAIL as _RANGE_TAIL
+from .korean_number_ranges import RANGE_TAIL as _RANGE_TAIL
 
 _PHONE_DIGITS = "공일이삼사오육칠팔구"  # a phone number's 0 is 공
 # A phone number: "010-1234-5678", and as business cards write it, "010.1234.5678", "010 1234 5678" (espeak:

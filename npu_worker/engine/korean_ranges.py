@@ -1,51 +1,20 @@
-"""Ranges and bounds of numbers written out as a Korean reader says them: "3~5개" and "3-5개" (삼에서 오 개),
-"2020 - 2024", "09:00 - 18:00", "SOC < 20%" (20 퍼센트 미만).
+"""Bounds of numbers written out as a Korean reader says them: "SOC < 20%" (20 퍼센트 미만), "x>0일 때" (x 0 초과일
+때), "20 ≤ x ≤ 40" (20 이상 x 40 이하); the ranges themselves, "3~5개", "2020 - 2024", are `korean_number_ranges`'.
 
-espeak-ng 1.52's Korean voice read "~" as English "tilde", lost a range's 에서 ("3-5개": 삼 오 개, three
-five), said a spaced hyphen as the minus 빼기 and nothing at all for a bound's sign; a part of
-`korean_reading`, which applies these in its order.
+espeak-ng 1.52's Korean voice said nothing at all for a bound's sign; a part of `korean_reading`, which
+applies these in its order.
 """
 
 from __future__ import annotations
 
 from . import korean_code_comparisons as code_comparisons
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import PARTICLE, particle_after
+from .korean_number_ranges import RANGE_COUNTERS
+from .korean_particles import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES, SPELLED_UNITS, SUBSCRIPT_SPANS
 from .korean_words import UNITS as _UNITS
 
-# A range with a tilde, "3~5개", after a number's counter too, "3개~5개"; and after a date's weekday,
-# "3일(월)~5일(수)" (its 에서 was lost: 3일 월요일 5일 수요일).
-RANGE = re.compile(r"(?:(?<=\d)([^\s\d~～〜–]{0,4}?)|(?<=요일)) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
-# A hyphen between numbers, spaced or not, is a range when a counter, unit or symbol follows ("3-5개" and
-# "15 - 20분": 삼에서 오 개, as "3~5개"; espeak said "삼 오 개", three five, and 빼기 a minus); bare ("3-5", a score or a figure's number) it is left, and
-# so is a figure's or section's number before a word that only opens like a counter ("그림 2-1 시스템",
-# "표 4-2 개요": a counter after a space ends its word) or a pair that runs down ("그림 5-2도", "2-1장").
-_RANGE_COUNTERS = (
-    "개|명|살|마리|가지|권|잔|번(?!지)|곳|군데|시간|시|분|초|차례|송이|그루|켤레|달|년|월|일|주|배|회|장|쪽"
-    "|페이지|층|세|도|원|달러|점|학년|차|단계|위|등|인|퍼센트"
-)
-HYPHEN_RANGE = re.compile(
-    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)(?:-| - )(?=(\d+(?:\.\d+)?)(?:(?:{_RANGE_COUNTERS})"
-    rf"| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))))"
-)
-# ... what follows such a range's last number: a company's number never runs up to one ("1800-2200 kcal").
-RANGE_TAIL = re.compile(
-    rf"(?:{_RANGE_COUNTERS})| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))"
-)
-# Years, "2020 - 2024" and "2020-2024" (espeak: 빼기, or the two years said as one run): a range, as
-# "2020~2024"; not a difference, "2024 - 2020 = 4", nor one that runs down.
-YEAR_RANGE = re.compile(r"(?<![\w.\-])(1\d{3}|20\d\d)(?:-| - )(?=(1\d{3}|20\d\d)(?!\d|[.,]\d| ?[-−+=×*/]))")
-# A standard's number and its year's edition, "IEEE 1588-2008", "KS C 1000-2005", is none (1588에서 2008); its
-# body's letters may be spelled with hyphens by then ("I-E-C").
-_STANDARD_BEFORE = re.compile(
-    r"(?<![A-Za-z])(?:I-?E-?E-?E|I-?S-?O|I-?E-?C|A-?N-?S-?I|A-?S-?T-?M|J-?I-?S|K-?S|D-?I-?N|B-?S|E-?N)"
-    r"(?: [A-Z])? ?(?:Std\.? ?)?$"
-)
-# "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
-CLOCK_RANGE = re.compile(r"(?<=\d:\d\d) ?- ?(?=\d{1,2}:\d\d)")
-TILDE = re.compile(r"[~～〜]+")
 # A bound, which espeak said nothing for: "SOC < 20%" is 20 퍼센트 미만, "≥ 80%" 이상, "> 45℃" 초과, "≤" 이하;
 # between a number and a variable the sign bounds the variable: "20 ≤ x ≤ 40" is 20 이상 x 40 이하. Not a
 # bracket ("<그림 1>", "<1>"), an arrow ("->") or a comparison of two numbers ("3 < 5").
@@ -62,7 +31,7 @@ SPACED_COUNTERS = (
     f"{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|번|대|곳|가구|세대|초(?!과)|분|시간|년|살|마리|권|쪽|페이지|층"
 )
 # ... unspaced, any counter of a range
-COUNTERS = f"{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+COUNTERS = f"{_BOUND_WORDS_FIRST}|{RANGE_COUNTERS}"
 # ... with a Korean scale and its counter or unit, "n ≥ 100만 명", "x > 1억 원" (it was n 100 이상만 명): n 100만 명 이상;
 # after a power's exponent, "x^2 < 4이면" (it was left: a number before the sign is no variable); and not before the
 # rest of a formula, "y ≥ 2x + 1" (it was y 2배 이상 플러스 1: `EXPRESSION_BOUND` says it whole).
@@ -91,7 +60,7 @@ _SPACED_UNIT = (
 )
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
-    rf"(?: ?분의 \d+(?:\.\d+)?|π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?)|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z])| (?!{_ENGLISH_WORD}){_SPACED_UNIT}(?![A-Za-z])|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?: ?분의 \d+(?:\.\d+)?|π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?)|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z])| (?!{_ENGLISH_WORD}){_SPACED_UNIT}(?![A-Za-z])|{_BOUND_WORDS_FIRST}|{RANGE_COUNTERS}"
     rf"| (?:{SPACED_COUNTERS})(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
@@ -180,8 +149,8 @@ _COEFFICIENT_BEFORE = re.compile(r"(?<![\w.])(\d{1,6}(?:\.\d{1,6})?[a-z](?<![ghm
 # (it was 3인치 < x, the sign unsaid): 3인치 초과 x.
 BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives are tried only before one)
     r"(?=\d[\d.]{0,12} ?[^\s<>≤≥\d]{0,6} ?[<>≤≥])"
-    rf"(?<![\d./^])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
-    rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
+    rf"(?<![\d./^])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{RANGE_COUNTERS}"
+    rf"| (?:{_BOUND_WORDS_FIRST}|{RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
     r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
 # ... in code, "if (0 <= x && x < n)" (it was if (0 이상 x && x가 n보다 작다): one condition in two voices): the
@@ -263,15 +232,6 @@ def formula_bounded_by(match: re.Match[str]) -> str:
     word = BOUND_WORDS[sign]
     ending = particle_after(word, particle) if particle else ""
     return f"{subject} {side} {word}{ending}"
-
-
-def year_range(match: re.Match[str]) -> str:
-    start = match.start()
-    return (
-        match.group(0)
-        if _STANDARD_BEFORE.search(match.string, max(0, start - 16), start)
-        else hyphen_range(match)
-    )
 
 
 def bound(match: re.Match[str]) -> str:
@@ -412,9 +372,3 @@ def index_on_its_term(match: re.Match[str]) -> str:
     """ "2시그마 이하ᵢ" as 2시그마ᵢ 이하, a particle after the index in the form the bound's word takes."""
     word, index, particle = match.groups()
     return f"{index} {word}{particle_after(word, particle) if particle else ''}"
-
-
-def hyphen_range(match: re.Match[str]) -> str:
-    """ "3-5개" as the range "3~5개"; "5-2도" runs down: a figure's number, left."""
-    first, last = match.groups()
-    return f"{first}~" if float(first) < float(last) else match.group(0)

@@ -41,14 +41,17 @@ from . import korean_code_comparisons as code_comparisons
 from . import korean_dates as dates
 from . import korean_formulas as formulas
 from . import korean_functions as functions
+from . import korean_number_ranges as number_ranges
 from . import korean_numerals as numerals
+from . import korean_particles as particles
 from . import korean_phone_numbers as phones
 from . import korean_ranges as ranges
 from . import korean_sets as sets
 from . import korean_units as units
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .base import language_code
-from .korean_marks import list_marks_spoken, marks_spoken, subscript_index_said
+from .korean_marks import list_marks_spoken, marks_spoken
+from .korean_subscripts import subscript_index_said
 from .korean_templates import template
 from .korean_words import MATH_NAMES as _MATH_NAMES
 from .korean_words import SYMBOLS as _SYMBOLS
@@ -175,7 +178,7 @@ def _numbers_spoken(text: str) -> str:
         text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
     text = dates.WEEKDAY_RANGE.sub(template(r"\1요일에서 \2요일"), text)
     text = _phones_and_ranges(text)
-    text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
+    text = number_ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _amounts(text)
     text = _units_said(text)
     if "!" in text:
@@ -234,7 +237,7 @@ def _factorials_said(text: str) -> str:
     text = formulas.FACTORIAL.sub(" 팩토리얼", text)
     text = formulas.FACTORIAL_AFTER.sub(template(r"\1 팩토리얼"), text)
     text = formulas.FACTORIAL_PARTICLE.sub(
-        lambda m: " 팩토리얼" + (formulas.particle_after("팩토리얼", m.group(1)) if m.group(1) else ""),
+        lambda m: " 팩토리얼" + (particles.particle_after("팩토리얼", m.group(1)) if m.group(1) else ""),
         text,
     )
     text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
@@ -317,7 +320,7 @@ def _numerals_and_dates(text: str) -> str:
     text = formulas.SCIENTIFIC.sub(  # "1.8e+03": 10의 3제곱 (korean16: 03제곱, a zero said)
         lambda m: (
             f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3).lstrip('0') or '0'}제곱"
-            + (formulas.particle_after("제곱", m.group(4)) if m.group(4) else "")
+            + (particles.particle_after("제곱", m.group(4)) if m.group(4) else "")
         ),
         text,
     )
@@ -348,10 +351,10 @@ def _phones_and_ranges(text: str) -> str:
     text = phones.INTERNATIONAL_PHONE.sub(
         lambda m: "플러스 " + phones.phone_digits(m.group(1, 3, 4, 5)), text
     )
-    text = ranges.HYPHEN_RANGE.sub(ranges.hyphen_range, text)
-    text = ranges.YEAR_RANGE.sub(ranges.year_range, text)
-    text = ranges.CLOCK_RANGE.sub("~", text)
-    text = ranges.RANGE.sub(template(r"\1에서 "), text)
+    text = number_ranges.HYPHEN_RANGE.sub(number_ranges.hyphen_range, text)
+    text = number_ranges.YEAR_RANGE.sub(number_ranges.year_range, text)
+    text = number_ranges.CLOCK_RANGE.sub("~", text)
+    text = number_ranges.RANGE.sub(template(r"\1에서 "), text)
     return text
 
 

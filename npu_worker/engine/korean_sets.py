@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
 from .korean_copulas import DOING_COPULAS, NEGATED_COPULAS, STATEMENT_COPULAS
-from .korean_formulas import PARTICLE, final_sound, particle_after
+from .korean_particles import PARTICLE, final_sound, particle_after
 from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 
 # A set or an element: one letter (not a word's), a number set, with a subscript digit, a prime or a complement.

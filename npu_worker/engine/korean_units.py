@@ -8,7 +8,7 @@ named with no number in English letters; a part of `korean_reading`, which appli
 from __future__ import annotations
 
 from . import lazy_re as re  # `re` with `compile` at a pattern's first use
-from .korean_formulas import PARTICLE, particle_after
+from .korean_particles import PARTICLE, particle_after
 from .korean_words import CURRENCY as _CURRENCY
 from .korean_words import UNITS as _UNITS
 

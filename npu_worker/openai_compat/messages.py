@@ -1,8 +1,9 @@
 """The messages of the OpenAI surface: SSE events, and the stream socket's frames both ways.
 
-One msgspec Struct per wire `type` (`"type": name` first). A field whose default is None is left off
-the wire while None (`omit_defaults` on exactly the classes whose optional fields default to None),
-as the v1 events in `protocol.py` do; the tests round-trip every class. Pure code.
+One msgspec Struct per wire `type` (`"type": name` first); a client's frame read as its message by
+`decode_message`. A field whose default is None is left off the wire while None (`omit_defaults` on
+exactly the classes whose optional fields default to None), as the v1 events in `protocol.py` do; the
+tests round-trip every class. Pure code.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import msgspec
 from msgspec import Meta
 
 from .. import wire
+from ..protocol import BadRequest, UnknownMessage
+from ..ws_messages import unknown_type
 from .bodies import ErrorDetail
 from .request import SpeechOptions
 
@@ -152,3 +155,18 @@ class SessionClose(msgspec.Struct, tag_field="type", tag="session.close"):
 
 ClientMessage = SessionConfig | InputText | InputDone | SessionClose
 CLIENT_TYPES = frozenset(("session.config", "input.text", "input.done", "session.close"))
+
+
+def decode_message(text: str) -> SessionConfig | InputText | InputDone | SessionClose:
+    """A client text frame as its message; a frame that is no object, or of no known `type`, is
+    UnknownMessage (a JSON mistake or a bad field of a known one is BadRequest)."""
+    try:
+        message: SessionConfig | InputText | InputDone | SessionClose = wire.decode(text, ClientMessage)
+    except BadRequest:
+        found = wire.tag_of(text, "type")
+        if found is not None and not found[0]:  # JSON, but no object
+            raise UnknownMessage("the message is not a JSON object") from None
+        if found is not None and found[1] not in CLIENT_TYPES:  # an object of no known type
+            raise UnknownMessage(unknown_type(found[1])) from None
+        raise
+    return message

@@ -18,17 +18,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from .. import wire
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..errors import SHUTTING_DOWN_REASON, counted
 from ..http_compat.metrics import METRICS_KEY
 from ..incidents import internal_error
-from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
-from ..ws_messages import unknown_type
+from ..protocol import BadRequest, QueueFull, SynthParams, WorkerError
 from ..ws_server.burst import Burst
 from ..ws_server.chunking import schedule_sizes
 from ..ws_server.masked_frames import MaskedFramesResponse
@@ -49,23 +46,18 @@ from .errors import REQUEST_ID_HEADER, openai_error, request_id, with_param
 from .formats import FORMATS
 from .load_wait import loaded_engine
 from .messages import (
-    CLIENT_TYPES,
-    ClientMessage,
     ErrorMessage,
     InputDone,
     InputText,
-    SessionClose,
     SessionConfig,
     SessionConfigured,
+    decode_message,
 )
 from .models_api import check_model
 from .request import SpeechOptions, SpeechRequest
 from .sentences import AssemblyRules, SentenceAssembler
 from .speech import fields_at_fault, pick_format, reference_fields, synth_params, voice_refused
 from .utterance import Utterance
-
-if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -93,21 +85,6 @@ ANSWERS_OWED_SECONDS = 5.0
 def error_message(error: WorkerError, **where: int) -> bytes:
     detail = openai_error(error)[0]
     return ErrorMessage(detail.message, detail.code or error.name, detail.param, **where).encode()
-
-
-def decode_message(text: str) -> SessionConfig | InputText | InputDone | SessionClose:
-    """A client text frame as its message; a frame that is no object, or of no known `type`, is
-    UnknownMessage (a JSON mistake or a bad field of a known one is BadRequest)."""
-    try:
-        message: SessionConfig | InputText | InputDone | SessionClose = wire.decode(text, ClientMessage)
-    except BadRequest:
-        found = wire.tag_of(text, "type")
-        if found is not None and not found[0]:  # JSON, but no object
-            raise UnknownMessage("the message is not a JSON object") from None
-        if found is not None and found[1] not in CLIENT_TYPES:  # an object of no known type
-            raise UnknownMessage(unknown_type(found[1])) from None
-        raise
-    return message
 
 
 class SpeechStreamSession:

@@ -1,8 +1,9 @@
 """`npu-worker prepare`, the compiling side: per bucket, the static (and, for a QDQ precision, quantised)
 decoder graph compiled by QNN into an EPContext model, checked against the fp32 decoder on the CPU, all
 in a staging folder moved into the output only once complete (an earlier prepare's output stays whole
-until then), and the manifest written last (only a complete directory has one). The output folder's checks, lock and copy
-are prepare_out.py's, one bucket's compile and check bucket_compile.py's; the format, the manifest's
+until then), and the manifest written last (only a complete directory has one). The output folder's
+claim (checked, made and locked before a calibration) is out_claim.py's, its checks, lock and copy
+prepare_out.py's, one bucket's compile and check bucket_compile.py's; the format, the manifest's
 checks and the loading side are prepared.py's.
 """
 
@@ -14,16 +15,16 @@ import os
 import shutil
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npu_worker.engine import providers, qnn_targets, specialize
+from npu_worker.engine import qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import qdq
 from npu_worker.engine.zipvoice.bucket_compile import cpu_reference
 from npu_worker.engine.zipvoice.bucket_runs import Compiling, compile_buckets
 from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
+from npu_worker.engine.zipvoice.out_claim import OutClaim, claim_out
 from npu_worker.engine.zipvoice.prepare_out import (
     _copy_model_files,
     cannot_write,
@@ -55,75 +56,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOCK",
-    "OutClaim",
     "check_out_dir",
     "check_plan",
-    "claim_out",
     "out_dir_lock",
     "prepare",
     "sharing_by_default",
 ]
-
-
-@dataclass
-class OutClaim:
-    """An --out folder checked, made and locked for one prepare (`claim_out`), and QNN's devices there.
-    `writing`: `prepare()` has begun to write in it (what a failure after leaves, `serve` refuses as
-    unfinished: `prepared.unfinished`); before, a failure leaves the folder as it was found."""
-
-    folder: Path
-    devices: list[Any]
-    writing: bool = False
-
-
-@contextlib.contextmanager
-def claim_out(out: Path, config: RuntimeConfig) -> Iterator[OutClaim]:
-    """`out` checked, made and its lock held while the block runs: `prepare()`'s whole run, and for a
-    quantised prepare its calibration too (the lock was only probed before calibrating, so two
-    prepares into one folder both calibrated for minutes, and one was refused only at its end).
-    QNN is checked first: missing, it must not cost an earlier prepare's work, or minutes of calibration.
-    A prepare that fails (or is stopped) before it writes in `out` (in a quantised prepare's calibration)
-    leaves it as it was found."""
-    check_out_dir(out)
-    devices = providers.qnn_devices(config)
-    try:
-        made = _made(out)
-    except OSError as exc:  # (a parent this user may not write in, a read-only filesystem)
-        raise ModelLoadError(cannot_write(exc, f"make the --out folder {out}", out)) from exc
-    check_out_dir(out)  # again: someone may have made it first, in a shared folder
-    lock_found = os.path.lexists(out / LOCK)
-    with out_dir_lock(out):
-        claim = OutClaim(out, devices)
-        try:
-            yield claim
-        except BaseException:
-            if not claim.writing:
-                _left_as_found(out, made, lock_found)
-            raise
-
-
-def _made(out: Path) -> bool:
-    """`mkdir -p out`, and whether this call made `out` (what is there already: `exist_ok`'s OSError
-    unless it is a folder, as for a file or a link to nothing)."""
-    try:
-        out.mkdir(parents=True)
-    except FileExistsError:
-        out.mkdir(parents=True, exist_ok=True)
-        return False
-    return True
-
-
-def _left_as_found(out: Path, made: bool, lock_found: bool) -> None:
-    """`out` as it was before a claim that failed before writing, where nothing but the lock file it made
-    is in it (still held): a quantised prepare refused in its calibration (texts that are no JSON) left a
-    new --out holding only `.prepare.lock`, where the same refusal had left none before the lock was
-    taken ahead of the calibration."""
-    with contextlib.suppress(OSError):  # (what cannot be removed stays: a later prepare goes past it)
-        if lock_found or os.listdir(out) != [LOCK]:
-            return
-        (out / LOCK).unlink()
-        if made:
-            out.rmdir()
 
 
 def check_plan(buckets: Sequence[int], weight_sharing: bool, check_calls: int) -> None:
@@ -203,10 +141,7 @@ def prepare(
     `claimed`: `out`'s claim, held by the caller since before its calibration (else taken here)."""
     from npu_worker.engine.zipvoice.runtime import bucket_dims
 
-    if precision not in PRECISIONS:
-        raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
-    if qdq.is_quantised(precision) and calibration is None:
-        raise ModelLoadError(f"--precision {precision} needs calibration data")
+    _check_precision(precision, calibration)
     check_plan(buckets, weight_sharing, check_calls if calibration is not None else 0)
     shapes = bucket_dims(decoder, tuple(buckets))  # a bad bucket: refused before `out` changes
     with contextlib.ExitStack() as held:  # the lock, held to the end: a second prepare here is refused
@@ -221,33 +156,69 @@ def prepare(
             sizes = _copy_model_files(
                 decoder.parent, staging, extra=vocoder_copy(decoder.parent, vocoder), shown=out
             )
-            staged = staging / decoder.name  # compiled, checked and hashed: the copy `serve` will load
-            reference = cpu_reference(staged, config) if calibration is not None and check_calls else None
-            plan = Compiling(
-                staged,
-                staging / CONTEXT_DIR,
-                config,
-                claim.devices,
-                reference,
-                precision,
-                weight_sharing,
-                out,
-                progress,
+            checked = calibration is not None and bool(check_calls)
+            plan = _plan(staging / decoder.name, config, claim, precision, weight_sharing, progress, checked)
+            manifest = _compiled(
+                plan, decoder, shapes, calibration, calibration_info, check_calls, sources, vocoder, sizes
             )
-            started = time.monotonic()
-            contexts = compile_buckets(plan, shapes, calibration, check_calls)
-            calibrated = (
-                (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
-                if calibration is not None
-                else None
-            )
-            # hashed before `seconds` is read: the time said is the whole prepare's, as before the split
-            compiled, source = _sizes_in(plan.contexts_dir), _staged_hashes(sources, staging, vocoder)
-            manifest = _manifest(decoder, plan, contexts, time.monotonic() - started, calibrated)
-            manifest["source"], manifest["sizes"] = source, {"model_files": sizes, "compiled": compiled}
             _write_manifest(manifest, staging, out)
             _move_in(staging, out)
             return manifest
+
+
+def _check_precision(precision: str, calibration: Recording | None) -> None:
+    """Refuse a precision `prepare` does not know, and a quantised one without its calibration."""
+    if precision not in PRECISIONS:
+        raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
+    if qdq.is_quantised(precision) and calibration is None:
+        raise ModelLoadError(f"--precision {precision} needs calibration data")
+
+
+def _plan(
+    staged: Path,
+    config: RuntimeConfig,
+    claim: OutClaim,
+    precision: str,
+    weight_sharing: bool,
+    progress: Progress,
+    checked: bool,
+) -> Compiling:
+    """What each bucket is compiled with: `staged`, the decoder's copy in the staging (compiled, checked and
+    hashed: the copy `serve` will load), its contexts beside it, the claim's devices and folder (named in
+    errors), and where held-out feeds are `checked`, the fp32 reference they are checked against on the CPU."""
+    reference = cpu_reference(staged, config) if checked else None
+    devices, contexts_dir = claim.devices, staged.parent / CONTEXT_DIR
+    return Compiling(
+        staged, contexts_dir, config, devices, reference, precision, weight_sharing, claim.folder, progress
+    )
+
+
+def _compiled(
+    plan: Compiling,
+    decoder: Path,
+    shapes: dict[int, dict[str, int]],
+    calibration: Recording | None,
+    calibration_info: dict[str, Any] | None,
+    check_calls: int,
+    sources: Sequence[Path],
+    vocoder: Path | None,
+    model_sizes: dict[str, int],
+) -> dict[str, Any]:
+    """Every bucket of `shapes` compiled in the staging (`plan`), and the manifest that records them: the
+    calibration's summary, the staged copies' hashes, the sizes (`model_sizes`: the model files copied)."""
+    started = time.monotonic()
+    contexts = compile_buckets(plan, shapes, calibration, check_calls)
+    calibrated = (
+        (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
+        if calibration is not None
+        else None
+    )
+    # hashed before `seconds` is read: the time said is the whole prepare's, as before the split
+    staging = plan.staged.parent
+    compiled, source = _sizes_in(plan.contexts_dir), _staged_hashes(sources, staging, vocoder)
+    manifest = _manifest(decoder, plan, contexts, time.monotonic() - started, calibrated)
+    manifest["source"], manifest["sizes"] = source, {"model_files": model_sizes, "compiled": compiled}
+    return manifest
 
 
 @contextlib.contextmanager
