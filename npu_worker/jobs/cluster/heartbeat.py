@@ -203,7 +203,7 @@ class Heartbeat:
                 beats += 1
             except REDIS_DOWN:
                 reraise_if_cancelling()
-            except OutOfMemoryError as exc:  # every node's heartbeat is refused: engines drop out of view
+            except OutOfMemoryError as exc:  # every beat refused: the view as the refusals began
                 if not self.redis_full:
                     log.warning("heartbeat of node %s: Redis is full (%s)", self.node, exc)
                 self.redis_full = True
