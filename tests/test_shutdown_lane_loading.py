@@ -50,8 +50,9 @@ def hung_child(marks: Path, worker: ServeProcess) -> int:
     return int((marks / "hung").read_text())
 
 
-def hanging_worker(tmp_path: Path, first_too: bool) -> tuple[ServeProcess, Path]:
-    """A real `serve` whose espeak children after the first (every one: `first_too`) hang in their start."""
+def hanging_worker(tmp_path: Path, first_too: bool, extra: tuple[str, ...] = ()) -> tuple[ServeProcess, Path]:
+    """A real `serve` whose espeak children after the first (every one: `first_too`) hang in their
+    start; `extra`: more of its arguments."""
     hooks, marks = tmp_path / "hooks", tmp_path / "marks"
     hooks.mkdir()
     marks.mkdir()
@@ -60,7 +61,7 @@ def hanging_worker(tmp_path: Path, first_too: bool) -> tuple[ServeProcess, Path]
     env.update(PYTHONPATH=f"{hooks}{os.pathsep}{env['PYTHONPATH']}", SUITE_HANG_MARKS=str(marks))
     if first_too:
         env["SUITE_HANG_FIRST"] = "1"
-    args = ["--state-dir", str(tmp_path / "state"), "--preview-lanes", "2"]
+    args = ["--state-dir", str(tmp_path / "state"), "--preview-lanes", "2", *extra]
     return ServeProcess(args, env), marks
 
 

@@ -364,8 +364,13 @@ class EngineNode(QueueConsumer):
         return known
 
     async def drain(self, grace: float) -> None:
-        """Take no new item; give the running section `grace` seconds, then stop it at its next chunk."""
+        """Take no new item; give the running section `grace` seconds, then stop it at its next chunk. A
+        load still running gives up, as a local worker's does (`stop_loading`): sovits waiting for its
+        upstream held the exit for ever, an espeak child still starting until it was ready."""
         self._draining = True
+        if self.runner.info is None:
+            self.runner.admission.stop()  # (its load then ends "stopped by the shutdown", not failed)
+            self.runner.stop_loading()
         try:
             await asyncio.wait_for(self._idle.wait(), timeout=grace)
         except TimeoutError:

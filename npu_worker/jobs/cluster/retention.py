@@ -114,6 +114,9 @@ class ClusterRetention:
     async def run(self) -> None:
         while True:
             await self.sweep()
+            # redis-py may retry away a cancellation that hit a pass (a node stopped just after its
+            # start): the task slept on, and the node's stop waited for it for ever
+            reraise_if_cancelling()
             await asyncio.sleep(60.0)
 
     async def sweep_if_ended(self, job_id: str) -> None:
