@@ -31,13 +31,23 @@ async def health_until_not_ok(node: Any) -> tuple[int, dict[str, Any]]:
             await asyncio.sleep(0.1)
 
 
-async def a_running_section(node: Any, scheduler: Any) -> str:
-    """A job whose one section runs (held by the engine's gate), its id."""
+async def cancel_listener_subscribed(queue: str) -> None:
+    """The node's cancel listener is subscribed (polled: no event reaches the test). A cancel published
+    before is heard by no one: on a loaded box the listener, started with the node, subscribed after the
+    test's section ran and its DELETE published, and the test waited out its deadline for an end."""
+    async with aioredis.Redis.from_url(queue) as client, asyncio.timeout(seconds(20)):
+        while (await client.pubsub_numsub(CANCEL_CHANNEL))[0][1] < 1:
+            await asyncio.sleep(0.02)
+
+
+async def a_running_section(node: Any, scheduler: Any, queue: str) -> str:
+    """A job whose one section runs (held by the engine's gate), its id, once a cancel of it is heard."""
     answer = await node.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "held"}]})
     job_id = (await answer.json())["job_id"]
     async with asyncio.timeout(seconds(20)):  # its section runs (no event reaches the test)
         while scheduler.engine_node.running is None:
             await asyncio.sleep(0.02)
+    await cancel_listener_subscribed(queue)
     return job_id
 
 
@@ -60,7 +70,7 @@ async def test_a_node_loop_that_ended_on_a_bug_fails_its_health_and_its_beat(wor
     scheduler = node.app[SCHEDULER_KEY]
     scheduler.loops.first_pause = pause = seconds(600)  # down for the whole test
     try:
-        job_id = await a_running_section(node, scheduler)
+        job_id = await a_running_section(node, scheduler, redis_server.url)
         assert (await node.delete(f"/jobs/{job_id}")).status == 200
         status, said = await health_until_not_ok(node)
         async with aioredis.Redis.from_url(redis_server.url) as client, asyncio.timeout(seconds(20)):
@@ -105,7 +115,7 @@ async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, re
     scheduler.loops._failed = recorded
     said = "NodeRestarting: this node's cancel listener loop ended on RuntimeError; it starts again in"
     try:
-        job_id = await a_running_section(node, scheduler)
+        job_id = await a_running_section(node, scheduler, redis_server.url)
         assert (await node.delete(f"/jobs/{job_id}")).status == 200
         await until(lambda: None in seen, "the listener's end, then its start again")
         assert seen == [f"{said} 0.5 s (its log has why)", None] and scheduler.loop_failure is None
@@ -118,8 +128,7 @@ async def test_a_node_loop_that_ended_on_a_bug_starts_again_by_itself(worker, re
                     if beat.get("backend") and "load_error" not in beat:
                         break
                     await asyncio.sleep(0.1)
-                while (await client.pubsub_numsub(CANCEL_CHANNEL))[0][1] < 1:  # subscribed again
-                    await asyncio.sleep(0.02)
+            await cancel_listener_subscribed(redis_server.url)  # subscribed again
             await client.publish(CANCEL_CHANNEL, job_id)  # its section still runs: interrupt raises again
         await until(lambda: len(seen) > 2, "the listener's second end")
         assert seen[2] == f"{said} 1 s (its log has why)"

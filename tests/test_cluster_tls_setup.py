@@ -16,8 +16,6 @@ from npu_worker.jobs.cluster.pools import waiting_client
 from tests.test_cluster_redis_pools import tls_redis
 from tests.timing import seconds
 
-pytestmark = pytest.mark.allow_blocking  # (redis-py reads the CA file on the loop, once per client)
-
 
 async def test_a_rediss_connection_whose_tls_set_up_fails_closes_its_socket(tmp_path: Path) -> None:
     server, _certificate = tls_redis(tmp_path)

@@ -23,8 +23,18 @@ def never_slow(monkeypatch):
     monkeypatch.setattr(body_budget, "SLOW_BODY_SECONDS", 3600.0)
 
 
-async def test_a_caller_gone_keeps_its_slot_until_the_decode_ends():
-    slots, go_on = DecodeSlots(1, 0.0, BodyBudget(1000)), threading.Event()
+@pytest.fixture
+async def go_on():
+    """What lets a held decode (`go_on.wait`, up to 30 s) end, set at teardown whatever the test did: a
+    test that failed before its own `set` left the thread waiting, and the loop's close waited 29.7 s for
+    it before the failure was shown. (Async: torn down in the test's loop, before it closes.)"""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+async def test_a_caller_gone_keeps_its_slot_until_the_decode_ends(go_on):
+    slots = DecodeSlots(1, 0.0, BodyBudget(1000))
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
     await asyncio.sleep(0.05)  # (the thread has started)
     first.cancel()
@@ -43,8 +53,8 @@ async def test_a_caller_gone_keeps_its_slot_until_the_decode_ends():
         raise AssertionError("the slot never came back")
 
 
-async def test_a_caller_waits_for_a_slot_within_the_wait():
-    slots, go_on = DecodeSlots(1, 30.0, BodyBudget(1000)), threading.Event()
+async def test_a_caller_waits_for_a_slot_within_the_wait(go_on):
+    slots = DecodeSlots(1, 30.0, BodyBudget(1000))
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
     second = asyncio.create_task(slots.run(len, b"ab", holding=0))
     await asyncio.sleep(0.05)
@@ -64,9 +74,9 @@ def _refuse() -> None:
     raise ValueError("not audio")
 
 
-async def test_a_caller_waiting_for_a_slot_holds_its_bytes_in_the_body_budget(never_slow):
+async def test_a_caller_waiting_for_a_slot_holds_its_bytes_in_the_body_budget(never_slow, go_on):
     budget = BodyBudget(1000)
-    slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
+    slots = DecodeSlots(1, 30.0, budget)
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=700))
     second = asyncio.create_task(slots.run(len, b"ab", holding=600))
     await asyncio.sleep(0.05)
@@ -78,9 +88,9 @@ async def test_a_caller_waiting_for_a_slot_holds_its_bytes_in_the_body_budget(ne
     assert budget.held == 0
 
 
-async def test_a_wait_finding_no_room_in_the_budget_is_refused_at_once(never_slow):
+async def test_a_wait_finding_no_room_in_the_budget_is_refused_at_once(never_slow, go_on):
     budget = BodyBudget(1000)
-    slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
+    slots = DecodeSlots(1, 30.0, budget)
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
     await asyncio.sleep(0.05)
     arriving = budget.hold(print)
@@ -93,9 +103,9 @@ async def test_a_wait_finding_no_room_in_the_budget_is_refused_at_once(never_slo
     assert await slots.run(len, b"abc", holding=600) == 3 and budget.held == 0  # no slot was lost
 
 
-async def test_a_long_wait_is_dropped_to_make_room_for_a_body_arriving():
+async def test_a_long_wait_is_dropped_to_make_room_for_a_body_arriving(go_on):
     budget = BodyBudget(1000)
-    slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
+    slots = DecodeSlots(1, 30.0, budget)
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
     second = asyncio.create_task(slots.run(len, b"ab", holding=600))
     await asyncio.sleep(SLOW_BODY_SECONDS + 0.1)  # waiting as long as a slow body may be dropped after
@@ -108,9 +118,9 @@ async def test_a_long_wait_is_dropped_to_make_room_for_a_body_arriving():
     assert await slots.run(len, b"abc", holding=0) == 3  # the dropped wait took no slot
 
 
-async def test_a_waiting_caller_gone_frees_its_bytes_and_takes_no_slot():
+async def test_a_waiting_caller_gone_frees_its_bytes_and_takes_no_slot(go_on):
     budget = BodyBudget(1000)
-    slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
+    slots = DecodeSlots(1, 30.0, budget)
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
     second = asyncio.create_task(slots.run(len, b"ab", holding=600))
     await asyncio.sleep(0.05)
@@ -123,12 +133,12 @@ async def test_a_waiting_caller_gone_frees_its_bytes_and_takes_no_slot():
     assert await slots.run(len, b"abc", holding=0) == 3
 
 
-async def test_a_later_wait_does_not_drop_an_earlier_one_to_find_room():
+async def test_a_later_wait_does_not_drop_an_earlier_one_to_find_room(go_on):
     """A wait finding no room dropped the wait before it in line (once that had waited 1 s), as a body
     arriving does: the bytes of both are in memory whichever is refused, so the head of the line lost its
     place to the tail, and uploads sent one after another kept every wait from reaching a slot."""
     budget = BodyBudget(1000)
-    slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
+    slots = DecodeSlots(1, 30.0, budget)
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
     second = asyncio.create_task(slots.run(len, b"ab", holding=600))
     await asyncio.sleep(SLOW_BODY_SECONDS + 0.1)  # as long as a slow body may be dropped after
@@ -139,9 +149,9 @@ async def test_a_later_wait_does_not_drop_an_earlier_one_to_find_room():
     assert await first is True and await second == 2 and budget.held == 0
 
 
-async def test_a_wait_whose_caller_has_gone_ends_and_takes_no_slot():
+async def test_a_wait_whose_caller_has_gone_ends_and_takes_no_slot(go_on):
     budget = BodyBudget(1000)
-    slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
+    slots = DecodeSlots(1, 30.0, budget)
     first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
     await asyncio.sleep(0.05)
     hung_up = asyncio.Event()

@@ -86,25 +86,28 @@ def test_the_child_writes_held_frames_whole_and_the_engines_chunks_byte_for_byte
     out_read, out_write = os.pipe()
     got = bytearray()
     thread = drained(out_read, got)
-    child = _Child(os.fdopen(requests_read, "rb", buffering=0), out_write)
-    child.engine.load()
-    write_frame(
-        requests_write, REQUEST, b'{"id": 1, "text": "%s", "lang": "ko", "speed_factor": 1.0}' % text.encode()
-    )
-    _, payload = read_frame(child.requests)
-    called = c_calls_of(lambda: child._synthesise(payload))
+    with os.fdopen(requests_read, "rb", buffering=0) as requests:
+        child = _Child(requests, out_write)
+        child.engine.load()
+        request = b'{"id": 1, "text": "%s", "lang": "ko", "speed_factor": 1.0}' % text.encode()
+        write_frame(requests_write, REQUEST, request)
+        _, payload = read_frame(child.requests)
+        called = c_calls_of(lambda: child._synthesise(payload))
     os.close(out_write)
     os.close(requests_write)
     thread.join(10)
+    os.close(out_read)
     assert len(chunks) >= 3 and called.count("writev") >= 1  # (how many: the hold's timing, not counted here)
     assert called.count("pop") == 0 and called.count("cast") == 0, called
-    reader = FrameReader(_pipe_of(bytes(got)), 1 << 16)
-    frames = [reader.read() for _ in range(len(chunks) + 1)]
+    with _pipe_of(bytes(got)) as audio:
+        reader = FrameReader(audio, 1 << 16)
+        frames = [reader.read() for _ in range(len(chunks) + 1)]
     assert [bytes(p) for k, p in frames if k == AUDIO] == chunks
     assert frames[-1] == (END, bytearray())
 
 
 def _pipe_of(data: bytes) -> Any:
+    """A pipe's read end (the caller closes it) holding `data`, written by a thread of its own."""
     read_end, write_end = os.pipe()
     threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)), daemon=True).start()
     return os.fdopen(read_end, "rb", buffering=0)
@@ -167,19 +170,22 @@ def written_by_the_child(text: str, early_audio: bool) -> tuple[int, list[tuple[
     out_read, out_write = os.pipe()
     got = bytearray()
     thread = drained(out_read, got)
-    child = _Child(os.fdopen(requests_read, "rb", buffering=0), out_write)
-    child.engine.load()
-    request = {"id": 1, "text": text, "lang": "ko", "speed_factor": 1.0, "early_audio": early_audio}
-    write_frame(requests_write, REQUEST, json.dumps(request).encode())
-    _, payload = read_frame(child.requests)
-    called = c_calls_of(lambda: child._synthesise(payload))
+    with os.fdopen(requests_read, "rb", buffering=0) as requests:
+        child = _Child(requests, out_write)
+        child.engine.load()
+        request = {"id": 1, "text": text, "lang": "ko", "speed_factor": 1.0, "early_audio": early_audio}
+        write_frame(requests_write, REQUEST, json.dumps(request).encode())
+        _, payload = read_frame(child.requests)
+        called = c_calls_of(lambda: child._synthesise(payload))
     os.close(out_write)
     os.close(requests_write)
     thread.join(10)
-    reader = FrameReader(_pipe_of(bytes(got)), 1 << 16)
+    os.close(out_read)
     frames = []
-    while not frames or frames[-1][0] != END:
-        frames.append(reader.read())
+    with _pipe_of(bytes(got)) as audio:
+        reader = FrameReader(audio, 1 << 16)
+        while not frames or frames[-1][0] != END:
+            frames.append(reader.read())
     return called.count("writev"), frames
 
 

@@ -160,20 +160,21 @@ def test_the_reader_tells_a_broken_pipe_from_what_its_sink_raised():
     read_end, write_end = os.pipe()
     samples = [np.arange(n, dtype=np.float32) for n in (3, 5, 7)]
     write_frames(write_end, [(AUDIO, s.tobytes()) for s in samples] + [(END, b"")])
-    reader = FrameReader(os.fdopen(read_end, "rb", buffering=0), 64)
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        reader = FrameReader(pipe, 64)
 
-    def refuse(chunk: np.ndarray) -> bool:
-        raise ValueError("the sink's own")
+        def refuse(chunk: np.ndarray) -> bool:
+            raise ValueError("the sink's own")
 
-    with pytest.raises(ValueError, match="the sink's own"):
-        reader.audio_into(AUDIO, refuse)
-    got: list[np.ndarray] = []
-    assert reader.audio_into(AUDIO, lambda chunk: got.append(chunk) is None) == (END, bytearray())
-    assert [c.tolist() for c in got] == [s.tolist() for s in samples[1:]]
-    write_frames(write_end, [(AUDIO, samples[0].tobytes())])
-    os.close(write_end)
-    got.clear()
-    with pytest.raises(UnreadFrame) as unread:
-        reader.audio_into(AUDIO, lambda chunk: got.append(chunk) is None)
-    assert isinstance(unread.value.error, BrokenStream)
-    assert [c.tolist() for c in got] == [samples[0].tolist()]
+        with pytest.raises(ValueError, match="the sink's own"):
+            reader.audio_into(AUDIO, refuse)
+        got: list[np.ndarray] = []
+        assert reader.audio_into(AUDIO, lambda chunk: got.append(chunk) is None) == (END, bytearray())
+        assert [c.tolist() for c in got] == [s.tolist() for s in samples[1:]]
+        write_frames(write_end, [(AUDIO, samples[0].tobytes())])
+        os.close(write_end)
+        got.clear()
+        with pytest.raises(UnreadFrame) as unread:
+            reader.audio_into(AUDIO, lambda chunk: got.append(chunk) is None)
+        assert isinstance(unread.value.error, BrokenStream)
+        assert [c.tolist() for c in got] == [samples[0].tolist()]

@@ -127,7 +127,6 @@ def test_a_frame_cut_across_reads_is_pushed_whole():
     os.close(writer_end[1])
     with os.fdopen(writer_end[0], "rb") as built:
         frame_bytes += built.read()
-    reader = FrameReader(os.fdopen(read_end, "rb", buffering=0), 64)
     got: list[np.ndarray] = []
 
     def write_later() -> None:
@@ -138,7 +137,9 @@ def test_a_frame_cut_across_reads_is_pushed_whole():
 
     writer = threading.Thread(target=write_later)
     writer.start()
-    assert reader.audio_into(AUDIO, lambda chunk: got.append(chunk.copy()) is None) == (END, bytearray())
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        reader = FrameReader(pipe, 64)
+        assert reader.audio_into(AUDIO, lambda chunk: got.append(chunk.copy()) is None) == (END, bytearray())
     writer.join()
     assert [c.tolist() for c in got] == [samples.tolist()]
 
@@ -151,9 +152,10 @@ def test_an_audio_frame_that_is_not_whole_samples_is_an_unread_frame_not_a_bare_
     read_end, write_end = os.pipe()
     write_frames(write_end, [(AUDIO, b"\0" * 7), (END, b"")])
     os.close(write_end)
-    reader = FrameReader(os.fdopen(read_end, "rb", buffering=0), 64)
-    with pytest.raises(UnreadFrame, match="7 bytes"):
-        reader.audio_into(AUDIO, lambda chunk: True)
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        reader = FrameReader(pipe, 64)
+        with pytest.raises(UnreadFrame, match="7 bytes"):
+            reader.audio_into(AUDIO, lambda chunk: True)
 
 
 # A damaged child (`espeak_child`'s frames, by hand): ready with one Korean voice, then each request
