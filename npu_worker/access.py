@@ -129,8 +129,11 @@ def _origin_answer(origin: str, allowed: tuple[str, ...]) -> bool:
 
 @functools.lru_cache(maxsize=16)
 def loopback_bind(host: str) -> bool:
-    """The worker listens on a loopback address only (the default, 127.0.0.1)."""
-    if is_localhost(host, under=False):
+    """The worker listens on a loopback address only (the default, 127.0.0.1). `localhost.` is not taken
+    for one: a browser answers that name with the loopback itself, but the worker's bind asks the
+    resolver, which need not read an absolute name from /etc/hosts (glibc does not: it asks DNS) and may
+    answer it with any address (the bind then warns as any beyond loopback does)."""
+    if host.lower() == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
