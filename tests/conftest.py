@@ -6,7 +6,6 @@ import asyncio
 import gc
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -48,18 +47,8 @@ def no_child_left() -> Any:
 
     before = child_processes()
     yield
-    shared_phonemizer_closed()
     left = children_left(before, SESSION_END_WAIT)
     assert not left, f"the tests left these child processes behind: {left}"
-
-
-def shared_phonemizer_closed() -> None:
-    """ZipVoice's tokenizer phonemizes through one child for the whole process (`_default_phonemize`,
-    started on first use, closed by a worker's engine at its close): a test that made an
-    `EspeakTokenizer` on its own left it running to the session's end, by design, not by a leak."""
-    tokenizer = sys.modules.get("npu_worker.engine.zipvoice.tokenizer")
-    if tokenizer is not None:
-        tokenizer._default_phonemize.close()
 
 
 @pytest.fixture
