@@ -39,18 +39,6 @@ def blockbuster(request: pytest.FixtureRequest) -> Any:
         yield bb
 
 
-@pytest.fixture(scope="session", autouse=True)
-def no_child_left() -> Any:
-    """The run fails, naming them, if its tests left child processes behind (tests/leftovers.py): the
-    ones already there when the session's tests began (the background checks) are not theirs."""
-    from tests.leftovers import SESSION_END_WAIT, child_processes, children_left
-
-    before = child_processes()
-    yield
-    left = children_left(before, SESSION_END_WAIT)
-    assert not left, f"the tests left these child processes behind: {left}"
-
-
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Any:
     """A real redis-server of this test's own (loopback, free port, no persistence)."""

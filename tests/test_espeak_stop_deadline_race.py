@@ -66,7 +66,7 @@ def test_a_stop_deadline_firing_as_the_child_answers_never_fails_the_next_reques
     with contextlib.suppress(ProcessLookupError):
         os.kill(child.pid, signal.SIGCONT)
     # The killed child ends once the handler above lets its kill go (up to 3 s): it outlived the test and
-    # its module, and a session ending with this file found it running (tests/leftovers.py).
+    # its module, still running when the next file began.
     child._process.wait(seconds(20))
     assert outcome, "the drain or the next request never ended"
     assert isinstance(outcome[0], int) and outcome[0] > 0, outcome[0]
