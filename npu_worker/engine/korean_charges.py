@@ -225,7 +225,7 @@ def _charge(
 
 
 def _spelled(formula: str) -> str:
-    """An ion's symbols spelled as `korean_marks` spells a formula's, "Fe³⁺" F-E 쓰리 플러스 beside "Fe₂O₃" F-E투O쓰리
+    """An ion's symbols spelled as `korean_subscripts` spells a formula's, "Fe³⁺" F-E 쓰리 플러스 beside "Fe₂O₃" F-E투O쓰리
     (korean20: Fe, which espeak read as a word, "OH⁻" the English "oh"); one with a count is spelled there, "SO₄²⁻"."""
     if len(formula) == 1 or any("₀" <= char <= "₉" for char in formula):
         return formula

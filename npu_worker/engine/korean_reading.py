@@ -10,13 +10,15 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 (`korean_marks`). The words written here are Hangul, which espeak reads with its Korean rules.
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
-`korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds), `korean_code_comparisons` (a comparison in code), `korean_chains` (chains of bounds),
+`korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_number_ranges` (ranges), `korean_ranges` (bounds), `korean_code_comparisons` (a comparison in code), `korean_chains` (chains of bounds),
 `korean_bracket_bounds` (a bound by a bracket's product),
 `korean_absolute` (absolute values), `korean_code` (code's assignments),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
-`korean_charges` (an ion's charge),
+`korean_charges` (an ion's charge), `korean_accents` (a formula letter's accent),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
-(arrows, "≠", "©"), `korean_sets` (set and logic signs), their copulas' forms `korean_copulas`, their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
+(arrows, "≠", "©"), `korean_sets` (set and logic signs), `korean_subscripts` (a formula's counts, a letter's index),
+`korean_particles` (a particle's form after the word a rule says), their copulas' forms `korean_copulas`, their vocabulary `korean_words`, the passes' templates
+`korean_templates`. Here: the order they apply in (a date before a decimal, a range before a
 minus, units before Greek letters), a web address's path held out of them, a Korean IME's full-width signs
 and Markdown emphasis.
 

@@ -132,7 +132,7 @@ MATH_NAMES = {
 DIGITS = "영일이삼사오육칠팔구"
 # A digit said in English, as Koreans say one inside a name ("A4" 에이포) or a subscript ("ε₀" 엡실론 제로).
 ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
-# ... and two digits' English words, a formula's count "C₆H₁₂O₆" (트웰브), `korean_marks`.
+# ... and two digits' English words, a formula's count "C₆H₁₂O₆" (트웰브), `korean_subscripts`.
 ENGLISH_TEENS_HANGUL = [
     "텐",
     "일레븐",

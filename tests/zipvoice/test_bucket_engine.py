@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +24,16 @@ from tests.zipvoice.conftest import engine_config
 
 
 @pytest.fixture(scope="module")
-def fixed_shape_engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ZipVoiceEngine:
+def fixed_shape_engine(
+    tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ZipVoiceEngine]:
     """One engine with `fixed_shapes` and buckets 255 and 511 for the module: opening its bucket
     sessions is most of a test's time, and a request only reads them (its traces are its own)."""
     config = engine_config(tiny_model_dir, tmp_path_factory.mktemp("fixed-state"), fixed_shapes=True)
     engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(255, 511))))
     engine.load()
-    return engine
+    yield engine
+    engine.close()  # and its espeak child (left running, the session-end guard named it)
 
 
 def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(fixed_shape_engine):
@@ -98,9 +102,12 @@ def test_a_prompt_that_fills_the_largest_bucket_is_logged_once(tiny_model_dir, t
     engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(63,))))
     engine.load()
     caplog.set_level(logging.WARNING)
-    for text in ("안녕하세요.", "오늘은 배터리를 봅니다."):
-        for _ in engine.stream(SynthesisRequest(text, seed=1, early_audio=False)):
-            pass
+    try:
+        for text in ("안녕하세요.", "오늘은 배터리를 봅니다."):
+            for _ in engine.stream(SynthesisRequest(text, seed=1, early_audio=False)):
+                pass
+    finally:
+        engine.close()
     said = [r.getMessage() for r in caplog.records if "room in the largest decoder bucket" in r.getMessage()]
     assert len(said) == 1 and "(63)" in said[0], said
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,10 +39,11 @@ class Loaded:
 
 
 @pytest.fixture(scope="module")
-def loaded(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Loaded:
+def loaded(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
     engine = create(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
-    return Loaded(engine, list(engine.traces), engine.load_phase)
+    yield Loaded(engine, list(engine.traces), engine.load_phase)
+    engine.close()  # and its espeak child (left running, the session-end guard named it)
 
 
 @pytest.fixture(scope="module")
@@ -117,10 +119,13 @@ def test_settings_seed_is_the_default_seed(tiny_model_dir, tmp_path):
     # The voice named in the requests, not set as the default: load() skips its warm-up sentence.
     engine = create(engine_config(tiny_model_dir, tmp_path, seed=11, ref_wav=None))
     engine.load()
-    voice = Voice(str(tiny_model_dir / "reference_ko.wav"))
-    _, by_setting = synthesize(engine, "안녕하세요.", voice=voice)
-    _, by_request = synthesize(engine, "안녕하세요.", seed=11, voice=voice)
-    assert np.array_equal(by_setting, by_request)
+    try:
+        voice = Voice(str(tiny_model_dir / "reference_ko.wav"))
+        _, by_setting = synthesize(engine, "안녕하세요.", voice=voice)
+        _, by_request = synthesize(engine, "안녕하세요.", seed=11, voice=voice)
+        assert np.array_equal(by_setting, by_request)
+    finally:
+        engine.close()
 
 
 def test_multi_sentence_text_streams_several_chunks_and_the_first_before_later_segments(engine):
@@ -202,9 +207,11 @@ def test_distill_defaults_apply_unless_settings_override(tiny_model_dir, tmp_pat
     unvoiced = {"ref_wav": None}
     engine = create(engine_config(tiny_model_dir, tmp_path, num_steps=None, guidance_scale=None, **unvoiced))
     engine.load()
+    engine.close()
     assert (engine.num_steps, engine.guidance_scale) == (8, 3.0)
     custom = create(engine_config(tiny_model_dir, tmp_path, num_steps=6, guidance_scale=2.0, **unvoiced))
     custom.load()
+    custom.close()
     assert (custom.num_steps, custom.guidance_scale) == (6, 2.0)
 
 

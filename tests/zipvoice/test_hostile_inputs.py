@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +25,11 @@ SR = 24000
 
 
 @pytest.fixture(scope="module")
-def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ZipVoiceEngine:
+def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZipVoiceEngine]:
     engine = create(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
-    return engine
+    yield engine
+    engine.close()  # and its espeak child (left running, the session-end guard named it)
 
 
 def voice_with(tmp_path: Path, samples: np.ndarray, text: str | None, name: str = "v") -> Voice:

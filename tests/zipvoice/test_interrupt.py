@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -138,10 +139,11 @@ def test_the_sampler_runs_a_stopped_step_again_from_the_same_state():
 
 
 @pytest.fixture(scope="module")
-def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ZipVoiceEngine:
+def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZipVoiceEngine]:
     engine = create(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
-    return engine
+    yield engine
+    engine.close()  # and its espeak child (left running, the session-end guard named it)
 
 
 TEXT = "오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다. 먼저 강의 순서를 소개합니다."

@@ -87,8 +87,11 @@ def test_sherpa_layout_int8_loads_and_speaks(sherpa_dir, tmp_path):
     assert (files.encoder.name, files.decoder.name) == ("encoder.int8.onnx", "decoder.int8.onnx")
     engine = create(engine_config(sherpa_dir, tmp_path, precision="int8"))
     engine.load()
-    assert engine.info.precision == "int8"
-    assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
+    try:
+        assert engine.info.precision == "int8"
+        assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
+    finally:
+        engine.close()
 
 
 def test_vocoder_is_found_beside_the_model_dir_or_given_explicitly(broken_dir, tmp_path):

@@ -17,6 +17,7 @@ import platform
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -58,11 +59,27 @@ def relative_l2(reference: np.ndarray, other: np.ndarray) -> float:
     return float(np.linalg.norm(other - reference) / np.linalg.norm(reference))
 
 
-def qnn_engine(model_dir: Path, state_dir: Path, **changes: object) -> ZipVoiceEngine:
-    config = engine_config(model_dir, state_dir, allow_htp_simulator=True, **changes)
-    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=BUCKETS)))
+# The engines a test loaded, closed after it with their espeak children (left running, the session-end guard
+# named them).
+LOADED: list[ZipVoiceEngine] = []
+
+
+@pytest.fixture(autouse=True)
+def engines_closed() -> Iterator[None]:
+    yield
+    while LOADED:
+        LOADED.pop().close()
+
+
+def loaded(engine: ZipVoiceEngine) -> ZipVoiceEngine:
+    LOADED.append(engine)
     engine.load()
     return engine
+
+
+def qnn_engine(model_dir: Path, state_dir: Path, **changes: object) -> ZipVoiceEngine:
+    config = engine_config(model_dir, state_dir, allow_htp_simulator=True, **changes)
+    return loaded(ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=BUCKETS))))
 
 
 def test_auto_tries_qnn_then_cuda_then_cpu_and_explicit_devices_only_themselves():
@@ -81,8 +98,7 @@ def test_session_threads_are_physical_cores_by_default_with_one_inter_op_thread(
 
 @x86_only
 def test_auto_passes_over_the_htp_simulator_and_says_why(qnn_model_dir, tmp_path):
-    engine = create(engine_config(qnn_model_dir, tmp_path, device="auto"))
-    engine.load()
+    engine = loaded(create(engine_config(qnn_model_dir, tmp_path, device="auto")))
     assert engine.info.device == "cpu"
     assert "simulator" in engine.info.fallback_reason
     assert "it runs only with --allow-htp-simulator" in engine.info.fallback_reason
@@ -196,8 +212,7 @@ def test_without_the_qnn_plugin_a_prepared_directory_falls_back_to_the_cpu_and_t
     (model / "manifest.json").write_text(json.dumps(valid_manifest()))
     monkeypatch.setitem(sys.modules, "onnxruntime_qnn", None)  # import fails: as if not installed
     caplog.set_level(logging.INFO)
-    engine = create(engine_config(model, tmp_path / "state", device="auto", allow_htp_simulator=True))
-    engine.load()
+    engine = loaded(create(engine_config(model, tmp_path / "state", device="auto", allow_htp_simulator=True)))
     assert engine.info.device == "cpu"
     assert "qnn: onnxruntime-qnn is not installed" in (engine.info.fallback_reason or "")
     assert "device qnn not used: onnxruntime-qnn is not installed" in caplog.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -37,10 +38,11 @@ def test_int8_splits_a_long_text_in_two_where_one_segment_was_the_old_18_s():
 
 
 @pytest.fixture(scope="module")
-def engine(tiny_model_dir, tmp_path_factory) -> ZipVoiceEngine:
+def engine(tiny_model_dir, tmp_path_factory) -> Iterator[ZipVoiceEngine]:
     engine = ZipVoiceEngine(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
-    return engine
+    yield engine
+    engine.close()  # and its espeak child (left running, the session-end guard named it)
 
 
 def with_options(engine: ZipVoiceEngine, **changes: object) -> ZipVoiceEngine:
