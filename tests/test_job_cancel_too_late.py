@@ -12,8 +12,8 @@ import json
 import aiohttp
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from tests.test_metrics_hang_up import HEAD, scrape
-from tests.test_synth_hang_up_too_late import HeldAtOk
+from tests.test_metrics_hang_up import scrape
+from tests.test_synth_hang_up_too_late import HeldAtOk, synth_half_closed_at_ok
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
@@ -36,21 +36,7 @@ async def held_server(served):
 
 async def test_a_synth_whose_hang_up_came_as_its_file_was_written_ends_ok(served, tmp_path):
     listener, held = await held_server(served)
-    body = json.dumps({"text": "안녕하세요.", "output_path": str(tmp_path / "a.wav")}).encode()
-    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
-    try:
-        writer.write(HEAD % len(body) + body)
-        await writer.drain()
-        assert await asyncio.to_thread(held.reached.wait, seconds(20)), "the section's ok"
-        job = held.job
-        writer.write_eof()  # the caller's FIN: its cancel is taken while the job's end is unlogged
-        await until(lambda: job.cancel_requested.requested, "the hang-up's cancel")
-        held.release.set()
-        async with asyncio.timeout(seconds(20)):
-            answer = await reader.read()
-    finally:
-        held.release.set()
-        writer.close()
+    answer, job = await synth_half_closed_at_ok(listener.port, held, tmp_path)
     assert b'"status":"ok"' in answer.replace(b" ", b""), answer
     await until(lambda: job.done_event is not None, "the job's done")
     assert job.done_event.cancelled is False and job.status == "done", (job.done_event, job.status)

@@ -46,8 +46,24 @@ async def test_a_synth_done_as_its_caller_half_closed_is_counted_200(served, tmp
     journal = scheduler.journal
     assert journal is not None
     held = journal.observer = HeldAtOk(journal.observer)
+    answer, _ = await synth_half_closed_at_ok(listener.port, held, tmp_path)
+    assert b" 200 " in answer.split(b"\r\n", 1)[0] and b'"status":"ok"' in answer.replace(b" ", b""), answer
+    counts: dict[str, float] = {}
+    async with asyncio.timeout(seconds(20)):
+        while not counts:
+            counts.update(synth_counts(await scrape(listener.port)))
+            await asyncio.sleep(0.05)
+    assert counts == {"200": 1.0}, counts
+    await until(lambda: any("/synth" in r.getMessage() for r in caplog.records), "the access line")
+    (line,) = [r.getMessage() for r in caplog.records if "/synth" in r.getMessage()]
+    assert '"POST /synth HTTP/1.1" 200 ' in line, line
+
+
+async def synth_half_closed_at_ok(port: int, held: HeldAtOk, tmp_path: Any) -> tuple[bytes, Any]:
+    """A `/synth` whose caller ends its sending side (a FIN) while its section's `ok` is held, the
+    hang-up's cancel taken before the job's end is logged: the caller's whole answer and the job."""
     body = json.dumps({"text": "안녕하세요.", "output_path": str(tmp_path / "a.wav")}).encode()
-    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         writer.write(HEAD % len(body) + body)
         await writer.drain()
@@ -61,13 +77,4 @@ async def test_a_synth_done_as_its_caller_half_closed_is_counted_200(served, tmp
     finally:
         held.release.set()
         writer.close()
-    assert b" 200 " in answer.split(b"\r\n", 1)[0] and b'"status":"ok"' in answer.replace(b" ", b""), answer
-    counts: dict[str, float] = {}
-    async with asyncio.timeout(seconds(20)):
-        while not counts:
-            counts.update(synth_counts(await scrape(listener.port)))
-            await asyncio.sleep(0.05)
-    assert counts == {"200": 1.0}, counts
-    await until(lambda: any("/synth" in r.getMessage() for r in caplog.records), "the access line")
-    (line,) = [r.getMessage() for r in caplog.records if "/synth" in r.getMessage()]
-    assert '"POST /synth HTTP/1.1" 200 ' in line, line
+    return answer, job
