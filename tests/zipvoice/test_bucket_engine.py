@@ -33,7 +33,7 @@ def fixed_shape_engine(
     engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(255, 511))))
     engine.load()
     yield engine
-    engine.close()  # and its espeak child (left running, the session-end guard named it)
+    engine.close()  # and its espeak child (else left running to the session's end)
 
 
 def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(fixed_shape_engine):

@@ -43,7 +43,7 @@ def loaded(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     engine = create(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
     yield Loaded(engine, list(engine.traces), engine.load_phase)
-    engine.close()  # and its espeak child (left running, the session-end guard named it)
+    engine.close()  # and its espeak child (else left running to the session's end)
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     engine = create(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
     yield engine
-    engine.close()  # and its espeak child (left running, the session-end guard named it)
+    engine.close()  # and its espeak child (else left running to the session's end)
 
 
 def voice_with(tmp_path: Path, samples: np.ndarray, text: str | None, name: str = "v") -> Voice:

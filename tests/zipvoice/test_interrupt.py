@@ -143,7 +143,7 @@ def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     engine = create(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
     yield engine
-    engine.close()  # and its espeak child (left running, the session-end guard named it)
+    engine.close()  # and its espeak child (else left running to the session's end)
 
 
 TEXT = "오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다. 먼저 강의 순서를 소개합니다."

@@ -57,7 +57,7 @@ def test_every_decoder_node_is_on_qnn_at_every_default_bucket(prepared_dir: Path
 def test_serve_loads_the_prepared_buckets_without_specialising_or_compiling(prepared_dir: Path, tmp_path):
     engine = ZipVoiceEngine(qnn_settings(prepared_dir, tmp_path))
     engine.load()
-    try:  # closed: its espeak child with it (left running, the session-end guard named it)
+    try:  # closed: its espeak child with it (else left running to the session's end)
         assert engine.info.device == "qnn"
         for size in DEFAULT_BUCKETS:
             session = engine.models.decoder.decoders[size].session

@@ -90,7 +90,7 @@ def test_the_manifest_says_what_was_calibrated_and_how_far_each_bucket_is_from_f
 def test_serve_loads_the_quantised_buckets_and_health_says_a16w8(quantised_dir: Path, tmp_path):
     engine = ZipVoiceEngine(engine_config(quantised_dir, tmp_path, device="qnn", allow_htp_simulator=True))
     engine.load()
-    try:  # closed: its espeak child with it (left running, the session-end guard named it)
+    try:  # closed: its espeak child with it (else left running to the session's end)
         assert (engine.info.device, engine.info.precision) == ("qnn", "a16w8")
         where = engine.info.placement[f"fm_decoder@{BUCKET}"]
         assert where["boundary"] == 4 and where["on_device"] + 4 == where["nodes"]

@@ -59,8 +59,8 @@ def relative_l2(reference: np.ndarray, other: np.ndarray) -> float:
     return float(np.linalg.norm(other - reference) / np.linalg.norm(reference))
 
 
-# The engines a test loaded, closed after it with their espeak children (left running, the session-end guard
-# named them).
+# The engines a test loaded, closed after it with their espeak children (else left running to the session's
+# end).
 LOADED: list[ZipVoiceEngine] = []
 
 

@@ -42,7 +42,7 @@ def engine(tiny_model_dir, tmp_path_factory) -> Iterator[ZipVoiceEngine]:
     engine = ZipVoiceEngine(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
     yield engine
-    engine.close()  # and its espeak child (left running, the session-end guard named it)
+    engine.close()  # and its espeak child (else left running to the session's end)
 
 
 def with_options(engine: ZipVoiceEngine, **changes: object) -> ZipVoiceEngine:
