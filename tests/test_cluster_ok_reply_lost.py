@@ -22,6 +22,7 @@ import redis.asyncio as aioredis
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.cluster import scripts
 from npu_worker.jobs.cluster.keys import job_key, ready_key, wav_key
+from tests.redis_proxy import redis_through
 from tests.test_cluster_wav_upload import command_end
 from tests.test_cluster_writer_poison import COUNTS, logged_events
 from tests.timing import seconds
@@ -60,15 +61,8 @@ async def _proxy(client_in: Any, client_out: Any, redis_port: int, pumps: set[as
 
 @pytest.fixture
 async def lossy_link(redis_server: Any) -> AsyncIterator[str]:
-    pumps: set[asyncio.Task[None]] = set()
-    server = await asyncio.start_server(lambda r, w: _proxy(r, w, redis_server.port, pumps), "127.0.0.1", 0)
-    try:
-        yield f"redis://127.0.0.1:{server.sockets[0].getsockname()[1]}/0"
-    finally:
-        server.close()
-        for task in pumps:
-            task.cancel()
-        await asyncio.gather(*pumps, return_exceptions=True)
+    async with redis_through(_proxy, redis_server.port) as url:
+        yield url
 
 
 async def test_an_ok_applied_whose_reply_is_lost_three_times_is_the_sections_one_final(

@@ -20,6 +20,7 @@ import redis.asyncio as aioredis
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.cluster import writer
 from npu_worker.jobs.cluster.keys import WRITERS, job_key, ready_key, wav_key
+from tests.redis_proxy import redis_through
 from tests.test_cluster_writer_poison import COUNTS, logged_events
 from tests.timing import seconds
 
@@ -56,15 +57,8 @@ async def _proxy(client_in: Any, client_out: Any, redis_port: int, pumps: set[as
 @pytest.fixture
 async def slow_link(redis_server: Any) -> AsyncIterator[str]:
     """A Redis URL through the proxy (set up before the worker: it outlives the node's stop)."""
-    pumps: set[asyncio.Task[None]] = set()
-    server = await asyncio.start_server(lambda r, w: _proxy(r, w, redis_server.port, pumps), "127.0.0.1", 0)
-    try:
-        yield f"redis://127.0.0.1:{server.sockets[0].getsockname()[1]}/0"
-    finally:
-        server.close()
-        for task in pumps:
-            task.cancel()
-        await asyncio.gather(*pumps, return_exceptions=True)
+    async with redis_through(_proxy, redis_server.port) as url:
+        yield url
 
 
 async def test_a_wav_too_long_for_one_reply_within_the_timeout_is_written_whole(

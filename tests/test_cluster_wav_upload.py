@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from npu_worker.jobs.cluster import wav_upload, writer
+from tests.redis_proxy import redis_through
 from tests.timing import seconds
 
 HELD_PAST = 128 * 1024  # a request with an argument past this many bytes never gets through
@@ -75,15 +76,8 @@ async def _proxy(client_in: Any, client_out: Any, redis_port: int, pumps: set[as
 @pytest.fixture
 async def slow_link(redis_server: Any) -> AsyncIterator[str]:
     """A Redis URL through the proxy (set up before the worker: it outlives the node's stop)."""
-    pumps: set[asyncio.Task[None]] = set()
-    server = await asyncio.start_server(lambda r, w: _proxy(r, w, redis_server.port, pumps), "127.0.0.1", 0)
-    try:
-        yield f"redis://127.0.0.1:{server.sockets[0].getsockname()[1]}/0"
-    finally:
-        server.close()
-        for task in pumps:
-            task.cancel()
-        await asyncio.gather(*pumps, return_exceptions=True)
+    async with redis_through(_proxy, redis_server.port) as url:
+        yield url
 
 
 async def _finals(node: Any) -> tuple[list[dict[str, Any]], str]:
