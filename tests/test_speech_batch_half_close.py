@@ -15,7 +15,7 @@ import threading
 from npu_worker.app_keys import BODY_BUDGET_KEY, DECODE_SLOTS_KEY, SCHEDULER_KEY
 from tests.openai_support import tone_wav
 from tests.test_speech_half_close import JobsSeen
-from tests.test_synth_hang_up_too_late import HeldAtOk
+from tests.test_synth_hang_up_too_late import HeldAtOk, half_closed_at_ok
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
@@ -31,20 +31,7 @@ async def test_a_batch_whose_caller_half_closed_as_its_audio_was_done_is_answere
     assert journal is not None
     held = journal.observer = HeldAtOk(journal.observer)
     body = json.dumps({"items": [{"input": "안녕하세요.", "response_format": "wav"}]}).encode()
-    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
-    try:
-        writer.write(HEAD % len(body) + body)
-        await writer.drain()
-        assert await asyncio.to_thread(held.reached.wait, seconds(20)), "the item's ok"
-        job = held.job
-        writer.write_eof()  # the caller's FIN: its cancel is taken while the job's end is unlogged
-        await until(lambda: job.cancel_requested.requested, "the hang-up's cancel")
-        held.release.set()
-        async with asyncio.timeout(seconds(20)):
-            answer = await reader.read()
-    finally:
-        held.release.set()
-        writer.close()
+    answer, _ = await half_closed_at_ok(listener.port, held, HEAD % len(body) + body)
     head, _, result = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 "), answer[:300]
     batch = json.loads(result)

@@ -60,12 +60,17 @@ async def test_a_synth_done_as_its_caller_half_closed_is_counted_200(served, tmp
 
 
 async def synth_half_closed_at_ok(port: int, held: HeldAtOk, tmp_path: Any) -> tuple[bytes, Any]:
-    """A `/synth` whose caller ends its sending side (a FIN) while its section's `ok` is held, the
-    hang-up's cancel taken before the job's end is logged: the caller's whole answer and the job."""
+    """A `/synth` whose caller ends its sending side (a FIN) while its section's `ok` is held."""
     body = json.dumps({"text": "안녕하세요.", "output_path": str(tmp_path / "a.wav")}).encode()
+    return await half_closed_at_ok(port, held, HEAD % len(body) + body)
+
+
+async def half_closed_at_ok(port: int, held: HeldAtOk, request: bytes) -> tuple[bytes, Any]:
+    """`request` sent, then the caller's FIN while its section's `ok` is held, the hang-up's cancel taken
+    before the job's end is logged: the caller's whole answer and the job."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        writer.write(HEAD % len(body) + body)
+        writer.write(request)
         await writer.drain()
         assert await asyncio.to_thread(held.reached.wait, seconds(20)), "the section's ok"
         job = held.job
