@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.engine import espeak_child
 from npu_worker.engine.espeak_process import ChildEspeak
 from npu_worker.engine.espeak_process_engine import EspeakProcessEngine
+from npu_worker.jobs.cache import SynthesisCache
+from npu_worker.jobs.runner import Runner
 from tests.test_finisher import kinds, submit_batch
 from tests.test_http_api import read_ndjson
 from tests.timing import seconds, until
@@ -223,6 +226,51 @@ async def test_a_next_section_the_cache_holds_is_not_sent_ahead(worker, monkeypa
     assert [(e["idx"], bool(e.get("cached"))) for e in oks] == [(0, False), (1, True)], events
     assert (tmp_path / "s1.wav").read_bytes() == reference[1]
     assert dropped == []  # section 1 was never sent to the child
+
+
+def record_built(monkeypatch: Any) -> list[tuple[str, str]]:
+    """("request", text) for each request the runner builds, ("check", text) for each text it checks."""
+    built: list[tuple[str, str]] = []
+    request = Runner._request
+    monkeypatch.setattr(
+        Runner,
+        "_request",
+        lambda runner, job, s: (built.append(("request", s.text)), request(runner, job, s))[1],
+    )
+    for name in ("npu_worker.jobs.runner", "npu_worker.jobs.runner_ahead"):
+        module = sys.modules.get(name)
+        check = getattr(module, "check_text", None)
+        if check is not None:  # (the runner's own checks, wherever they live)
+            monkeypatch.setattr(
+                module,
+                "check_text",
+                lambda text, limits, c=check: (built.append(("check", text)), c(text, limits))[1],
+            )
+    return built
+
+
+async def test_a_section_sent_ahead_is_built_checked_and_keyed_once(worker, monkeypatch, tmp_path):
+    """Its request, text check and cache key made as it goes ahead are its pick's: they were made twice,
+    ahead and again at the pick (benchmarks/SERVER_OVERHEAD.md, 2026-12-08, stop 64)."""
+    order = record_child(monkeypatch)
+    client = await worker(
+        EspeakProcessEngine(), cache_max_bytes=10_000_000
+    )  # (a key is a JSON dump and a hash)
+    warm = await read_ndjson(await client.post("/synth_batch", json=batch(tmp_path, "w", [SYNTH])))
+    assert warm[-1]["event"] == "done", warm
+    order.clear()
+    built = record_built(monkeypatch)
+    keys: list[str] = []
+    key_for = SynthesisCache.key_for
+    monkeypatch.setattr(
+        SynthesisCache, "key_for", lambda cache, *a: (keys.append(key := key_for(cache, *a)), key)[1]
+    )
+    events = await read_ndjson(await client.post("/synth_batch", json=batch(tmp_path, "s")))
+    assert [e["idx"] for e in events if e.get("status") == "ok"] == [0, 1, 2, 3], events
+    ends = [i for i, what in enumerate(order) if what == "end"]
+    assert order[: ends[0]].count("request") == 2, order  # (section 1 went ahead: the case counted)
+    assert sorted(built) == sorted([("check", t) for t in TEXTS] + [("request", t) for t in TEXTS]), built
+    assert len(keys) == len(set(keys)) == len(TEXTS), keys
 
 
 async def test_a_cancel_writes_nothing_of_the_section_sent_ahead(worker, monkeypatch, tmp_path):

@@ -39,12 +39,13 @@ from .journal import Journal
 from .model import Job, Section
 from .observer import SchedulerObserver
 from .preview_lanes import PreviewLanes
+from .runner_ahead import SendsAhead
 from .stats import Stats
 
 log = logging.getLogger(__name__)
 
 
-class Runner(EngineLoad, AudioHandover):
+class Runner(EngineLoad, AudioHandover, SendsAhead):
     # Serve waiting previews at the step boundaries of a batch section, when the engine says it can
     # pause a section (`preemptible`): its stream is a generator that keeps its own state, so the
     # paused section resumes where it was and makes the same samples. The cluster runner does not.
@@ -193,7 +194,8 @@ class Runner(EngineLoad, AudioHandover):
         """The section's text and reference wav, just before the engine gets it: the wav was checked at
         admission (on a cluster, where the job was accepted); again now (a swap, a resumed job, this
         node's roots)."""
-        check_text(section.text, self.limits)
+        if not self._text_checked_ahead(section):  # (checked as it went ahead: the same text and limits)
+            check_text(section.text, self.limits)
         if job.params.ref_wav is not None:
             self.paths.check_ref_wav(job.params.ref_wav)
 
@@ -295,8 +297,7 @@ class Runner(EngineLoad, AudioHandover):
     def _synthesise(self, job: Job, section: Section, engine: Engine) -> SectionAudio | None:
         assert self.info is not None
         rate = self.info.sample_rate  # (read once: `_rate` was two calls a section)
-        request = self._request(job, section)
-        key = self.cache.key_for(self.info, request, getattr(engine, "default_voice", None))
+        request, key = self._request_and_key(job, section, engine)  # (made once for one sent ahead)
         # Among the made ones first: `_keep` forgets one only once it is in the cache (looked for after a
         # miss in the cache, it could be put there and forgotten in between, and was made again).
         made = self._unkept.get(key)
@@ -330,42 +331,6 @@ class Runner(EngineLoad, AudioHandover):
         if job.cancel_requested.requested:
             return None
         return delivery.finish(key, hit)
-
-    def _when_sent(self, job: Job, engine: Engine, held: bool) -> Callable[[], None] | None:
-        """What runs once a section's request is on its way to the child: the finisher's held work, then,
-        on the engine thread for a job nobody listens to live and alone with sections to take (`_alone`),
-        the job's next section sent ahead (`espeak_ahead.py`: the child starts it as this one ends; the
-        admission still picks, and a pick of anything else stops it unread)."""
-        send_ahead = getattr(engine, "send_ahead", None)
-        if send_ahead is None or job.stream_audio or threading.get_ident() != self._engine_ident:
-            return self.finisher.release if held else None
-
-        def sent() -> None:
-            if held:
-                self.finisher.release()
-            following = self._worth_sending_ahead(job, engine)
-            if following is not None:
-                send_ahead(following)
-
-        return sent
-
-    def _worth_sending_ahead(self, job: Job, engine: Engine) -> SynthesisRequest | None:
-        """The request of `job`'s next section where it is the admission's likely next pick and the
-        engine's to make: none for a cancelled job, another job with a section to take (`_alone`), a
-        text that fails at its turn, or a hit in the cache (or among the made ones) at its turn."""
-        following = _following(job)
-        if following is None or job.cancel_requested.requested or not _alone(job, self.admission.live_jobs()):
-            return None
-        try:
-            check_text(following.text, self.limits)
-        except WorkerError:
-            return None  # (it fails at its turn, as before)
-        request = self._request(job, following)
-        assert self.info is not None
-        key = self.cache.key_for(self.info, request, getattr(engine, "default_voice", None))
-        if key in self._unkept or self.cache.holds(key):  # (in this order: `_keep` puts, then forgets)
-            return None
-        return request
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
@@ -404,26 +369,6 @@ class Runner(EngineLoad, AudioHandover):
                 self.journal.handoff.release()
             self.finisher.release()
             self.paused_seconds = lent_before + time.monotonic() - started
-
-
-def _following(job: Job) -> Section | None:
-    """The job's first section not yet taken nor ended (`Job.next_untaken`'s, read without moving its
-    cursor: the admission's lock is not held here)."""
-    sections = job.sections
-    for at in range(job.untaken_from, len(sections)):
-        section = sections[at]
-        if not section.taken and section.final is None:
-            return section
-    return None
-
-
-def _alone(job: Job, live: list[Job]) -> bool:
-    """No other live job has a section to take, so the admission's next pick is `job`'s (batches take
-    turns, a queued preview goes first: a section sent ahead then was stopped and read away at each)."""
-    for other in live:
-        if other is not job and not other.cancel_requested.requested and _following(other) is not None:
-            return False
-    return True
 
 
 def _now(work: Callable[..., object], *args: object) -> None:
