@@ -315,6 +315,10 @@ class Runner(EngineLoad, AudioHandover, SendsAhead):
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         finisher = self.finisher  # what the engine thread holds goes as its request goes (a lane's never)
         held = finisher.holding and threading.get_ident() == self._engine_ident
+        if held and self._sent_ahead is not None:  # another's went ahead: its drop comes before this request
+            self._sent_ahead = None
+            finisher.release()  # (what was held, a batch's `ok`, waited for that drop)
+            held = False
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
             waits = self.hold_wake_ups(job, engine)  # (flushed at each wait; released at its end)
             sent = self._when_sent(job, engine, held)

@@ -33,7 +33,9 @@ class SendsAhead:
     _engine_ident: int
     _unkept: dict[str, SectionAudio]
     # The section last sent ahead, with its request and cache key: its pick takes them as they are (the
-    # engine thread's alone: set as it goes ahead, taken at its pick, replaced at the next one sent).
+    # engine thread's alone: set as it goes ahead, taken at its pick, replaced at the next one sent; a
+    # pick of another with held work releases that work first, since the one sent ahead is read away
+    # before its request goes, and forgets it).
     _sent_ahead: tuple[Section, SynthesisRequest, str] | None = None
 
     def _request(self, job: Job, section: Section) -> SynthesisRequest:  # (`Runner`'s)
