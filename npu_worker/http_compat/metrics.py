@@ -201,8 +201,7 @@ class WorkerMetrics(SchedulerObserver):
         )
         Gauge(
             "npu_worker_connections_lingering",
-            "Open connections closing after their answer while the caller still sends, and refused or "
-            "failed WebSockets after their close frame (counted in open)",
+            "Open connections closing after their answer while the caller still sends (counted in open)",
             registry=r,
         ).set_function(lambda: self._lingering_connections())
         r.register(_StateCollector(scheduler))
