@@ -89,18 +89,21 @@ def _ascii_label(label: str) -> str:
 
 
 def is_loopback_origin(origin: str) -> bool:
-    """http(s)://127.0.0.1, localhost (`localhost.` too) or [::1], any port."""
+    """http(s)://127.0.0.1, localhost, a name under it (`app.localhost`; `localhost.` too) or [::1], any
+    port: Chromium and Firefox answer `*.localhost` with the loopback themselves, never through DNS, as the
+    `Host` rule takes it, so a page there is one served on this machine (`http://app.localhost:5173` was
+    refused 403 while its `Host` was answered)."""
     normalized = normalize_origin(origin)
-    return normalized is not None and is_localhost(urlsplit(normalized).hostname or "", under=False)
+    return normalized is not None and is_localhost(urlsplit(normalized).hostname or "")
 
 
-def is_localhost(name: str, under: bool = True) -> bool:
-    """A loopback name: an IP literal of LOOPBACK_HOSTS, `localhost` and (`under`) a name under it, each
+def is_localhost(name: str) -> bool:
+    """A loopback name: an IP literal of LOOPBACK_HOSTS, `localhost` and a name under it, each
     with or without the root's trailing dot (`localhost.`, the same name written absolute). Browsers
     answer these with the loopback themselves, never through DNS (RFC 6761), so no page elsewhere is
     served under one; a page at `http://localhost.:7768` was refused as a stranger (a 403)."""
     name = name.lower().removesuffix(".")
-    return name in LOOPBACK_HOSTS or (under and name.endswith(".localhost"))
+    return name in LOOPBACK_HOSTS or name.endswith(".localhost")
 
 
 def origin_allowed(origin: str | None, allowed: Sequence[str]) -> bool:

@@ -24,12 +24,13 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from . import heap
+from .app_keys import CLOSING_SOCKETS_KEY
 from .config import Settings
 from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_made
 from .held_signals import hup_unless_ignored, stops_ignored_after
 from .http_compat.errors import CLOSE_AFTER_KEY, path_refusals
 from .http_compat.hang_up import counted_status
-from .http_compat.metrics import METRICS_KEY
+from .http_compat.metrics import METRICS_KEY, WorkerMetrics
 from .printable import printable
 from .shutdown_bodies import finish_bodies_at_shutdown
 
@@ -141,6 +142,19 @@ class ListenFailed(Exception):
     """The worker cannot take connections on the address it was given (said without a traceback)."""
 
 
+def _watch_connections(app: web.Application, metrics: WorkerMetrics, guard: ConnectionGuard) -> None:
+    """`/metrics`' open and lingering connections: the guard's, and the refused or failed WebSockets that
+    linger on a duplicate of their socket (`ClosingSockets`, outside the guard: in no gauge before)."""
+    closing = app.get(CLOSING_SOCKETS_KEY)
+
+    def sockets_lingering() -> int:
+        return closing.lingering if closing is not None else 0
+
+    metrics.watch_connections(
+        lambda: len(guard.open) + sockets_lingering(), lambda: len(guard.lingering) + sockets_lingering()
+    )
+
+
 async def listen(
     app: web.Application, settings: Settings, *, host: str, port: int, shutdown_timeout: float = 60.0
 ) -> Listener:
@@ -157,7 +171,7 @@ async def listen(
     if metrics is not None:
         guard.on_close = metrics.connection_closed
         guard.on_unparsable = metrics.count_unparsable
-        metrics.watch_connections(lambda: len(guard.open), lambda: len(guard.lingering))
+        _watch_connections(app, metrics, guard)
     loop = asyncio.get_running_loop()
 
     def make_handler() -> GuardedHandler:

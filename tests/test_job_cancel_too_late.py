@@ -72,3 +72,36 @@ async def test_a_batch_whose_delete_came_as_its_last_section_ended_ok_ends_ok(se
         (done,) = [line for line in lines if line.get("event") == "done"]
         assert done["cancelled"] is False, done
     assert job_outcomes(await scrape(listener.port)) == {("batch", "ok"): 1.0}
+
+
+async def test_a_delete_as_a_batch_ended_after_a_failed_section_stops_nothing(served, tmp_path):
+    """Every section ran to its end (one failed, the last ok): the DELETE stopped nothing, so the job
+    is `done`, not `cancelled` (its too-late cancel was read as a stop unless every section was ok)."""
+    listener = await served(ToneEngine(fail_on="FAIL"))
+    journal = listener.runner.app[SCHEDULER_KEY].journal
+    assert journal is not None
+    held = journal.observer = HeldAtOk(journal.observer)
+    base = f"http://127.0.0.1:{listener.port}"
+    sections = [
+        {"idx": 0, "text": "FAIL 안녕.", "output_path": str(tmp_path / "a.wav")},
+        {"idx": 1, "text": "안녕하세요.", "output_path": str(tmp_path / "b.wav")},
+    ]
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"{base}/synth_batch?async=1", json={"sections": sections}) as posted:
+            assert posted.status == 200, await posted.text()
+        try:
+            assert await asyncio.to_thread(held.reached.wait, seconds(20)), "the last section's ok"
+            job_id = held.job.id
+            async with session.delete(f"{base}/jobs/{job_id}") as deleted:
+                assert deleted.status == 200 and (await deleted.json())["cancel_requested"] is True
+        finally:
+            held.release.set()
+        await until(lambda: held.job.done_event is not None, "the job's done")
+        async with session.get(f"{base}/jobs/{job_id}/status") as status:
+            assert (await status.json())["status"] == "done"
+        async with session.get(f"{base}/jobs/{job_id}/events") as events:
+            lines = [json.loads(line) for line in (await events.text()).splitlines() if line.strip()]
+        (done,) = [line for line in lines if line.get("event") == "done"]
+        assert done["cancelled"] is False and (done["ok_count"], done["fail_count"]) == (1, 1), done
+    outcomes = job_outcomes(await scrape(listener.port))
+    assert ("batch", "cancelled") not in outcomes, outcomes

@@ -55,3 +55,14 @@ def test_a_bind_to_localhost_with_its_trailing_dot_is_not_taken_for_a_loopback_b
     assert loopback_bind("localhost") and loopback_bind("LocalHost")
     assert not loopback_bind("localhost.") and not loopback_bind("LocalHost.")
     assert not loopback_bind("localhost..") and not loopback_bind("evil.localhost.")
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://app.localhost", "http://app.localhost:5173", "https://Player.LocalHost.:8443"]
+)
+async def test_an_origin_under_localhost_is_a_loopback_origin(served, origin):
+    """Chromium and Firefox answer `*.localhost` with the loopback themselves, as the `Host` rule takes
+    it: a page served there on this machine was refused 403 by the default origin rule."""
+    listener = await served()
+    status, allowed = await get_jobs(listener.port, {"Origin": origin})
+    assert (status, allowed) == (200, origin)

@@ -83,3 +83,17 @@ async def half_closed_at_ok(port: int, held: HeldAtOk, request: bytes) -> tuple[
         held.release.set()
         writer.close()
     return answer, job
+
+
+async def test_a_hang_up_too_late_to_stop_a_synth_is_not_logged_as_stopping_it(served, tmp_path, caplog):
+    """Its section had ended ok as the hang-up's cancel came: the log said "its synthesis stops"."""
+    caplog.set_level(logging.INFO, logger="npu_worker")
+    listener = await served(ToneEngine())
+    journal = listener.runner.app[SCHEDULER_KEY].journal
+    assert journal is not None
+    held = journal.observer = HeldAtOk(journal.observer)
+    _, job = await synth_half_closed_at_ok(listener.port, held, tmp_path)
+    await until(lambda: job.done_event is not None, "the job's done")
+    said = [m for m in caplog.messages if f"job {job.id}" in m and "hung up" in m]
+    assert said and not any("its synthesis stops" in m for m in said), said
+    assert any("too late to stop it" in m for m in said), said

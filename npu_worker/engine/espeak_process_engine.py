@@ -97,12 +97,16 @@ class EspeakProcessEngine(EspeakEngine):
     def cancel_load(self) -> None:
         """A shutdown during the load (`EngineLoad.stop_loading`): the child still starting is killed,
         not waited for (a lane's, started just after `/ready`, held an idle worker's exit for its whole
-        start, 0.6–4 s on a busy host), and the load fails; a closed engine starts no other."""
+        start, 0.6–4 s on a busy host), and the load fails; a closed engine starts no other. A child
+        already ready is in the load's warm-up request: it is killed too (one that hung there held the
+        exit for that request's answer deadline, 30 s)."""
         with self._swapping:
             self._closed = True
-            starting = self._starting
+            starting, ready = self._starting, self._library
         if starting is not None:
             starting.kill()
+        elif isinstance(ready, ChildEspeak):
+            ready.kill()
 
     def warm_up_reader(self) -> None:
         """Nothing here: the child reads the texts, and its engine's load warms its reader; the worker's

@@ -122,7 +122,10 @@ def _cancel_for_hang_up(scheduler: Scheduler, job: Job) -> bool:
     admitted off the loop, `quiet_admission`): tried again at the next look."""
     if not scheduler.cancel(job.id):
         return False
-    log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
+    if job.sections and job.all_ended:  # (its section's end logged, the job's not yet: nothing stops)
+        log.info("the /synth caller of job %s hung up as its section ended, too late to stop it", job.id)
+    else:
+        log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
     return True
 
 

@@ -44,14 +44,17 @@ class JobEnding(Readiness):
     def end_job(self, job: Job) -> None:
         """The job's last event; finished persisted jobs are then subject to retention. A persisted
         job whose section only the shutdown cut gets none: its log leaves it to resume at the next start.
-        A cancel that came as its last section ended, every section ok (a `/synth` caller's hang-up
-        with its file written), stopped nothing: the job ends ok, as its caller's answer says."""
+        A cancel that came as its last section ended, every section ended by its own end (a `/synth`
+        caller's hang-up with its file written; a batch's DELETE after one section failed and the last
+        was done), stopped nothing: the job ends done, as its caller's answer says (a section a cancel
+        stops has no end of its own; a dropped listener's `SlowConsumer` is the cancel's own error)."""
         if job.persisted and job.stopped_by_shutdown:
             log.info("shutdown: job %s left to resume at the next start", job.id)
             return
-        cancelled = job.cancel_requested.requested and not (job.sections and job.ok_count == job.total)
+        ran_to_its_end = bool(job.sections) and job.all_ended and not job.listener_dropped
+        cancelled = job.cancel_requested.requested and not ran_to_its_end
         if job.cancel_requested.requested and not cancelled:
-            log.info("job %s: its cancel came as its last section ended ok; it ran to its end", job.id)
+            log.info("job %s: its cancel came as its last section ended; it ran to its end", job.id)
         elapsed = round(job.seconds_since_created(self.clock()), 3)
         assert self.journal is not None
         done = Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled)

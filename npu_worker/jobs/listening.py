@@ -113,5 +113,6 @@ class JobListening(JobEnding):
     def _drop_slow(self, job: Job) -> None:
         error = SlowConsumer("the client did not read audio fast enough")
         assert self.journal is not None
+        job.listener_dropped = True
         self.journal.append(job, SectionError(job.current_idx, str(error)))
         self.cancel(job.id)

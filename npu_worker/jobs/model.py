@@ -167,6 +167,9 @@ class Job:
     last_served: int = 0
     cancel_requested: CancelFlag = field(default_factory=CancelFlag)
     stopped_by_shutdown: bool = False  # its section was cut by the drain, not by a caller: it resumes
+    # Its listener was dropped (`SlowConsumer`, logged as its section's error before the cancel): it ends
+    # cancelled even when every section has an end, that error being one the cancel's reason wrote.
+    listener_dropped: bool = False
     log: list[LogEntry] = field(default_factory=list)
     next_seq: int = 1
     subscribers: list[Any] = field(default_factory=list)

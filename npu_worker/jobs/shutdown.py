@@ -16,7 +16,7 @@ from ..errors import SHUTTING_DOWN_REASON
 from ..protocol import QueueFull, SectionError
 
 if TYPE_CHECKING:
-    from .model import Job
+    from .model import Job, Section
     from .scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ async def drain(scheduler: Scheduler, grace: float) -> None:
     end_waiting_previews(scheduler)
     if runner is not None:
         runner.stop_loading()
-    section = _taken_section(running) if running is not None else ""
+    taken = _taken_section(running) if running is not None else None
     if running is None or runner is None:
         log.info("shutdown: no section was being synthesised")
     else:
@@ -47,34 +47,43 @@ async def drain(scheduler: Scheduler, grace: float) -> None:
                     job.stopped_by_shutdown = True  # no `done`: the job resumes at the next start
                 job.cancel_requested.set()
             admission.interrupt_running()
-            log.warning("shutdown: %s ran past %.1f s; cancelled", section, grace)
-        elif running.cancel_requested.is_set():  # a DELETE during the drain: "let ... finish" said otherwise
-            log.info(
-                "shutdown: %s stopped (%.2f s): the job was cancelled, its wav not written",
-                section,
-                time.monotonic() - started,
-            )
+            log.warning("shutdown: %s ran past %.1f s; cancelled", _section_named(running, taken), grace)
         else:
-            log.info(
-                "shutdown: let %s finish (%.2f s)",
-                section,
-                time.monotonic() - started,
-            )
+            log.info("%s", _how_it_ended(running, taken, time.monotonic() - started))
     end_waiting_previews(scheduler)  # one whose section the drain let finish has no next one to run
     waiting = scheduler.queue_size()
     if waiting:
         log.info("shutdown: %d queued sections left; batch jobs resume on restart", waiting)
 
 
-def _taken_section(job: Job) -> str:
-    """The engine's section of `job` in the drain's words: the last one handed out and not ended. Not
-    `current_idx`, which follows the `synth` event: for a file-only job that waits behind the
-    finisher's work (a section before's wav), and the drain said `section None` for a first section,
-    the section before for a later one. Read once, as admission stops."""
+def _taken_section(job: Job) -> Section | None:
+    """The engine's section of `job`: the last one handed out and not ended. Not `current_idx`, which
+    follows the `synth` event: for a file-only job that waits behind the finisher's work (a section
+    before's wav), and the drain said `section None` for a first section, the section before for a
+    later one. Read once, as admission stops; None for one that ended as the shutdown began."""
     for section in reversed(job.sections):
         if section.taken and section.final is None:
-            return f"section {section.idx} of job {job.id}"
-    return f"the section of job {job.id} that ended as the shutdown began"
+            return section
+    return None
+
+
+def _how_it_ended(job: Job, taken: Section | None, seconds: float) -> str:
+    """The drain's line for the section it let run. A DELETE during the drain stopped it (no end of its
+    own, its wav not written: "let ... finish" said otherwise), unless it came as the section ended by
+    itself (its wav written), too late to stop it: "its wav not written" said otherwise."""
+    named = _section_named(job, taken)
+    if not job.cancel_requested.is_set():
+        return f"shutdown: let {named} finish ({seconds:.2f} s)"
+    if taken is not None and taken.final is None:
+        return f"shutdown: {named} stopped ({seconds:.2f} s): the job was cancelled, its wav not written"
+    return f"shutdown: let {named} finish ({seconds:.2f} s): its job's cancel came too late to stop it"
+
+
+def _section_named(job: Job, taken: Section | None) -> str:
+    """The drain's words for the section `_taken_section` found."""
+    if taken is None:
+        return f"the section of job {job.id} that ended as the shutdown began"
+    return f"section {taken.idx} of job {job.id}"
 
 
 def end_waiting_previews(scheduler: Scheduler) -> None:

@@ -256,7 +256,8 @@ class RequestStream:
         if done:
             if self._shutdown_error is not None:
                 error, self._shutdown_error = self._shutdown_error, None
-                self._burst.text(self._session.counted_error(error))
+                if isinstance(event, Done) and event.cancelled:  # (else it ended whole: nothing was cut)
+                    self._burst.text(self._session.counted_error(error))
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
             self._session.stream_ended(self)
