@@ -245,3 +245,14 @@ def test_a_reference_at_a_rate_no_recording_has_is_invalid_audio_before_it_is_de
     wav.with_suffix(".txt").write_text("안녕하세요, 오늘은 발표를 시작하겠습니다.", encoding="utf-8")
     with pytest.raises(InvalidAudio, match=f"the sample rate is {rate} Hz; a voice needs 8000-192000 Hz"):
         engine.prompts.build(Voice(str(wav)), "ko")
+
+
+def test_a_text_espeak_cannot_be_given_is_the_engines_error_and_the_next_text_is_spoken(engine):
+    """`_planned`'s own failure: a lone surrogate (the engine takes any str; a caller's JSON never
+    carries one, msgspec refuses it) cannot be encoded for espeak's child. It is the engine's error in
+    words, not a bare UnicodeEncodeError, and the phonemizer speaks the next text."""
+    with pytest.raises(
+        EngineError, match=r"^EngineError: preparing the text failed: 'utf-8' codec can't encode"
+    ):
+        list(engine.stream(SynthesisRequest("안녕\ud800하세요.")))
+    assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
