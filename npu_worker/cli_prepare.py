@@ -222,6 +222,8 @@ def _checked_sources(args: argparse.Namespace, files_precision: str) -> ModelFil
     if Path(args.out).resolve() == files.directory.resolve():
         raise ModelLoadError("--out must be another directory than --model-dir")
     vocoder.check_file(files.vocoder, files.decoder)  # (copied in as it is: serve would refuse it)
+    if qdq.is_quantised(args.precision):
+        qdq.refuse_unscalable_decoder(files.decoder)  # (it was refused per bucket, after calibrating)
     _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
     _check_token_table(files.tokens)  # (the same)
     return files

@@ -26,14 +26,14 @@ Its parts, a module each: `open_connections` (the table of open connections: the
 the header deadlines), `request_head` (a refusal's shape, version, 414 or 431), `request_cutter` (the
 requests before a malformed one are answered), `refused_bodies` (a body the parser refused ends at once),
 `half_close` (a caller's FIN after whole requests), `lingering_close` (an answer that closes a
-connection whose body still arrives), `expect_lines` (an `Expect` aiohttp would answer itself).
+connection whose body still arrives), `expect_lines` (an `Expect` aiohttp would answer itself),
+`unread_replies` (a reply left unread ends the connection).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -54,11 +54,9 @@ from .protocol import BadRequest, WorkerError
 from .refused_bodies import refuse_unfinished_bodies
 from .request_cutter import feed_in_cuts
 from .request_head import RequestHead
+from .unread_replies import drop_when_unread
 
 log = logging.getLogger(__name__)
-# Data a caller leaves untaken this long (its receive window closed) ends the connection (TCP_USER_TIMEOUT):
-# a reply the kernel cannot send otherwise holds the connection, uncounted by any deadline, for ever.
-UNREAD_SECONDS = 60.0
 # A request's header lines together; browsers send a few KiB (`http_compat/errors.py` refuses a request
 # that has more). aiohttp takes 128 lines of 8 KiB and holds each whole line until the request is
 # complete: a connection that sent them and never ended its headers held them until the header deadline.
@@ -393,17 +391,3 @@ def raw_answer(response: web.Response) -> bytes:
     lines += [f"{name}: {value}" for name, value in response.headers.items() if name != "Content-Length"]
     lines += [f"Content-Length: {len(body)}", "Connection: close", "", ""]
     return "\r\n".join(lines).encode("latin-1") + body
-
-
-def drop_when_unread(transport: asyncio.BaseTransport) -> None:
-    """Let the kernel end the connection once what it holds for the caller has waited UNREAD_SECONDS
-    unsent (a closed receive window) or unacknowledged. A caller that stopped reading otherwise held its
-    connection for ever: a reply still being written (aiohttp waits for the socket to drain, no
-    deadline), and one already finished, whose close waits for the rest to be sent, when the header
-    deadline or an eviction closes it. Progress, however slow, and an idle connection are not affected.
-    Linux only (elsewhere the option does not exist)."""
-    option = getattr(socket, "TCP_USER_TIMEOUT", None)
-    sock = transport.get_extra_info("socket")
-    if option is None or sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
-        return
-    sock.setsockopt(socket.IPPROTO_TCP, option, int(UNREAD_SECONDS * 1000))

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.client import aio
-from npu_worker.openai_compat import speech
+from npu_worker.openai_compat import speech, speech_stream
 from tests.timing import seconds
 
 SECRET = "secret_key_name"  # the bug's own words: never the caller's to read
@@ -124,7 +124,7 @@ async def test_the_python_client_re_attaches_after_a_streams_failure(worker, tmp
 
 async def test_a_started_sse_stream_ends_with_an_error_event(worker, caplog, monkeypatch):
     client = await worker()
-    monkeypatch.setattr(speech, "speech_usage", bug)  # for the last event, after the deltas were sent
+    monkeypatch.setattr(speech_stream, "speech_usage", bug)  # for the last event, after the deltas were sent
     response = await client.post(
         "/v1/audio/speech",
         json={"input": "hi there", "voice": "default", "stream_format": "sse", "response_format": "pcm"},
@@ -191,7 +191,7 @@ async def test_an_aiohttp_refusal_raised_after_an_sse_stream_began_ends_it_with_
     worker, monkeypatch
 ):
     client = await worker()
-    monkeypatch.setattr(speech, "speech_usage", http_refusal)  # for the SSE's last event
+    monkeypatch.setattr(speech_stream, "speech_usage", http_refusal)  # for the SSE's last event
     body = {"input": "hi there", "voice": "default", "stream_format": "sse", "response_format": "pcm"}
     response = await client.post("/v1/audio/speech", json=body)
     assert response.status == 200

@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from npu_worker import connection_guard
+from npu_worker import unread_replies
 from npu_worker.app_keys import SCHEDULER_KEY
 from tests.raw_http import raw_exchange
 from tests.timing import seconds, until
@@ -53,7 +53,7 @@ async def test_a_reply_its_caller_leaves_unread_ends_the_connection(served, monk
     worker. Its close (`Connection: close`, or the header deadline after a kept-alive reply) waited for
     that rest to be sent, so the connection stayed open and counted against the cap for ever, evictable
     by nothing. (A small send buffer here, as a slow link's stays: loopback's grows to megabytes.)"""
-    monkeypatch.setattr(connection_guard, "UNREAD_SECONDS", 0.5)
+    monkeypatch.setattr(unread_replies, "UNREAD_SECONDS", 0.5)
     listener = await served(header_timeout=0.2)
     loop = asyncio.get_running_loop()
     client = socket.socket()

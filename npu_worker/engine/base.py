@@ -78,7 +78,7 @@ class Voice:
         if self.ref_wav is None:
             return "default"
         if self.ref_text and self.ref_text.strip():
-            text = hashlib.sha256(self.ref_text.encode()).hexdigest()[:16]
+            text = hashlib.sha256(self.ref_text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         else:
             text = _stamp(os.path.splitext(self.ref_wav)[0] + ".txt")
         return f"{self.ref_wav}|{_stamp(self.ref_wav)}|{text}"

@@ -11,6 +11,7 @@ import glob
 import hashlib
 import json
 import logging
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ def _drop_older_contexts(cached: Path, model_path: Path, fixed_dims: dict[str, i
     target): each is hundreds of MB at full size and nothing would load it again."""
     for path in cached.parent.glob(f"{glob.escape(_cache_slot(model_path, fixed_dims))}-*"):
         if not path.name.startswith(cached.name.removesuffix("ctx.onnx")):
-            path.unlink(missing_ok=True)
+            _remove_file(path)
 
 
 def qnn_session(
@@ -131,7 +132,7 @@ def _load_context(cached: Path, options: Any, disabled: list[str]) -> tuple[Any,
         return session, recorded_placement(cached, session, "qnn")
     except Exception as exc:  # stale or foreign cache: rebuild it below
         log.warning("ignoring QNN context cache %s: %s", cached, exc)
-        cached.unlink(missing_ok=True)
+        _remove_file(cached)
         return None
 
 
@@ -175,4 +176,18 @@ def _keep_context(
 def _remove_context(cached: Path) -> None:
     """A cached context and the binary it names (`<stem>_qnn.bin`), e.g. half written on a full disk."""
     for path in (cached, cached.with_name(f"{cached.stem}_qnn.bin"), placement_record_path(cached)):
-        path.unlink(missing_ok=True)
+        _remove_file(path)
+
+
+def _remove_file(path: Path) -> None:
+    """Unlink `path` where it is a file or a link (judged by lstat); a folder in its place is left as it
+    is, with a warning: unlinking it raised IsADirectoryError out of the session's start."""
+    try:
+        if not stat.S_ISDIR(path.lstat().st_mode):
+            path.unlink()
+            return
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:  # (made a folder between the lstat and the unlink)
+        pass
+    log.warning("QNN context cache: %s is a folder, not a file the worker wrote: left in place", path)

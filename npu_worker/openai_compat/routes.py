@@ -13,8 +13,8 @@ from .errors import REQUEST_ID_HEADER, openai_refusal, request_id, unversioned_r
 from .formats import available_formats
 from .load_wait import LOAD_WAITERS_KEY, load_waiters
 from .models_api import get_model, list_models
-from .speech import create_speech
 from .speech_batch import create_speech_batch
+from .speech_stream import create_speech
 from .stream_ws import handle_speech_stream
 from .voices_api import delete_voice, expect_upload, list_voices, upload_voice
 

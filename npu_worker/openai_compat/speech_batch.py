@@ -31,7 +31,6 @@ from .models_api import check_model
 from .request import DecodedAudio, InlineAudio, SpeechBatchBody, SpeechBody, SpeechRequest, parse_ref_audio
 from .speech import (
     fields_at_fault,
-    forget_frames,
     loaded_rate,
     named_voice,
     pick_format,
@@ -39,6 +38,7 @@ from .speech import (
     synth_params,
     upload_limits,
 )
+from .speech_stream import forget_frames
 
 log = logging.getLogger(__name__)
 

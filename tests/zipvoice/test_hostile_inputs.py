@@ -18,7 +18,7 @@ from npu_worker.engine.base import SynthesisRequest, Voice
 from npu_worker.engine.zipvoice import cost
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.tokenizer import add_punctuation
-from npu_worker.protocol import BadRequest, EmptyText, EngineError, InvalidAudio
+from npu_worker.protocol import BadRequest, EmptyText, EngineError, InvalidAudio, ModelLoadError
 from tests.zipvoice.conftest import engine_config
 
 SR = 24000
@@ -245,3 +245,27 @@ def test_a_reference_at_a_rate_no_recording_has_is_invalid_audio_before_it_is_de
     wav.with_suffix(".txt").write_text("안녕하세요, 오늘은 발표를 시작하겠습니다.", encoding="utf-8")
     with pytest.raises(InvalidAudio, match=f"the sample rate is {rate} Hz; a voice needs 8000-192000 Hz"):
         engine.prompts.build(Voice(str(wav)), "ko")
+
+
+def test_a_text_espeak_cannot_be_given_is_the_engines_error_and_the_next_text_is_spoken(engine):
+    """`_planned`'s own failure: a lone surrogate (the engine takes any str; a caller's JSON never
+    carries one, msgspec refuses it) cannot be encoded for espeak's child. It is the engine's error in
+    words, not a bare UnicodeEncodeError, and the phonemizer speaks the next text."""
+    with pytest.raises(
+        EngineError, match=r"^EngineError: preparing the text failed: 'utf-8' codec can't encode"
+    ):
+        list(engine.stream(SynthesisRequest("안녕\ud800하세요.")))
+    assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
+
+
+def test_an_operators_transcript_with_a_byte_that_is_not_utf8_is_refused_by_name(tiny_model_dir, tmp_path):
+    """`--ref-text` with a byte that is not UTF-8 comes as a lone surrogate (Python's argv): the load
+    failed as a bare "'utf-8' codec can't encode character '\\udcff'", naming neither the flag nor voice."""
+    engine = create(engine_config(tiny_model_dir, tmp_path, ref_text="안녕\udcff하세요."))
+    try:
+        with pytest.raises(
+            ModelLoadError, match=r"^ModelLoadError: default reference voice: ref_text is not UTF-8"
+        ):
+            engine.load()
+    finally:
+        engine.close()

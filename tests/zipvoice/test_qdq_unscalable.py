@@ -1,11 +1,13 @@
 """`prepare --precision a16w8` of a decoder still holding a Swoosh guard the rewrite does not recognise
 (here `Equal(+inf, L)`, its operands the other way round): swoosh.rewritten_model's None was taken for
 "no guard", and the quantiser scaled the guard's `+inf` by infinity (a NaN once dequantised: the guard
-silently gone). It is refused in words. The real quantiser on tests/zipvoice/simple_decoder.py's graph,
-on the CPU: no simulator needed."""
+silently gone). It is refused in words, by `prepare` before its calibration (it came per bucket, after
+the calibration's minutes). The real quantiser on tests/zipvoice/simple_decoder.py's graph, on the CPU:
+no simulator needed."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
+from npu_worker import cli
 from npu_worker.engine.zipvoice import qdq, swoosh
 from tests.zipvoice.simple_decoder import write_simple_decoder
 from tests.zipvoice.test_qdq_guard_free import FRAMES, _feeds
@@ -51,3 +54,17 @@ def test_a_guard_the_rewrite_does_not_recognise_is_refused_not_quantised(tmp_pat
         with qdq.qdq_graph(decoder, {"N": 1, "T": FRAMES}, "a16w8", _feeds(2), work, {}):
             pass
     assert list(work.iterdir()) == []  # its scratch removed
+
+
+def test_prepare_refuses_such_a_decoder_before_calibrating(
+    qnn_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(qnn_model_dir, model)
+    _unrecognised_guard(model / "fm_decoder.onnx")
+    args = ["prepare", "--model-dir", str(model), "--out", str(tmp_path / "out"), "--precision", "a16w8"]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert "npu-worker prepare: fm_decoder.onnx: 1 constant(s) that are not finite (inf: " in err
+    assert "calibration: synthesising" not in err  # refused before a text was synthesised
+    assert not (tmp_path / "out").exists()

@@ -93,7 +93,7 @@ class VoicePrompts:
 def transcript_for(voice: Voice) -> str:
     """The voice's transcript: `ref_text`, else the sidecar `<name>.txt` beside the wav."""
     if voice.ref_text and voice.ref_text.strip():
-        return voice.ref_text.strip()
+        return _utf8_transcript(voice.ref_text.strip())
     assert voice.ref_wav is not None
     sidecar = Path(voice.ref_wav).with_suffix(".txt")
     read = voice.read or read_regular
@@ -118,6 +118,20 @@ def transcript_for(voice: Voice) -> str:
         ) from exc
     if not text:
         raise BadRequest(f"transcript {sidecar} is empty", param="ref_text")
+    return text
+
+
+def _utf8_transcript(text: str) -> str:
+    """`text`, refused where it holds what UTF-8 cannot carry: an operator's `--ref-text` with a byte
+    that is not UTF-8 comes as a lone surrogate, and its load failed as a bare codec error
+    ("'utf-8' codec can't encode character '\\udcff'") that named no flag. (A caller's JSON carries none.)"""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadRequest(
+            f"ref_text is not UTF-8 text: {exc.object[exc.start : exc.end]!r} at character {exc.start}",
+            param="ref_text",
+        ) from None
     return text
 
 

@@ -81,7 +81,7 @@ def qdq_graph(
         notes = {} if notes is None else notes
         notes["specialised"] = time.monotonic()
         preprocessed, metadata = _preprocessed(static, scratch)
-        _refuse_unscalable(preprocessed, decoder.name)
+        _refuse_unscalable(onnx.load(str(preprocessed), load_external_data=False), decoder.name)
         in_float = _kept_in_float(preprocessed)
         notes["kept_in_float"] = len(in_float)
         config = get_qnn_qdq_config(
@@ -131,14 +131,27 @@ def _preprocessed(static: Path, scratch: Path) -> tuple[Path, dict[str, str]]:
     return preprocessed, metadata
 
 
-def _refuse_unscalable(graph: Path, decoder: str) -> None:
-    """ValueError where a node reads a constant that is not finite (the `+inf` of a Swoosh guard the
-    rewrite did not recognise): the quantiser scales it by infinity, a NaN once dequantised, and the
-    guard was silently gone from the compiled graph."""
+def refuse_unscalable_decoder(decoder: Path) -> None:
+    """`_refuse_unscalable` on the decoder as `qdq_graph` quantises it (its guards rewritten), once,
+    before calibrating: the refusal came per bucket, after the calibration's minutes. (Each bucket's
+    graph is checked again: what the specialiser wrote is what is quantised.)"""
+    import onnx
+
+    try:
+        graph = swoosh.rewritten_model(decoder)
+        proto = onnx.load_from_string(graph) if graph else onnx.load(str(decoder), load_external_data=False)
+    except Exception:  # (a file it cannot read: the calibration's engine load says what is wrong with it)
+        return
+    _refuse_unscalable(proto, decoder.name)
+
+
+def _refuse_unscalable(proto: Any, decoder: str) -> None:
+    """ValueError where a node of `proto` (an onnx ModelProto) reads a constant that is not finite (the
+    `+inf` of a Swoosh guard the rewrite did not recognise): the quantiser scales it by infinity, a NaN
+    once dequantised, and the guard was silently gone from the compiled graph."""
     import onnx
     from onnx import numpy_helper
 
-    proto = onnx.load(str(graph), load_external_data=False)
     read = {name for node in proto.graph.node for name in node.input}
     tensors = [(tensor.name, tensor) for tensor in proto.graph.initializer]
     tensors += [
