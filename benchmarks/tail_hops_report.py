@@ -14,6 +14,8 @@ written, `ok`) and answer (→ the benchmark read the response: `done`, the hand
 A hop's share of the tail is its mean over the slowest 5 % less its mean over all, over the same for
 the whole request (the means add up: the shares sum to 1). In the hops that wait on one thread (the
 child's, the lane's, the loop's: `run_queue_of`), the part that thread spent runnable without a core.
+Since stop 64 also each hop's own p95 over all requests (which hop has the p95), and `to_lane`'s part
+off the run queue (the woken lane on a core, or asleep on the GIL another thread holds) at p50, p90, p95.
 """
 
 from __future__ import annotations
@@ -156,6 +158,7 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         share = grew / growth if growth > 0 else 0.0
         hops[name] = {
             "median_ms": round(everyone, 3),
+            "p95_ms": _spread([r["hops"][name] for r in ordered])["p95_ms"],
             "tail_median_ms": round(slow, 3),
             "share_of_growth": round(share, 3),
         }
@@ -207,6 +210,7 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "tail_median": round(statistics.median(r["total"] for r in tail), 3),
         },
         "hops": hops,
+        "to_lane_off_run_queue": _off_run_queue(ordered, "to_lane"),
         "tail_requests": [
             {"total": r["total"], "hops": r["hops"], "causes": r["causes"], "run_queue": r["run_queue"]}
             for r in tail
@@ -214,6 +218,15 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "with_tail": tally(tail),
         "with_all": tally(ordered),
     }
+
+
+def _off_run_queue(rows: list[dict[str, Any]], hop: str) -> dict[str, float]:
+    """The part of `hop` its thread spent neither runnable without a core nor, by the kernel's count,
+    waiting on one (for `to_lane`: the woken lane on a core, or asleep on the GIL), over all requests:
+    its p50, p90 and p95 (ms) and how many were over 1 ms, the switch interval (stop 64)."""
+    parts = sorted(r["hops"][hop] - min(r["hops"][hop], r["run_queue"][hop] or 0.0) for r in rows)
+    at = lambda share: round(parts[min(len(parts) - 1, int(share * len(parts)))], 3)  # noqa: E731
+    return {"p50_ms": at(0.5), "p90_ms": at(0.9), "p95_ms": at(0.95), "over_1ms": sum(p > 1 for p in parts)}
 
 
 def _waited(job: dict[str, Any], start: str, end: str) -> float | None:
@@ -335,11 +348,15 @@ def print_summary(result: dict[str, Any]) -> None:
         print(
             f"  run-queue wait in the slowest 5 %'s one-thread hops: {figures['tail_run_queue_share']:.0%} of them, {figures['tail_share_in_those_hops']:.0%} of their time"
         )
-        print(f"  {'hop':<10} {'median':>8} {'tail':>8} {'share':>7}")
+        print(f"  {'hop':<10} {'median':>8} {'p95':>8} {'tail':>8} {'share':>7}")
         for name, hop in figures["hops"].items():
             print(
-                f"  {name:<10} {hop['median_ms']:>8.3f} {hop['tail_median_ms']:>8.3f} {hop['share_of_growth']:>7.2f}"
+                f"  {name:<10} {hop['median_ms']:>8.3f} {hop['p95_ms']:>8.3f} {hop['tail_median_ms']:>8.3f}"
+                f" {hop['share_of_growth']:>7.2f}"
             )
+        print(
+            f"  to_lane off the run queue (on a core, or asleep on the GIL): {figures['to_lane_off_run_queue']}"
+        )
         for arrival, spread in figures["queue_by_arrival"].items():
             print(f"  queue when it came to {arrival}: {spread}")
         for group in ("with_tail", "with_all"):
