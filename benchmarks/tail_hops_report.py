@@ -14,8 +14,9 @@ written, `ok`) and answer (→ the benchmark read the response: `done`, the hand
 A hop's share of the tail is its mean over the slowest 5 % less its mean over all, over the same for
 the whole request (the means add up: the shares sum to 1). In the hops that wait on one thread (the
 child's, the lane's, the loop's: `run_queue_of`), the part that thread spent runnable without a core.
-Since stop 64 also each hop's own p95 over all requests (which hop has the p95), and `to_lane`'s part
-off the run queue (the woken lane on a core, or asleep on the GIL another thread holds) at p50, p90, p95.
+Since stop 64 also each hop's own p95 over all requests (which hop has the p95), and the requests whose
+lane got back from writing the request to its child only after the child's first frame (the lane lost its
+core or the GIL at the write that woke the child: a wait counted in `to_lane`), and by how much.
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "tail_median": round(statistics.median(r["total"] for r in tail), 3),
         },
         "hops": hops,
-        "to_lane_off_run_queue": _off_run_queue(ordered, "to_lane"),
+        "lane_write_after_first_frame": _late_writes(ordered, tail),
         "tail_requests": [
             {"total": r["total"], "hops": r["hops"], "causes": r["causes"], "run_queue": r["run_queue"]}
             for r in tail
@@ -220,13 +221,15 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _off_run_queue(rows: list[dict[str, Any]], hop: str) -> dict[str, float]:
-    """The part of `hop` its thread spent neither runnable without a core nor, by the kernel's count,
-    waiting on one (for `to_lane`: the woken lane on a core, or asleep on the GIL), over all requests:
-    its p50, p90 and p95 (ms) and how many were over 1 ms, the switch interval (stop 64)."""
-    parts = sorted(r["hops"][hop] - min(r["hops"][hop], r["run_queue"][hop] or 0.0) for r in rows)
-    at = lambda share: round(parts[min(len(parts) - 1, int(share * len(parts)))], 3)  # noqa: E731
-    return {"p50_ms": at(0.5), "p90_ms": at(0.9), "p95_ms": at(0.95), "over_1ms": sum(p > 1 for p in parts)}
+def _late_writes(rows: list[dict[str, Any]], tail: list[dict[str, Any]]) -> dict[str, float]:
+    """The requests whose lane got back from its write of the request to the child only after the
+    child had read it and written its first frame (`late_write_ms` > 0: the lane lost its core, or the
+    GIL, at the write that woke its child), in all and in the slowest 5 %, and by how much (p50, p90,
+    ms). Such a wait lands in `to_lane`, before the lane's schedstat at `sent` (stop 64)."""
+    late = sorted(r["late_write_ms"] for r in rows if (r.get("late_write_ms") or 0.0) > 0)
+    at = lambda share: round(late[min(len(late) - 1, int(share * len(late)))], 3) if late else 0.0  # noqa: E731
+    in_tail = sum(1 for r in tail if (r.get("late_write_ms") or 0.0) > 0)
+    return {"count": len(late), "in_tail": in_tail, "p50_ms": at(0.5), "p90_ms": at(0.9)}
 
 
 def _waited(job: dict[str, Any], start: str, end: str) -> float | None:
@@ -325,6 +328,8 @@ def report(
         row = {"total": round(1000 * (request["done"] - request["sent"]), 3), "hops": hops}
         row["causes"] = causes(request, job, worker, children)
         row["run_queue"] = run_queue_of(job, child)
+        if "sent" in job:
+            row["late_write_ms"] = round(1000 * (job["sent"] - child["wrote"]), 3)
         # the lane woken by the child's frame, on a core but not running it: the GIL (or the syscall's own work)
         off_queue = hops["to_lane"] - (row["run_queue"]["to_lane"] or 0.0)
         row["causes"]["to_lane_off_run_queue_over_1ms"] = off_queue > 1
@@ -355,7 +360,7 @@ def print_summary(result: dict[str, Any]) -> None:
                 f" {hop['share_of_growth']:>7.2f}"
             )
         print(
-            f"  to_lane off the run queue (on a core, or asleep on the GIL): {figures['to_lane_off_run_queue']}"
+            f"  the lane back from its request's write after the child's first frame: {figures['lane_write_after_first_frame']}"
         )
         for arrival, spread in figures["queue_by_arrival"].items():
             print(f"  queue when it came to {arrival}: {spread}")
