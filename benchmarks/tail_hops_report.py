@@ -225,11 +225,20 @@ def _late_writes(rows: list[dict[str, Any]], tail: list[dict[str, Any]]) -> dict
     """The requests whose lane got back from its write of the request to the child only after the
     child had read it and written its first frame (`late_write_ms` > 0: the lane lost its core, or the
     GIL, at the write that woke its child), in all and in the slowest 5 %, and by how much (p50, p90,
-    ms). Such a wait lands in `to_lane`, before the lane's schedstat at `sent` (stop 64)."""
+    ms). Such a wait lands in `to_lane`, before the lane's schedstat at `sent` (stop 64); with the probe's
+    schedstat before the write, the share of those writes' time the lane was runnable without a core."""
     late = sorted(r["late_write_ms"] for r in rows if (r.get("late_write_ms") or 0.0) > 0)
     at = lambda share: round(late[min(len(late) - 1, int(share * len(late)))], 3) if late else 0.0  # noqa: E731
     in_tail = sum(1 for r in tail if (r.get("late_write_ms") or 0.0) > 0)
-    return {"count": len(late), "in_tail": in_tail, "p50_ms": at(0.5), "p90_ms": at(0.9)}
+    found = {"count": len(late), "in_tail": in_tail, "p50_ms": at(0.5), "p90_ms": at(0.9)}
+    timed = [
+        r for r in rows if (r.get("late_write_ms") or 0.0) > 0 and r.get("write_run_queue_ms") is not None
+    ]
+    if timed:  # (notes since stop 64's probe) how much of those writes' time the lane spent without a core
+        found["their_write_run_queue_share"] = round(
+            sum(r["write_run_queue_ms"] for r in timed) / max(1e-9, sum(r["write_ms"] for r in timed)), 3
+        )
+    return found
 
 
 def _waited(job: dict[str, Any], start: str, end: str) -> float | None:
@@ -330,6 +339,9 @@ def report(
         row["run_queue"] = run_queue_of(job, child)
         if "sent" in job:
             row["late_write_ms"] = round(1000 * (job["sent"] - child["wrote"]), 3)
+        if "before_sent" in job:  # the write's own time, and the lane's run-queue wait in it
+            row["write_ms"] = round(1000 * (job["sent"] - job["before_sent"]), 3)
+            row["write_run_queue_ms"] = _waited(job, "schedstat_before_sent", "schedstat_at_sent")
         # the lane woken by the child's frame, on a core but not running it: the GIL (or the syscall's own work)
         off_queue = hops["to_lane"] - (row["run_queue"]["to_lane"] or 0.0)
         row["causes"]["to_lane_off_run_queue_over_1ms"] = off_queue > 1

@@ -45,7 +45,10 @@ def row(number: int, names: tuple[str, ...]) -> dict[str, Any]:
     }
     run_queue = {"to_child": 0.0, "child": 0.0, "to_lane": number / 4, "to_loop": 0.0, "engine": 0.0}
     found = {"total": sum(hops.values()), "hops": hops, "causes": causes, "run_queue": run_queue}
-    return found | {"late_write_ms": float(number - 89)}
+    late = float(
+        number - 89
+    )  # (the write's own time: its lateness plus 1 ms, three quarters on the run queue)
+    return found | {"late_write_ms": late, "write_ms": late + 1, "write_run_queue_ms": 0.75 * (late + 1)}
 
 
 def test_each_hop_has_its_own_p95_and_the_lanes_late_writes_are_counted():
@@ -57,3 +60,4 @@ def test_each_hop_has_its_own_p95_and_the_lanes_late_writes_are_counted():
     late = figures["lane_write_after_first_frame"]
     assert (late["count"], late["in_tail"]) == (10, 5)  # 1 to 10 ms late: the 90th to 99th
     assert (late["p50_ms"], late["p90_ms"]) == (6.0, 10.0)
+    assert late["their_write_run_queue_share"] == 0.75
