@@ -10,9 +10,10 @@ it noted into DIR (`worker.json`, `child-PID.json`); SIGUSR1 clears it (after th
 
 Per job (its id): `received` (the `/ws` message read), `created` (the job made, `Scheduler.submit`),
 `enqueued` with admission's state then (engine thread waiting, lanes waiting, sections running),
-`taken` (the thread and whether beside, a preview lane), `section` (`run_section` begins), `sent` (the
-request written to the child, its pid), `first_chunk` (the lane's first `Delivery.take`), `published`
-(the first chunk past the trimmer handed over), `section_end`, `loop_has` (the pump's first
+`taken` (the thread and whether beside, a preview lane), `section` (`run_section` begins),
+`before_sent` and `sent` (the request's write to the child begun and returned, with the lane's
+schedstat at each, since stop 64; its pid), `first_chunk` (the lane's first `Delivery.take`),
+`published` (the first chunk past the trimmer handed over), `section_end`, `loop_has` (the pump's first
 `_on_audio`), `written` (the burst holding its first PCM frame taken to be written). Beside them: the
 loop's callbacks that ran over 1 ms (start, length, what, the loop thread's CPU in it), every garbage collection (start, length,
 generation, thread) in the worker and in the children.
@@ -197,6 +198,9 @@ def probe_engine_side(notes: Notes) -> None:
 
     def timed_sent(self: Any, request: Any, again: Any) -> Any:
         job_id = getattr(notes.current, "job", None)
+        if job_id is not None:  # (the write's own wait: a core if the run-queue wait grows, else the GIL)
+            notes.first(job_id, "before_sent")
+            notes.first(job_id, "schedstat_before_sent", schedstat())
         child = sent(self, request, again)
         if job_id is not None:
             notes.first(job_id, "sent")

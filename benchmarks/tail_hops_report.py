@@ -14,6 +14,9 @@ written, `ok`) and answer (→ the benchmark read the response: `done`, the hand
 A hop's share of the tail is its mean over the slowest 5 % less its mean over all, over the same for
 the whole request (the means add up: the shares sum to 1). In the hops that wait on one thread (the
 child's, the lane's, the loop's: `run_queue_of`), the part that thread spent runnable without a core.
+Since stop 64 also each hop's own p95 over all requests (which hop has the p95), and the requests whose
+lane got back from writing the request to its child only after the child's first frame (the lane lost its
+core or the GIL at the write that woke the child: a wait counted in `to_lane`), and by how much.
 """
 
 from __future__ import annotations
@@ -156,6 +159,7 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         share = grew / growth if growth > 0 else 0.0
         hops[name] = {
             "median_ms": round(everyone, 3),
+            "p95_ms": _spread([r["hops"][name] for r in ordered])["p95_ms"],
             "tail_median_ms": round(slow, 3),
             "share_of_growth": round(share, 3),
         }
@@ -207,6 +211,7 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "tail_median": round(statistics.median(r["total"] for r in tail), 3),
         },
         "hops": hops,
+        "lane_write_after_first_frame": _late_writes(ordered, tail),
         "tail_requests": [
             {"total": r["total"], "hops": r["hops"], "causes": r["causes"], "run_queue": r["run_queue"]}
             for r in tail
@@ -214,6 +219,26 @@ def attribute(route: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "with_tail": tally(tail),
         "with_all": tally(ordered),
     }
+
+
+def _late_writes(rows: list[dict[str, Any]], tail: list[dict[str, Any]]) -> dict[str, float]:
+    """The requests whose lane got back from its write of the request to the child only after the
+    child had read it and written its first frame (`late_write_ms` > 0: the lane lost its core, or the
+    GIL, at the write that woke its child), in all and in the slowest 5 %, and by how much (p50, p90,
+    ms). Such a wait lands in `to_lane`, before the lane's schedstat at `sent` (stop 64); with the probe's
+    schedstat before the write, the share of those writes' time the lane was runnable without a core."""
+    late = sorted(r["late_write_ms"] for r in rows if (r.get("late_write_ms") or 0.0) > 0)
+    at = lambda share: round(late[min(len(late) - 1, int(share * len(late)))], 3) if late else 0.0  # noqa: E731
+    in_tail = sum(1 for r in tail if (r.get("late_write_ms") or 0.0) > 0)
+    found = {"count": len(late), "in_tail": in_tail, "p50_ms": at(0.5), "p90_ms": at(0.9)}
+    timed = [
+        r for r in rows if (r.get("late_write_ms") or 0.0) > 0 and r.get("write_run_queue_ms") is not None
+    ]
+    if timed:  # (notes since stop 64's probe) how much of those writes' time the lane spent without a core
+        found["their_write_run_queue_share"] = round(
+            sum(r["write_run_queue_ms"] for r in timed) / max(1e-9, sum(r["write_ms"] for r in timed)), 3
+        )
+    return found
 
 
 def _waited(job: dict[str, Any], start: str, end: str) -> float | None:
@@ -312,6 +337,11 @@ def report(
         row = {"total": round(1000 * (request["done"] - request["sent"]), 3), "hops": hops}
         row["causes"] = causes(request, job, worker, children)
         row["run_queue"] = run_queue_of(job, child)
+        if "sent" in job:
+            row["late_write_ms"] = round(1000 * (job["sent"] - child["wrote"]), 3)
+        if "before_sent" in job:  # the write's own time, and the lane's run-queue wait in it
+            row["write_ms"] = round(1000 * (job["sent"] - job["before_sent"]), 3)
+            row["write_run_queue_ms"] = _waited(job, "schedstat_before_sent", "schedstat_at_sent")
         # the lane woken by the child's frame, on a core but not running it: the GIL (or the syscall's own work)
         off_queue = hops["to_lane"] - (row["run_queue"]["to_lane"] or 0.0)
         row["causes"]["to_lane_off_run_queue_over_1ms"] = off_queue > 1
@@ -335,11 +365,15 @@ def print_summary(result: dict[str, Any]) -> None:
         print(
             f"  run-queue wait in the slowest 5 %'s one-thread hops: {figures['tail_run_queue_share']:.0%} of them, {figures['tail_share_in_those_hops']:.0%} of their time"
         )
-        print(f"  {'hop':<10} {'median':>8} {'tail':>8} {'share':>7}")
+        print(f"  {'hop':<10} {'median':>8} {'p95':>8} {'tail':>8} {'share':>7}")
         for name, hop in figures["hops"].items():
             print(
-                f"  {name:<10} {hop['median_ms']:>8.3f} {hop['tail_median_ms']:>8.3f} {hop['share_of_growth']:>7.2f}"
+                f"  {name:<10} {hop['median_ms']:>8.3f} {hop['p95_ms']:>8.3f} {hop['tail_median_ms']:>8.3f}"
+                f" {hop['share_of_growth']:>7.2f}"
             )
+        print(
+            f"  the lane back from its request's write after the child's first frame: {figures['lane_write_after_first_frame']}"
+        )
         for arrival, spread in figures["queue_by_arrival"].items():
             print(f"  queue when it came to {arrival}: {spread}")
         for group in ("with_tail", "with_all"):
