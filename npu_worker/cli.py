@@ -216,14 +216,26 @@ def command_word(argv: Sequence[str]) -> str | None:
 
 def add_other_commands(commands: argparse._SubParsersAction, argv: Sequence[str]) -> None:
     """Every command but `serve`, with the modules they need."""
-    from .bench.cli import add_bench_command
     from .cli_client import add_client_commands
     from .cli_prepare import add_prepare_command
 
     add_client_commands(commands)
-    add_bench_command(commands)
+    add_bench_command(commands, full="bench" in argv)
     add_make_test_model_command(commands, full="make-test-model" in argv)
-    add_prepare_command(commands)
+    add_prepare_command(commands, full="prepare" in argv)
+
+
+def add_bench_command(commands: argparse._SubParsersAction, full: bool) -> None:
+    """`bench`, its options and modules (aiohttp, numpy) only when it is the command (`full`): every
+    `synth`, `batch` and `prepare` imported them, most of the CPU the command line took to start."""
+    if full:
+        from .bench.cli import add_bench_command as add_full_bench_command
+
+        add_full_bench_command(commands)
+        return
+    from .bench import COMMAND_HELP
+
+    commands.add_parser("bench", help=COMMAND_HELP)
 
 
 def add_make_test_model_command(commands: argparse._SubParsersAction, full: bool) -> None:

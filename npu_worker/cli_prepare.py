@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 OPTIMIZATION = {"default": None, "fast": "1", "best": "3"}  # QNN's htp_graph_finalization_optimization_mode
 
 
-def add_prepare_command(commands: argparse._SubParsersAction) -> None:
+def add_prepare_command(commands: argparse._SubParsersAction, full: bool = True) -> None:
+    """`prepare`; its options only when it is the command (`full`): they import the ZipVoice runtime
+    (numpy and the decoder's specialiser), which every `synth` and `batch` paid for at its start."""
     parser = commands.add_parser(
         "prepare",
         help="compile the decoder for the NPU ahead of time (a model directory serve loads in seconds)",
@@ -34,6 +36,8 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         "target SoC, into OUT: a copy of the model directory plus qnn/ and manifest.json. Needs "
         "onnxruntime-qnn (pip install '.[qnn]' in the npu-worker checkout); on x86 the HTP simulator backend compiles.",
     )
+    if not full:
+        return
     _add_folder_arguments(parser)
     _add_compile_arguments(parser)
     parser.set_defaults(handler=run_prepare, hears_stops=True)  # (`start_stops_heard` first thing)

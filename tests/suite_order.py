@@ -28,10 +28,15 @@ from collections.abc import Sequence
 # 11 s of CPU, the page playing its sections in real time; 38.1 s alone at load 9-10, 2026-12-07; 28.6-
 # 32.0 s for 6.9-8.8 s of CPU at load 14-18 once its recording came back as base64, 38.2-38.5 s for
 # 9.3-10.4 s before, interleaved), so its wall overlaps the other worker's CPU instead of ending the run. A renamed file fails
-# tests/test_suite_order.py.
+# tests/test_suite_order.py. 2026-12-08, load 5-8, one file after the other: test_qnn_real_structure.py
+# 54.4 s of CPU (92 s of wall), test_buckets.py 40.3 (86), test_real_structure.py 34.3 (62), which was
+# missing: by count (37 tests) it came a sixth of the way in, yet it was the suite's longest file in wall
+# (303 s in stop 63's run, its sessions optimised and its simulator run while the other worker works),
+# then test_cluster.py 25.3 (55).
 LONGEST_FIRST = (
     "tests/zipvoice/test_qnn_real_structure.py",
     "tests/zipvoice/test_buckets.py",
+    "tests/zipvoice/test_real_structure.py",
     "tests/test_cluster.py",
     "tests/zipvoice/test_server_e2e.py",
     "tests/zipvoice/test_bucket_engine.py",

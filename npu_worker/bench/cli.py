@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 
+from npu_worker.bench import COMMAND_HELP
 from npu_worker.bench.fragments import (
     FragmentConfig,
     fragments_markdown,
@@ -102,7 +103,7 @@ def add_bench_command(subparsers: Any) -> None:
     """Adds `bench`; sets `handler(args) -> exit code` like the other subcommands."""
     p = subparsers.add_parser(
         "bench",
-        help="open-loop TTFA/load benchmark against a running worker on this machine",
+        help=COMMAND_HELP,
         description="Poisson arrivals at each rate over /ws and HTTP /synth; writes PREFIX.json/.md/.png.",
     )
     _add_offered_arguments(p)
