@@ -2,15 +2,17 @@
 (stop 64: freeing the replaced wav's blocks in the rename cost a `/synth` 0.5 ms at the median and 3–4 ms
 at p95 on ext4): the new file whole at its path when the write returns, the old one held by a
 descriptor until that thread closes it; a link at the name held as a link (nothing followed), a FIFO held
-without blocking; past `most_waiting` a close is made at once."""
+without blocking; past `most_waiting` a close is made at once; through a real worker, a `/synth` over an
+existing wav answers and writes the same bytes as one to a new name, and lets the old file go."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 from npu_worker import files
-from npu_worker.late_closes import LateCloses, hold
+from npu_worker.late_closes import LATE_CLOSES, LateCloses, hold
 
 
 def _held_inodes() -> set[tuple[int, int]]:
@@ -97,3 +99,18 @@ def test_past_most_waiting_the_writer_closes_at_once(tmp_path: Path):
     assert (old_b.st_dev, old_b.st_ino) not in _held_inodes()
     closes.start()
     closes.settle()
+
+
+async def test_a_synth_over_an_existing_wav_writes_the_same_bytes_and_lets_the_old_file_go(worker, tmp_path):
+    client = await worker()
+    fresh, target = tmp_path / "fresh.wav", tmp_path / "s00.wav"
+    response = await client.post("/synth", json={"text": "hi", "output_path": str(fresh)})
+    assert response.status == 200 and (await response.json())["status"] == "ok"
+    target.write_bytes(b"old audio")
+    old = target.stat()
+    response = await client.post("/synth", json={"text": "hi", "output_path": str(target)})
+    body = await response.json()
+    assert response.status == 200 and body["status"] == "ok" and body["wav_path"] == str(target)
+    assert target.read_bytes() == fresh.read_bytes()
+    await asyncio.to_thread(LATE_CLOSES.settle)
+    assert (old.st_dev, old.st_ino) not in _held_inodes()
