@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from . import leftovers
+from .late_closes import LATE_CLOSES, LateCloses, hold
 from .leftovers import PART_SUFFIX
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
 
@@ -123,7 +124,13 @@ def open_beneath(
 
 
 def write_beneath(
-    root: str, parts: Sequence[str], data: bytes, *, durable: bool = False, private: bool = False
+    root: str,
+    parts: Sequence[str],
+    data: bytes,
+    *,
+    durable: bool = False,
+    private: bool = False,
+    closes: LateCloses = LATE_CLOSES,
 ) -> None:
     """Write root/parts… atomically (temp file + rename inside the final directory's descriptor),
     first removing temp files a crashed write left for the same name (`leftovers.LEFTOVERS`).
@@ -136,6 +143,7 @@ def write_beneath(
     whatever the umask; a caller's file gets the umask's modes, for group and others at most those of
     the regular file it replaces (a caller's 0600 wav, made again, came back 0644: readable by every
     local user); its owner, the worker, may always read and write it (it serves the section's audio).
+    A file replaced is let go by `closes`, its blocks freed off this thread (`late_closes.py`).
     """
     *directories, name = parts
     with open_beneath(root, directories, create=True, private=private) as dir_fd:
@@ -164,7 +172,7 @@ def write_beneath(
                     os.fsync(out)
             finally:
                 os.close(out)
-            _put_in_place(dir_fd, temp, name, replacing=existing is not None)
+            _put_in_place(dir_fd, temp, name, replacing=existing is not None, closes=closes)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=dir_fd)
@@ -187,7 +195,7 @@ def _check_replaceable(dir_fd: int, name: str) -> os.stat_result | None:
     return existing
 
 
-def _put_in_place(dir_fd: int, temp: str, name: str, *, replacing: bool) -> None:
+def _put_in_place(dir_fd: int, temp: str, name: str, *, replacing: bool, closes: LateCloses) -> None:
     """Rename `temp` to `name`; where nothing was there at the check, without replacing what appeared
     since (a hard link, which fails where `name` exists): another user who made `name` in a shared
     folder meanwhile had their file replaced by a worker run as root (`_check_replaceable` refuses it;
@@ -203,7 +211,12 @@ def _put_in_place(dir_fd: int, temp: str, name: str, *, replacing: bool) -> None
         else:
             os.unlink(temp, dir_fd=dir_fd)
             return
-    os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    held = hold(dir_fd, name)  # (what the rename replaces, freed at this descriptor's close)
+    try:
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    finally:
+        if held is not None:
+            closes.close(held)
 
 
 def _take_replaced_group(fd: int, replaced: os.stat_result, group_bits: int) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.request_checks import LANGS_KEPT
+from npu_worker.late_closes import LATE_CLOSES
 
 
 async def test_each_spelling_of_a_language_is_not_remembered_forever(worker, tmp_path):
@@ -66,4 +68,5 @@ async def test_espeak_children_killed_by_text_are_replaced_and_reaped(worker, tm
     watched = {pid: state for pid, (state, _) in after.items() if pid in ours or pid not in before}
     assert "Z" not in watched.values(), watched
     assert len(_espeak_children(after)) == len(ours)
+    await asyncio.to_thread(LATE_CLOSES.settle)  # (the replaced out.wav's descriptor, closed off the writer)
     assert len(os.listdir("/proc/self/fd")) <= fds
