@@ -282,6 +282,26 @@ async def test_a_next_section_the_cache_holds_is_not_sent_ahead(worker, monkeypa
     assert dropped == []  # section 1 was never sent to the child
 
 
+async def test_a_next_section_saying_the_one_in_hand_again_is_not_sent_ahead(worker, monkeypatch, tmp_path):
+    """A batch that says a text twice in a row: the second is served at its turn from the first, made
+    (`_unkept`), and the one sent ahead for it was made by the child for nothing, then stopped and read
+    away before the next section's request went."""
+    client = await worker(EspeakProcessEngine(), cache_max_bytes=10_000_000)
+    dropped: list[int] = []
+    drop = ChildEspeak._drop
+    monkeypatch.setattr(
+        ChildEspeak, "_drop", lambda child, ahead: (dropped.append(ahead), drop(child, ahead))
+    )
+    order = record_child(monkeypatch)
+    texts = [SYNTH, SYNTH, TEXTS[1]]
+    events = await read_ndjson(await client.post("/synth_batch", json=batch(tmp_path, "s", texts)))
+    oks = [e for e in events if e.get("status") == "ok"]
+    assert [(e["idx"], bool(e.get("cached"))) for e in oks] == [(0, False), (1, True), (2, False)], events
+    assert (tmp_path / "s1.wav").read_bytes() == (tmp_path / "s0.wav").read_bytes()
+    assert dropped == [], dropped  # section 1 was never sent to the child
+    assert order.count("request") == 2, order  # sections 0 and 2
+
+
 def record_built(monkeypatch: Any) -> list[tuple[str, str]]:
     """("request", text) for each request the runner builds, ("check", text) for each text it checks."""
     built: list[tuple[str, str]] = []

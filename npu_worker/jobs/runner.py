@@ -321,7 +321,7 @@ class Runner(EngineLoad, AudioHandover, SendsAhead):
             held = False
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
             waits = self.hold_wake_ups(job, engine)  # (flushed at each wait; released at its end)
-            sent = self._when_sent(job, engine, held)
+            sent = self._when_sent(job, engine, held, (section, key))
             if sent is not None and getattr(engine, "tells_sent", False):
                 push(request, delivery.take, sent, **waits)  # (while the child makes it)
             else:

@@ -41,6 +41,9 @@ class SendsAhead:
     def _request(self, job: Job, section: Section) -> SynthesisRequest:  # (`Runner`'s)
         raise NotImplementedError
 
+    def _caches(self, job: Job, section: Section) -> bool:  # (`Runner`'s)
+        raise NotImplementedError
+
     def _text_checked_ahead(self, section: Section) -> bool:
         """`section`'s text was checked as it went ahead (the same text, the same limits)."""
         ahead = self._sent_ahead
@@ -56,11 +59,14 @@ class SendsAhead:
         assert self.info is not None
         return request, self.cache.key_for(self.info, request, getattr(engine, "default_voice", None))
 
-    def _when_sent(self, job: Job, engine: Engine, held: bool) -> Callable[[], None] | None:
+    def _when_sent(
+        self, job: Job, engine: Engine, held: bool, in_hand: tuple[Section, str]
+    ) -> Callable[[], None] | None:
         """What runs once a section's request is on its way to the child: the finisher's held work, then,
         on the engine thread for a job nobody listens to live and alone with sections to take (`_alone`),
         the job's next section sent ahead (`espeak_ahead.py`: the child starts it as this one ends; the
-        admission still picks, and a pick of anything else stops it unread)."""
+        admission still picks, and a pick of anything else stops it unread). `in_hand`: the section in
+        hand and its key."""
         send_ahead = getattr(engine, "send_ahead", None)
         if send_ahead is None or job.stream_audio or threading.get_ident() != self._engine_ident:
             return self.finisher.release if held else None
@@ -68,16 +74,19 @@ class SendsAhead:
         def sent() -> None:
             if held:
                 self.finisher.release()
-            following = self._worth_sending_ahead(job, engine)
+            following = self._worth_sending_ahead(job, engine, in_hand)
             if following is not None:
                 send_ahead(following)
 
         return sent
 
-    def _worth_sending_ahead(self, job: Job, engine: Engine) -> SynthesisRequest | None:
+    def _worth_sending_ahead(
+        self, job: Job, engine: Engine, in_hand: tuple[Section, str]
+    ) -> SynthesisRequest | None:
         """The request of `job`'s next section where it is the admission's likely next pick and the
         engine's to make: none for a cancelled job, another job with a section to take (`_alone`), a
-        text that fails at its turn, or a hit in the cache (or among the made ones) at its turn."""
+        text that fails at its turn, or a hit in the cache (or among the made ones) at its turn: the one
+        in hand, kept, is among them then (the same text said again, sent ahead, was made for nothing)."""
         following = _following(job)
         if following is None or job.cancel_requested.requested or not _alone(job, self.admission.live_jobs()):
             return None
@@ -89,6 +98,8 @@ class SendsAhead:
         assert self.info is not None
         key = self.cache.key_for(self.info, request, getattr(engine, "default_voice", None))
         if key in self._unkept or self.cache.holds(key):  # (in this order: `_keep` puts, then forgets)
+            return None
+        if key and key == in_hand[1] and self._caches(job, in_hand[0]):  # ("": the cache is off)
             return None
         self._sent_ahead = (following, request, key)
         return request
