@@ -43,8 +43,9 @@ COMMAND_CONNECTIONS = 100
 FOLLOW_CONNECTIONS = 100
 # The node's own commands: its beat and its view of the cluster (the heartbeat loop, /health, /ready).
 OWN_COMMANDS = 3
-# The node's own blocking reads: engine claim, writer, cancel channel (held for good), room for a retry.
-OWN_CONNECTIONS = 4
+# The node's own blocking reads: engine claim, writer, cancel channel and presence (`presence.py`; both
+# held for good), room for a retry.
+OWN_CONNECTIONS = 5
 
 
 class ConnectionsBusy(RedisConnectionError):
