@@ -3,19 +3,23 @@ not there: READONLY): no beat is written, nor its `stopped` mark, so its peers c
 took writes again (`alive_within` grew with the refusals), /health listed it and an api node sent work its way.
 Now each node holds a subscription on a channel of its own while its process lives (`presence.py`), and
 while writes are refused a peer counts a node heard before only while `PUBSUB NUMSUB` (a read) says it holds
-it: the stopped node leaves the view, the live one stays in it."""
+it: the stopped node leaves the view, the live one stays in it. A node whose refusals began after its peers'
+(its own clock of them started late) counts those still there too."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
 import redis.asyncio as aioredis
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.jobs.cluster.heartbeat import ALIVE_WITHIN
+from npu_worker.jobs.cluster.heartbeat import ALIVE_WITHIN, Heartbeat
 from npu_worker.jobs.cluster.keys import NODES
+from npu_worker.jobs.cluster.presence import hold_presence, present
+from npu_worker.jobs.cluster.store import RedisJobs
 from tests.test_cluster_engine_refused_writes import dead_port
 from tests.timing import seconds
 
@@ -62,3 +66,32 @@ async def test_a_node_stopped_while_redis_refuses_writes_leaves_its_peers_view(
             master.close()
     assert before == names, "a live node dropped out of the view while Redis refused writes"
     assert after == [stays], f"a node stopped while Redis refused writes was still counted alive: {after}"
+
+
+async def _plant_beat(jobs: RedisJobs, node: str, age: float) -> None:
+    """`node`'s last beat, `age` s old by Redis's clock (written before the refusals began)."""
+    seconds_now, micros = await jobs.redis.time()
+    beat = {"role": "engine", "claim_timeout": 30.0, "seen": seconds_now + micros / 1e6 - age}
+    await jobs.redis.hset(NODES, node, json.dumps(beat))
+
+
+async def test_a_node_whose_refusals_began_after_its_peers_still_counts_those_there(
+    jobs: RedisJobs, settings: Any
+) -> None:
+    """A node that meets the refusals only now (started, or its beat loop started again, while they lasted)
+    counted its peers from its own first refusal: every beat older than 5 s by then was out, a live peer's
+    too. Now a peer whose process holds its presence counts, and one whose process is gone does not."""
+    await _plant_beat(jobs, "there", 30.0)
+    await _plant_beat(jobs, "gone", 30.0)
+    holding = asyncio.ensure_future(hold_presence(jobs.own_reads, "there"))  # its process, alive
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while await present(jobs.redis, ["there"]) != {"there"}:
+                await asyncio.sleep(0.05)
+        beat = Heartbeat(jobs, settings)
+        await beat._view_while_writes_refused()  # its first refusal: what its loop does as it meets one
+    finally:
+        holding.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await holding
+    assert [node["node"] for node in beat.view["nodes"]] == ["there"], beat.view
