@@ -95,3 +95,28 @@ async def test_a_node_whose_refusals_began_after_its_peers_still_counts_those_th
         with contextlib.suppress(asyncio.CancelledError):
             await holding
     assert [node["node"] for node in beat.view["nodes"]] == ["there"], beat.view
+
+
+async def test_a_presence_an_acl_refuses_is_said_and_never_the_nodes_failure(
+    redis_server: Any, caplog: Any
+) -> None:
+    """A user whose ACL refuses SUBSCRIBE (a real redis-server's ACL: NOPERM): the presence loop ended on the
+    error, a loop failure that made the node a 503 `NodeRestarting` to every request. Now it says so once and
+    tries again later, running on."""
+    async with aioredis.Redis.from_url(redis_server.url) as admin:
+        await admin.execute_command("ACL", "SETUSER", "nosub", "on", ">pw", "~*", "&*", "+@all", "-subscribe")
+    limited = RedisJobs(redis_server.url.replace("redis://", "redis://nosub:pw@"))
+    holding = asyncio.ensure_future(hold_presence(limited.own_reads, "limited"))
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while (
+                not any("refused its presence" in r.getMessage() for r in caplog.records)
+                and not holding.done()
+            ):
+                await asyncio.sleep(0.05)
+        assert not holding.done(), holding.exception()
+    finally:
+        holding.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await holding
+        await limited.close()

@@ -10,6 +10,7 @@ Apart from the heartbeat: a loop of its own (`hold_presence`) and one read (`pre
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,9 @@ from redis.exceptions import ResponseError
 from .keys import P
 from .outage import REDIS_DOWN, reraise_if_cancelling
 
+log = logging.getLogger(__name__)
+REFUSED_RETRY_SECONDS = 60.0  # a subscription Redis refused (an ACL) tried again after this long
+
 
 def presence_channel(node: str) -> str:
     return f"{P}alive:{node}"
@@ -25,7 +29,9 @@ def presence_channel(node: str) -> str:
 
 async def hold_presence(own_reads: Any, node: str) -> None:
     """The node's subscription, held for good (one of `own_reads`' connections), made again after Redis
-    was away; nothing is published there: the read only notices a lost connection."""
+    was away; nothing is published there: the read only notices a lost connection. A refusal (an ACL
+    without SUBSCRIBE: NOPERM) is one WARNING and a try a minute, never the node's failure."""
+    said = False
     while True:
         try:
             async with own_reads.pubsub() as pubsub:
@@ -36,6 +42,11 @@ async def hold_presence(own_reads: Any, node: str) -> None:
         except REDIS_DOWN:
             reraise_if_cancelling()
             await asyncio.sleep(0.5)
+        except ResponseError as exc:
+            if not said:
+                log.warning("node %s: Redis refused its presence (%s); peers count it by its beat", node, exc)
+            said = True
+            await asyncio.sleep(REFUSED_RETRY_SECONDS)
 
 
 async def present(redis: Any, nodes: Sequence[str]) -> set[str] | None:
