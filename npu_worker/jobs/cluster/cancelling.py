@@ -16,7 +16,7 @@ from ...protocol import SectionError, SlowConsumer
 from ..model import Job
 from ..observer import SchedulerObserver
 from ..stats import Stats
-from .outage import REDIS_WAIT, reraise_if_cancelling, skippable
+from .outage import WriteRefusals, reraise_if_cancelling, skippable, taken
 from .spec import BadSpec, job_from_spec, spec_node
 from .store import RedisJobs
 
@@ -38,10 +38,14 @@ async def cancel_shared_job(jobs: RedisJobs, job_id: str, stats: Stats, observer
 
 
 async def cancel_unheard(jobs: RedisJobs, job_id: str, stats: Stats, observer: SchedulerObserver) -> None:
-    """`cancel_shared_job` for a job no caller hears any more: Redis away or refusing leaves it to its end."""
+    """`cancel_shared_job` for a job no caller hears any more, waited on while Redis is away, full or
+    refuses every write for now (`outage.taken`; a task of the node's, cancelled at its stop): it was
+    dropped then, and the preview ran on for nobody once Redis took writes again. Any other answer
+    (WRONGTYPE, a spec not of ours) leaves it to its end."""
+    refusals = WriteRefusals(f"job {job_id}: its cancel")
     try:
-        await cancel_shared_job(jobs, job_id, stats, observer)
-    except (*REDIS_WAIT, ResponseError, BadSpec) as exc:
+        await taken(lambda: cancel_shared_job(jobs, job_id, stats, observer), refusals)
+    except (ResponseError, BadSpec) as exc:
         reraise_if_cancelling()
         log.warning("job %s: its cancel could not be logged (%s)", job_id, exc)
 

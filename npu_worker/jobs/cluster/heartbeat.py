@@ -138,7 +138,8 @@ class Heartbeat:
         # list first by name repeated its codes, up to 64 KiB of them, in every /health)
 
     async def read_view(self) -> None:
-        view = await self.jobs.cluster_view(self.alive_within())
+        refused = None if self.writes_refused_since is None else self.alive_within()
+        view = await self.jobs.cluster_view(ALIVE_WITHIN, refused)
         self.sound_engine_ago = view.pop("sound_engine_ago", None)
         self.view = view
 
@@ -262,7 +263,8 @@ class Heartbeat:
 
     async def _view_while_writes_refused(self) -> None:
         """Redis refuses every write (full, a replica): no node's beat is written, so the view counts a
-        node alive within ALIVE_WITHIN s of when the refusals began (`alive_within`), read still (Redis
+        node heard before while its process holds its presence (`presence.py`; where Redis answers no
+        PUBSUB, within ALIVE_WITHIN s of when the refusals began: `alive_within`), read still (Redis
         answers reads). Every node dropped out of every view 5 s in: /health said no engine alive."""
         if self.writes_refused_since is None:
             self.writes_refused_since = time.monotonic()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
 import socket
 import threading
 from collections.abc import Callable, Mapping
@@ -34,7 +35,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.connection import Connection, SSLConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import BusyLoadingError
+from redis.exceptions import BusyLoadingError, ReadOnlyError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 # Commands, the callers' and the node's loops' alike: each holds a connection for one round trip.
@@ -43,8 +44,9 @@ COMMAND_CONNECTIONS = 100
 FOLLOW_CONNECTIONS = 100
 # The node's own commands: its beat and its view of the cluster (the heartbeat loop, /health, /ready).
 OWN_COMMANDS = 3
-# The node's own blocking reads: engine claim, writer, cancel channel (held for good), room for a retry.
-OWN_CONNECTIONS = 4
+# The node's own blocking reads: engine claim, writer, cancel channel and presence (`presence.py`; both
+# held for good), room for a retry.
+OWN_CONNECTIONS = 5
 
 
 class ConnectionsBusy(RedisConnectionError):
@@ -102,6 +104,19 @@ class LookedUpConnection(Connection):
 
     _tried_socket: socket.socket | None = None  # the address's connected socket, until its transport owns it
 
+    demoted = False  # answered READONLY over a name: dropped as it is given back (`WaitingPool.release`)
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        """redis-py's read; a READONLY answer to a connection to a name marks it to be dropped once its
+        command (a pipeline: every reply) is read, so the next connects again, the name looked up anew:
+        after a failover behind a DNS name the pooled connections stayed with the demoted master, every
+        write refused for as long as each lived. (An address would reach the same server again.)"""
+        try:
+            return await super().read_response(*args, **kwargs)
+        except ReadOnlyError:
+            self.demoted = _is_name(self.host)
+            raise
+
     async def _connect(self) -> None:
         failures: list[str] = []
         trying = f"{self.host}: no answer to its lookup"  # what the whole's end cuts short, said so
@@ -145,6 +160,15 @@ class LookedUpConnection(Connection):
             if "ssl" in arguments:  # the certificate is checked against the name, not the address
                 arguments["server_hostname"] = self.host
         return arguments
+
+
+def _is_name(host: str) -> bool:
+    """`host` is a name a lookup may answer differently, not an address (an IPv6 one with its zone too)."""
+    try:
+        ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return True
+    return False
 
 
 def _share(deadline: float | None, left: int) -> float | None:
@@ -232,6 +256,9 @@ class WaitingPool(aioredis.ConnectionPool):
 
     async def release(self, connection: Any) -> None:
         try:
+            if getattr(connection, "demoted", False):  # (`LookedUpConnection.read_response`)
+                connection.demoted = False
+                await connection.disconnect()
             await super().release(connection)
         finally:
             if connection in self._lent:  # (redis-py gives back one it failed to connect itself)

@@ -42,6 +42,7 @@ from .node_engines import ClusterEngines
 from .node_loops import NodeLoops
 from .node_name import stable_node_name
 from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
+from .presence import hold_presence
 from .preview_drain import drain_previews
 from .queueing import queue_shared_job
 from .redis_wav import open_redis_wav
@@ -142,6 +143,7 @@ class ClusterScheduler(ClusterEngines):
         self.loops.start("writer", writer.run)
         self.loops.start("retention", sweeper.run)
         self.heartbeat.on_view = self._end_unrunnable_streams
+        self.loops.start("presence", lambda: hold_presence(self.jobs.own_reads, self.node))  # (no write)
         self.loops.start(
             "heartbeat",
             lambda: self.heartbeat.run(

@@ -133,12 +133,19 @@ return 1
 # A section with no file to write (a preview without `output_path`): the engine node stores the audio
 # (moved from `staged`, as MADE) and logs `ok` itself in one step, as FINAL would after the writer's hop;
 # still `ok` once per section. Size '' is no copy to store (a preview's: no route serves it). → as
-# FINAL's; {-1, ''}: no staged copy of that size (upload again).
+# FINAL's; {-1, ''}: no staged copy of that size (upload again). Its reply is kept in the record
+# (`made_ok:{idx}`: token, seq, `done`), so a retried call whose first was applied (its reply lost)
+# answers as it did: it was {0, ''}, and the node that logged the `ok` and `done` counted neither.
 MADE_OK = (
     ADVANCE
     + DONE
     + WAITING
     + """
+local answered = redis.call('HGET', KEYS[1], 'made_ok:' .. ARGV[2])
+if answered then
+  local token, seq, done = string.match(answered, '^(%x+) (%d+) (.*)$')
+  if token == ARGV[4] then return {tonumber(seq), done} end
+end
 if redis.call('HGET', KEYS[1], 'done') ~= '0' or redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then
   redis.call('DEL', KEYS[8])
   return {0, ''}
@@ -162,6 +169,7 @@ if redis.call('HLEN', KEYS[3]) >= total then
   local _, body = finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
   done = body
 end
+redis.call('HSET', KEYS[1], 'made_ok:' .. ARGV[2], ARGV[4] .. ' ' .. string.format('%d', seq) .. ' ' .. done)
 return {seq, done}
 """
 )

@@ -41,6 +41,7 @@ from .keys import (
 )
 from .outage import cancellable
 from .pools import COMMAND_CONNECTIONS, FOLLOW_CONNECTIONS, OWN_COMMANDS, OWN_CONNECTIONS, waiting_client
+from .presence import present
 from .section_audio import SectionAudioStore, ending
 from .spec import job_from_spec, job_spec
 
@@ -348,18 +349,23 @@ class RedisJobs(SectionAudioStore):
         reply = await self._recount(keys=[PENDING], client=self.own_commands)
         return (reply[0].decode(errors="replace"), int(reply[1])) if reply else None
 
-    async def cluster_view(self, alive_within: float) -> dict[str, Any]:
+    async def cluster_view(self, alive_within: float, refused_within: float | None = None) -> dict[str, Any]:
         """The nodes heard within `alive_within` s, the queue depth, and how long ago any engine node
         that did not report a failed load was heard (`sound_engine_ago`, None for never). Read by the
         heartbeat and /health through the node's own connections: behind a flood of callers' commands,
-        /health's 1 s ran out waiting for one and said `Redis is unreachable (TimeoutError)`."""
+        /health's 1 s ran out waiting for one and said `Redis is unreachable (TimeoutError)`. While Redis
+        refuses every write (`refused_within` given: no beat is written) a node heard earlier counts
+        while its process holds its presence (`presence.py`), or, where Redis answers no PUBSUB,
+        within `refused_within` s."""
         async with self.own_commands.pipeline(transaction=False) as pipe:
             pipe.hgetall(NODES)
             pipe.get(PENDING)
             pipe.time()
             rows, pending, (seconds, micros) = await pipe.execute()
         now = seconds + micros / 1e6
-        nodes, last_sound = [], None  # the latest heartbeat of an engine node that did not fail, any age
+        nodes: list[dict[str, Any]] = []
+        stale: list[dict[str, Any]] = []  # heard before ALIVE_WITHIN: only while Redis refuses writes
+        last_sound = None  # the latest heartbeat of an engine node that did not fail, any age
         for name, raw in rows.items():
             body = node_entry(raw)
             # A beat is stamped by Redis's clock as it is written: one ahead of it by more than a live
@@ -369,8 +375,12 @@ class RedisJobs(SectionAudioStore):
                 continue
             if body["role"] in ("both", "engine") and not isinstance(body.get("load_error"), str):
                 last_sound = body["seen"] if last_sound is None else max(last_sound, body["seen"])
-            if now - body["seen"] <= alive_within and body.get("stopped") is not True:  # (a clean stop)
-                nodes.append({**body, "node": name.decode(errors="replace")})
+            if body.get("stopped") is True:  # (a clean stop)
+                continue
+            heard = nodes if now - body["seen"] <= alive_within else stale
+            heard.append({**body, "node": name.decode(errors="replace")})
+        if refused_within is not None and stale:
+            nodes += await self._present_while_refused(stale, now, refused_within)
         nodes.sort(key=lambda n: n["node"])
         try:
             depth = int(pending or 0)
@@ -378,3 +388,12 @@ class RedisJobs(SectionAudioStore):
             depth = 0
         sound_ago = None if last_sound is None else max(0.0, now - last_sound)
         return {"nodes": nodes, "queue_depth": depth, "sound_engine_ago": sound_ago}
+
+    async def _present_while_refused(
+        self, stale: list[dict[str, Any]], now: float, refused_within: float
+    ) -> list[dict[str, Any]]:
+        """Of the nodes whose beat Redis's refusals left old, those still there (`presence.present`)."""
+        there = await present(self.own_commands, [node["node"] for node in stale])
+        if there is None:
+            return [node for node in stale if now - node["seen"] <= refused_within]
+        return [node for node in stale if node["node"] in there]

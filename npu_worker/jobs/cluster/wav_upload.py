@@ -10,6 +10,7 @@ ever (its section never ended, the engine took nothing else)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +57,7 @@ return 1
 """
 
 
-async def put_piece(redis: Any, key: str, offset: int, piece: bytes) -> None:
+async def put_piece(redis: Any, key: str, offset: int, piece: bytes | memoryview) -> None:
     """One piece at its place (SETRANGE: a retried piece writes the same bytes again), and the key's
     expiry pushed back; `StagedWavLost` where the pieces before it went (expired, evicted: a Redis full
     or refusing writes past STAGED_SECONDS, a volatile-* eviction policy): SETRANGE made the key anew,
@@ -66,8 +67,12 @@ async def put_piece(redis: Any, key: str, offset: int, piece: bytes) -> None:
         raise StagedWavLost(f"{key}: its pieces before byte {offset} went before the rest came")
 
 
-def pieces(wav: bytes) -> list[tuple[int, bytes]]:
-    return [(offset, wav[offset : offset + WAV_PIECE]) for offset in range(0, len(wav), WAV_PIECE)]
+def pieces(wav: bytes) -> Iterator[tuple[int, memoryview]]:
+    """The wav's pieces, each a view into it made as it is sent (redis-py sends a memoryview as it is):
+    slices of it, all made first, were a copy of the whole wav per upload in flight (28.8 MB for 600 s)."""
+    whole = memoryview(wav)
+    for offset in range(0, len(wav), WAV_PIECE):
+        yield offset, whole[offset : offset + WAV_PIECE]
 
 
 async def staged(redis: Any, job_id: str, idx: int, wav: bytes | StagedWav) -> StagedWav:

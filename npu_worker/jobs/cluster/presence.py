@@ -1,0 +1,61 @@
+"""A node's presence in Redis that needs no write: a subscription it holds on a channel of its own
+(`presence_channel`) for as long as its process lives, which `PUBSUB NUMSUB` (a read: a replica and a
+full Redis answer it) tells the others.
+
+While Redis refuses every write no beat is written, so the view counted every node heard before the
+refusals began as alive until they ended: one that died meanwhile too (its sections waited for it), and a
+node whose refusals began later than its peers' (started during them) counted them out from its own start.
+Apart from the heartbeat: a loop of its own (`hold_presence`) and one read (`present`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from redis.exceptions import ResponseError
+
+from .keys import P
+from .outage import REDIS_DOWN, reraise_if_cancelling
+
+log = logging.getLogger(__name__)
+REFUSED_RETRY_SECONDS = 60.0  # a subscription Redis refused (an ACL) tried again after this long
+
+
+def presence_channel(node: str) -> str:
+    return f"{P}alive:{node}"
+
+
+async def hold_presence(own_reads: Any, node: str) -> None:
+    """The node's subscription, held for good (one of `own_reads`' connections), made again after Redis
+    was away; nothing is published there: the read only notices a lost connection. A refusal (an ACL
+    without SUBSCRIBE: NOPERM) is one WARNING and a try a minute, never the node's failure."""
+    said = False
+    while True:
+        try:
+            async with own_reads.pubsub() as pubsub:
+                await pubsub.subscribe(presence_channel(node))
+                while True:
+                    reraise_if_cancelling()
+                    await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+        except REDIS_DOWN:
+            reraise_if_cancelling()
+            await asyncio.sleep(0.5)
+        except ResponseError as exc:
+            if not said:
+                log.warning("node %s: Redis refused its presence (%s); peers count it by its beat", node, exc)
+            said = True
+            await asyncio.sleep(REFUSED_RETRY_SECONDS)
+
+
+async def present(redis: Any, nodes: Sequence[str]) -> set[str] | None:
+    """Those of `nodes` whose process holds its subscription now; None where Redis answers PUBSUB with an
+    error (an ACL without it): the caller counts as it did without."""
+    if not nodes:
+        return set()
+    try:
+        counts = await redis.pubsub_numsub(*(presence_channel(node) for node in nodes))
+    except ResponseError:
+        return None
+    return {node for node, (_, count) in zip(nodes, counts, strict=True) if int(count) > 0}
