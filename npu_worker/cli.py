@@ -184,11 +184,11 @@ class CommandParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message}\n")
 
 
-def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line; `argv` only decides which commands' modules load: for `serve`, its own alone
     (the others' modules, the benchmark's above all, took ≈ 0.2 s of a start before /health answered;
-    benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 50), and make-test-model's options (and `onnx`)
-    only for that command."""
+    benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 50), and bench's, prepare's and make-test-model's
+    options only for that command. No `argv`: every command whole, for a caller that parses later."""
     # (aiohttp, msgspec, the client: imported here, where `main` hears a Ctrl-C, not when cli.py loads)
     from .config_sources import add_settings_arguments
 
@@ -203,7 +203,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     add_settings_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve, hears_stops=True)  # (`start_stops_heard` first thing)
-    if list(argv[:1]) != ["serve"]:  # (`-h serve` lists every command)
+    if argv is None or list(argv[:1]) != ["serve"]:  # (`-h serve` lists every command)
         add_other_commands(commands, argv)
     return parser
 
@@ -214,15 +214,19 @@ def command_word(argv: Sequence[str]) -> str | None:
     return next((word for word in argv if not word.startswith("-")), None)
 
 
-def add_other_commands(commands: argparse._SubParsersAction, argv: Sequence[str]) -> None:
-    """Every command but `serve`, with the modules they need."""
+def add_other_commands(commands: argparse._SubParsersAction, argv: Sequence[str] | None) -> None:
+    """Every command but `serve`, with the modules they need: all of them with no `argv` (a parser built
+    with none gave bench, prepare and make-test-model their help line alone, and refused their options)."""
     from .cli_client import add_client_commands
     from .cli_prepare import add_prepare_command
 
+    def named(command: str) -> bool:
+        return argv is None or command in argv
+
     add_client_commands(commands)
-    add_bench_command(commands, full="bench" in argv)
-    add_make_test_model_command(commands, full="make-test-model" in argv)
-    add_prepare_command(commands, full="prepare" in argv)
+    add_bench_command(commands, full=named("bench"))
+    add_make_test_model_command(commands, full=named("make-test-model"))
+    add_prepare_command(commands, full=named("prepare"))
 
 
 def add_bench_command(commands: argparse._SubParsersAction, full: bool) -> None:

@@ -56,3 +56,16 @@ def test_every_command_is_listed_with_its_line_and_its_own_help_has_its_options(
     assert "--rps" in commands["bench"].format_help()
     commands = build_parser(["prepare"])._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert "--buckets" in commands["prepare"].format_help()
+
+
+def test_a_parser_built_with_no_command_line_parses_every_commands_options():
+    """`build_parser()` with no `argv` gave `bench`, `prepare` and `make-test-model` placeholders with
+    their help line alone: a caller that built it so and parsed `bench --rps 1` later was refused,
+    `unrecognized arguments`. With no command line to go by, each command comes whole."""
+    from npu_worker.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["bench", "--rps", "1"]).rps == "1"
+    prepared = parser.parse_args(["prepare", "--model-dir", "m", "--out", "o", "--buckets", "7"])
+    assert (prepared.out, prepared.buckets, prepared.hears_stops) == ("o", [7], True)
+    assert parser.parse_args(["make-test-model", "d", "--size", "full"]).size == "full"
