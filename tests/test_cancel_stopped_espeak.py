@@ -7,6 +7,7 @@ an end: the error of the section the cancel had cut counted as one of its own.""
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -62,3 +63,40 @@ def test_a_delete_that_a_stopped_child_failed_to_answer_ends_the_batch_cancelled
                 os.kill(child, signal.SIGKILL)
     assert done["cancelled"] is True, (done, process.log())
     assert status["status"] == "cancelled", status
+
+
+def test_a_delete_during_the_drain_that_a_stopped_child_failed_to_answer_is_said_to_stop_it(tmp_path):
+    """The same cut during the shutdown's drain: the drain said it let the section finish, its job's
+    cancel too late to stop it, of a section the cancel had stopped (its child killed, its wav not
+    written), and the job ended cancelled."""
+    env = {**tokenless_env(), "PYTHONPATH": str(REPO)}
+    state = ["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0", "--preview-lanes", "1"]
+    process = ServeProcess([*state, "--shutdown-grace", "60"], env)
+    children: list[int] = []
+    try:
+        base = process.wait_ready()
+        children = espeak_children(process.pid)
+        os.kill(children[0], signal.SIGSTOP)
+        kept = http.client.HTTPConnection("127.0.0.1", process.port, timeout=seconds(30))  # (kept alive)
+        body = json.dumps({"sections": [{"idx": 0, "text": "멈춘 자식 프로세스입니다."}]})
+        kept.request("POST", "/synth_batch?async=1", body, {"Content-Type": "application/json"})
+        job_id = json.loads(kept.getresponse().read())["job_id"]
+        deadline = time.monotonic() + seconds(30)  # (no event says the request reached the child)
+        while not unread_request_bytes(children[0]):
+            assert time.monotonic() < deadline, f"the request never reached the child: {process.log()}"
+            time.sleep(0.02)
+        process.terminate()
+        process.log_until("SIGTERM: shutting down", seconds(30))
+        kept.request("DELETE", f"/jobs/{job_id}")
+        assert json.loads(kept.getresponse().read())["cancel_requested"] is True
+        kept.close()
+        log = process.log_at_exit(seconds(60))
+    finally:
+        process.kill()
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+    assert base
+    said = [line for line in log.splitlines() if "shutdown:" in line and f"job {job_id}" in line]
+    assert any("stopped" in line and "its wav not written" in line for line in said), log
+    assert not any("too late" in line for line in said), said
