@@ -82,17 +82,27 @@ class EspeakProcessEngine(EspeakEngine):
         raise EngineError(CLOSED)
 
     def _first_child(self) -> ChildEspeak:
-        """The load's child (`first_process`), killed at once by `cancel_load` while it starts."""
+        """The load's child (`first_process`), killed at once by `cancel_load` while it starts, and once
+        ready: held as the engine's under the lock `cancel_load` takes (a cancel between its `READY` and
+        the load's hold of it found no child to kill, and the warm-up of one that hung held the exit)."""
         process = first_process()
         with self._swapping:
             self._starting, cancelled = process, self._closed
         if cancelled:
             process.kill()
         try:
-            return ChildEspeak(process)  # its `READY` read, else `ModelLoadError`
-        finally:
+            started = ChildEspeak(process)  # its `READY` read, else `ModelLoadError`
+        except BaseException:
             with self._swapping:
                 self._starting = None
+            raise
+        with self._swapping:
+            self._starting, cancelled = None, self._closed
+            if not cancelled:
+                self._library = started  # type: ignore[assignment]  # (as the load assigns it)
+        if cancelled:
+            started.kill()
+        return started
 
     def cancel_load(self) -> None:
         """A shutdown during the load (`EngineLoad.stop_loading`): the child still starting is killed,

@@ -47,11 +47,13 @@ class JobEnding(Readiness):
         A cancel that came as its last section ended, every section ended by its own end (a `/synth`
         caller's hang-up with its file written; a batch's DELETE after one section failed and the last
         was done), stopped nothing: the job ends done, as its caller's answer says (a section a cancel
-        stops has no end of its own; a dropped listener's `SlowConsumer` is the cancel's own error)."""
+        stops has no end of its own; a dropped listener's `SlowConsumer` is the cancel's own error, and
+        so is a section that failed once the cancel had come: espeak's child killed at its `STOP`)."""
         if job.persisted and job.stopped_by_shutdown:
             log.info("shutdown: job %s left to resume at the next start", job.id)
             return
-        ran_to_its_end = bool(job.sections) and job.all_ended and not job.listener_dropped
+        cut = job.listener_dropped or job.failed_after_cancel
+        ran_to_its_end = bool(job.sections) and job.all_ended and not cut
         cancelled = job.cancel_requested.requested and not ran_to_its_end
         if job.cancel_requested.requested and not cancelled:
             log.info("job %s: its cancel came as its last section ended; it ran to its end", job.id)

@@ -170,6 +170,9 @@ class Job:
     # Its listener was dropped (`SlowConsumer`, logged as its section's error before the cancel): it ends
     # cancelled even when every section has an end, that error being one the cancel's reason wrote.
     listener_dropped: bool = False
+    # A section's call failed after the cancel was asked (espeak's child killed for leaving its `STOP`
+    # unanswered): the cancel cut that section, so the job ends cancelled though it has an end.
+    failed_after_cancel: bool = False
     log: list[LogEntry] = field(default_factory=list)
     next_seq: int = 1
     subscribers: list[Any] = field(default_factory=list)

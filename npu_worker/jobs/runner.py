@@ -185,6 +185,8 @@ class Runner(EngineLoad, AudioHandover, SendsAhead):
             then(self._finish, job, section, audio, seconds)
             return kept
         except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
+            if job.cancel_requested.requested:  # (the cancel may be its cause: a child killed at its STOP)
+                job.failed_after_cancel = True
             then(self._fail, job, section, exc)
             return None
         finally:

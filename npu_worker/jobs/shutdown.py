@@ -69,12 +69,13 @@ def _taken_section(job: Job) -> Section | None:
 
 def _how_it_ended(job: Job, taken: Section | None, seconds: float) -> str:
     """The drain's line for the section it let run. A DELETE during the drain stopped it (no end of its
-    own, its wav not written: "let ... finish" said otherwise), unless it came as the section ended by
-    itself (its wav written), too late to stop it: "its wav not written" said otherwise."""
+    own, its wav not written: "let ... finish" said otherwise, or an error the cancel caused, its child
+    killed at the `STOP`), unless it came as the section ended by itself (its wav written), too late to
+    stop it: "its wav not written" said otherwise."""
     named = _section_named(job, taken)
     if not job.cancel_requested.is_set():
         return f"shutdown: let {named} finish ({seconds:.2f} s)"
-    if taken is not None and taken.final is None:
+    if taken is not None and (taken.final is None or job.failed_after_cancel):
         return f"shutdown: {named} stopped ({seconds:.2f} s): the job was cancelled, its wav not written"
     return f"shutdown: let {named} finish ({seconds:.2f} s): its job's cancel came too late to stop it"
 

@@ -250,13 +250,15 @@ class ClosingSockets:
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()  # (held while they run: the loop keeps weak refs)
-        self._lingering: set[socket.socket] = set()
+        self._lingering: set[socket.socket] = set()  # every duplicate held (the bound, the clean-up)
+        self._let_go: set[socket.socket] = set()  # of those, the ones whose own connection has gone
         self._closed = False
 
     @property
     def lingering(self) -> int:
-        """How many connections linger now."""
-        return len(self._lingering)
+        """How many connections linger now, past their close frame (`/metrics`): one whose close frame
+        still waits is the guard's open connection, and was counted twice in the open gauge."""
+        return len(self._let_go)
 
     def close_refusing(
         self, request: web.BaseRequest, ws: web.WebSocketResponse, code: int, reason: str
@@ -298,6 +300,7 @@ class ClosingSockets:
         for sock in self._lingering:
             sock.close()
         self._lingering.clear()
+        self._let_go.clear()
 
     def _hold(self, coroutine: Coroutine[object, object, None]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -324,6 +327,7 @@ class ClosingSockets:
             self._lingering.discard(sock)
             sock.close()
         else:
+            self._let_go.add(sock)
             self._hold(self._linger(sock, deadline))
 
     async def _close_refusing(
@@ -361,6 +365,7 @@ class ClosingSockets:
                         pass
         finally:
             self._lingering.discard(sock)
+            self._let_go.discard(sock)
 
 
 async def sent(transport: asyncio.BaseTransport | None) -> None:
