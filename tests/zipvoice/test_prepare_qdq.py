@@ -140,3 +140,21 @@ def test_calibration_texts_that_are_not_a_list_of_texts_are_refused(tiny_model_d
     assert cli.main(args) == 2
     assert "item 0 has no text" in capsys.readouterr().err
     assert not (tmp_path / "out" / "manifest.json").exists()
+
+
+def test_calibration_texts_with_a_lone_surrogate_are_refused_by_item_before_calibrating(
+    tiny_model_dir: Path, tmp_path, capsys
+):
+    """JSON's `\\ud800` escape reads as a lone surrogate: the text was skipped by the calibration and the
+    manifest's digest then failed, a bare "'utf-8' codec can't encode character" after the calibration."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"text": "안녕하세요."}, {"text": "안녕\\ud800하세요."}]', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"item 1 holds a character UTF-8 cannot carry"):
+        calibration.read_texts(bad)
+    args = ["prepare", "--model-dir", str(tiny_model_dir), "--out", str(tmp_path / "out"),
+            "--precision", "a16w8", "--calibration-texts", str(bad)]  # fmt: skip
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert "item 1 holds a character UTF-8 cannot carry" in err
+    assert "calibration: synthesising" not in err
+    assert not (tmp_path / "out" / "manifest.json").exists()

@@ -68,3 +68,49 @@ def test_prepare_refuses_such_a_decoder_before_calibrating(
     assert "npu-worker prepare: fm_decoder.onnx: 1 constant(s) that are not finite (inf: " in err
     assert "calibration: synthesising" not in err  # refused before a text was synthesised
     assert not (tmp_path / "out").exists()
+
+
+def _infinities_no_bucket_keeps(path: Path) -> Path:
+    """The simple decoder with two infinities that specialising removes: a `-inf` in a mask computed from
+    the frame count alone (folded to 0.0 at any T > 0, as an export's shape arithmetic is) and a `+inf`
+    read by a node nothing uses (dropped by onnxslim)."""
+    model = onnx.load(str(write_simple_decoder(path)))
+    graph = model.graph
+    graph.node[-1].output[0] = "s"
+    graph.initializer.extend(
+        [
+            numpy_helper.from_array(np.array(-np.inf, np.float32), "minus_inf"),
+            numpy_helper.from_array(np.array(np.inf, np.float32), "plus_inf"),
+            numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+            numpy_helper.from_array(np.array(1, np.int64), "frames_axis"),
+            numpy_helper.from_array(np.array(0, np.int64), "no_frames"),
+        ]
+    )
+    graph.node.extend(
+        [
+            helper.make_node("Shape", ["x"], ["shape"]),
+            helper.make_node("Gather", ["shape", "frames_axis"], ["frames"]),
+            helper.make_node("Equal", ["frames", "no_frames"], ["empty"]),
+            helper.make_node("Where", ["empty", "minus_inf", "zero"], ["mask"]),
+            helper.make_node("Add", ["s", "mask"], ["v"]),
+            helper.make_node("Add", ["s", "plus_inf"], ["unused"]),
+        ]
+    )
+    onnx.save(model, str(path))
+    return path
+
+
+def test_an_infinity_specialising_removes_is_not_refused_up_front(tmp_path: Path) -> None:
+    """The up-front check judged the unspecialised graph: it refused a decoder whose every bucket quantises
+    (the calibration never ran, `prepare` of the user's files failed for nothing)."""
+    decoder = _infinities_no_bucket_keeps(tmp_path / "fm_decoder.onnx")
+    qdq.refuse_unscalable_decoder(decoder)  # no ValueError
+    work = tmp_path / "work"
+    work.mkdir()
+    with qdq.qdq_graph(decoder, {"N": 1, "T": FRAMES}, "a16w8", _feeds(2), work, {}) as graph:
+        assert any(node.op_type == "QuantizeLinear" for node in onnx.load(str(graph)).graph.node)
+
+
+def test_the_up_front_check_still_refuses_a_guard_on_the_frames_path(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"^fm_decoder\.onnx: 1 constant\(s\) that are not finite \(inf: "):
+        qdq.refuse_unscalable_decoder(_unrecognised_guard(tmp_path / "fm_decoder.onnx"))

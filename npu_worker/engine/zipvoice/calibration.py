@@ -78,10 +78,25 @@ def read_texts(path: Path) -> list[CalibrationText]:
         item_lang = item.get("lang", lang)
         if not isinstance(item_lang, str):
             raise ValueError(f"{path}: item {index} has a lang that is not a string")
+        if not _utf8(item["text"]) or not _utf8(item_lang):
+            raise ValueError(
+                f"{path}: item {index} holds a character UTF-8 cannot carry (a lone surrogate: JSON's \\ud800)"
+            )
         texts.append(CalibrationText(item["text"], item_lang))
     if not texts:
         raise ValueError(f"{path}: no texts")
     return texts
+
+
+def _utf8(text: str) -> bool:
+    """Whether UTF-8 carries `text`: JSON's `\\ud800` escape reads as a lone surrogate, which espeak's
+    child is never given (the text skipped after its minutes) and the manifest's digest failed on, a
+    bare codec error from `prepare` once the whole calibration had run."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def texts_digest(texts: Iterable[CalibrationText]) -> str:

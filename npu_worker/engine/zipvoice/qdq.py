@@ -133,26 +133,51 @@ def _preprocessed(static: Path, scratch: Path) -> tuple[Path, dict[str, str]]:
 
 def refuse_unscalable_decoder(decoder: Path) -> None:
     """`_refuse_unscalable` on the decoder as `qdq_graph` quantises it (its guards rewritten), once,
-    before calibrating: the refusal came per bucket, after the calibration's minutes. (Each bucket's
-    graph is checked again: what the specialiser wrote is what is quantised.)"""
+    before calibrating: the refusal came per bucket, after the calibration's minutes. Only constants
+    every bucket's graph keeps are judged (`_kept_reads`): one that specialising folds away or drops was
+    refused here, a `prepare` that every bucket passed. (Each bucket's graph is checked again: what the
+    specialiser wrote is what is quantised.) Rewritten in place, without its weights' bytes copied."""
     import onnx
 
     try:
-        graph = swoosh.rewritten_model(decoder)
-        proto = onnx.load_from_string(graph) if graph else onnx.load(str(decoder), load_external_data=False)
+        proto = onnx.load(str(decoder), load_external_data=False)
+        swoosh.rewrite_guards(proto.graph)
     except Exception:  # (a file it cannot read: the calibration's engine load says what is wrong with it)
         return
-    _refuse_unscalable(proto, decoder.name)
+    _refuse_unscalable(proto, decoder.name, _kept_reads(proto.graph))
 
 
-def _refuse_unscalable(proto: Any, decoder: str) -> None:
+def _kept_reads(graph: Any) -> set[str]:
+    """Names read by the nodes a bucket's specialised graph keeps: those fed by a graph input other than
+    through its shape (`specialize.fold_static_values` makes the rest constants) and on the way to an
+    output (onnxslim drops the others). An If's body is not followed: what that misses is refused per
+    bucket, never refused falsely here."""
+    initializers = {tensor.name for tensor in graph.initializer}
+    varying = {value.name for value in graph.input if value.name not in initializers}
+    kept = []
+    for node in graph.node:  # ONNX graphs are topologically sorted
+        if node.op_type in specialize.RANDOM_OPS or (
+            node.op_type not in specialize.SHAPE_OPS and any(name in varying for name in node.input)
+        ):
+            varying.update(node.output)
+            kept.append(node)
+    needed = {value.name for value in graph.output}
+    for node in reversed(graph.node):
+        if any(name in needed for name in node.output):
+            needed.update(node.input)
+    return {name for node in kept if any(out in needed for out in node.output) for name in node.input}
+
+
+def _refuse_unscalable(proto: Any, decoder: str, read: set[str] | None = None) -> None:
     """ValueError where a node of `proto` (an onnx ModelProto) reads a constant that is not finite (the
     `+inf` of a Swoosh guard the rewrite did not recognise): the quantiser scales it by infinity, a NaN
-    once dequantised, and the guard was silently gone from the compiled graph."""
+    once dequantised, and the guard was silently gone from the compiled graph. `read`: the names that
+    count as read (every node's inputs where None)."""
     import onnx
     from onnx import numpy_helper
 
-    read = {name for node in proto.graph.node for name in node.input}
+    if read is None:
+        read = {name for node in proto.graph.node for name in node.input}
     tensors = [(tensor.name, tensor) for tensor in proto.graph.initializer]
     tensors += [
         (node.output[0], attribute.t)
