@@ -12,12 +12,15 @@ back a moment later.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import threading
+from collections.abc import Callable
 
 HOLD_FLAGS = getattr(os, "O_PATH", os.O_RDONLY | os.O_NONBLOCK) | os.O_NOFOLLOW | os.O_CLOEXEC
 MOST_WAITING = 64  # descriptors waiting at most: past them a close is made at once, on the writer's thread
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
 
 
 class LateCloses:
@@ -56,6 +59,31 @@ class LateCloses:
     def settle(self) -> None:
         """Until every descriptor handed over so far is closed."""
         self._waiting.join()
+
+    def with_room(self, write: Callable[[], None]) -> None:
+        """`write()`, once more where it found no room and replaced files still waited here, closed first on
+        this thread: their blocks are room a full disk needs (a section's wav failed `No space left on
+        device`, or the synthesis cache gave its entries up, while an unnamed old wav held them)."""
+        try:
+            write()
+        except OSError as exc:
+            if exc.errno not in NO_ROOM or not self.close_waiting_here():
+                raise
+            write()
+
+    def close_waiting_here(self) -> int:
+        """Every descriptor still waiting, closed now on the calling thread; how many."""
+        closed = 0
+        while True:
+            try:
+                fd = self._waiting.get_nowait()
+            except queue.Empty:
+                return closed
+            try:
+                _close_quietly(fd)
+            finally:
+                self._waiting.task_done()
+            closed += 1
 
     def _work(self) -> None:
         while True:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from npu_worker import files
 from npu_worker.late_closes import LATE_CLOSES, LateCloses, hold
@@ -114,3 +117,28 @@ async def test_a_synth_over_an_existing_wav_writes_the_same_bytes_and_lets_the_o
     assert target.read_bytes() == fresh.read_bytes()
     await asyncio.to_thread(LATE_CLOSES.settle)
     assert (old.st_dev, old.st_ino) not in _held_inodes()
+
+
+def test_a_write_that_finds_no_room_first_lets_the_waiting_replaced_files_go(tmp_path: Path):
+    """rvs68: a replaced wav's blocks held for the late closer are room a full disk needs: a write that
+    found none (the next section, another caller's) failed `No space left on device` (or had the
+    synthesis cache give its entries up) while the old file, already unnamed, still held them. Closed
+    here then, the write made once more. The closer not started: a thread that has not had its turn."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)]).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        closes = LateCloses(start_at_first=False)
+        files.write_beneath(str(disk), ["s00.wav"], b"a" * 400_000, closes=closes)
+        files.write_beneath(str(disk), ["s00.wav"], b"b" * 400_000, closes=closes)  # the old one held
+        assert closes.waiting == 1
+        files.write_beneath(str(disk), ["s01.wav"], b"c" * 400_000, closes=closes)
+        assert (disk / "s01.wav").read_bytes() == b"c" * 400_000
+        assert (disk / "s00.wav").read_bytes() == b"b" * 400_000
+        assert closes.waiting == 0
+        assert sorted(p.name for p in disk.iterdir()) == ["s00.wav", "s01.wav"]  # no temp file left
+        with pytest.raises(OSError, match="No space left"):  # full with nothing held: as before
+            files.write_beneath(str(disk), ["s02.wav"], b"d" * 400_000, closes=closes)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=True)
