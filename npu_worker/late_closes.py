@@ -28,11 +28,24 @@ class LateCloses:
     (`start_at_first=False`: at `start`, so a test can see what a writer left to it)."""
 
     def __init__(self, most_waiting: int = MOST_WAITING, *, start_at_first: bool = True) -> None:
-        self._waiting: queue.Queue[int] = queue.Queue()
         self._most = most_waiting
         self._start_at_first = start_at_first
+        self._start_over()
+        os.register_at_fork(after_in_child=self._in_forked_child)
+
+    def _start_over(self) -> None:
+        self._waiting: queue.Queue[int] = queue.Queue()
         self._lock = threading.Lock()  # one thread started, however many writers hand over at once
         self._thread: threading.Thread | None = None
+
+    def _in_forked_child(self) -> None:
+        """A forked child has no closing thread (what it handed over waited for ever, holding the replaced
+        files' blocks), and the queue's lock may have been held at the fork: the descriptors waiting, the
+        parent's copied here, closed now; a fresh queue, its thread started at the child's first."""
+        waiting = list(self._waiting.queue)  # (the child's one thread: nothing else reads it)
+        self._start_over()
+        for fd in waiting:
+            _close_quietly(fd)
 
     def close(self, fd: int) -> None:
         """`fd` closed on this object's thread; at once here where `most_waiting` already wait (a disk

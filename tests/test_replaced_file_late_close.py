@@ -8,8 +8,10 @@ existing wav answers and writes the same bytes as one to a new name, and lets th
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -142,3 +144,37 @@ def test_a_write_that_finds_no_room_first_lets_the_waiting_replaced_files_go(tmp
             files.write_beneath(str(disk), ["s02.wav"], b"d" * 400_000, closes=closes)
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=True)
+
+
+def test_a_forked_child_closes_what_it_replaces_and_holds_none_of_the_parents(tmp_path: Path):
+    """rvs68: in a child forked (not exec'd) after the closing thread had started, a replaced file was
+    handed to a thread the child does not have: held until the child ended; and the parent's waiting
+    descriptors, copied into the child, held those files' blocks for as long."""
+    for name in ("warm.wav", "parent.wav", "child.wav"):
+        (tmp_path / name).write_bytes(b"old")
+    parent_old, child_old = (tmp_path / "parent.wav").stat(), (tmp_path / "child.wav").stat()
+    started, waiting = LateCloses(), LateCloses(start_at_first=False)
+    files.write_beneath(str(tmp_path), ["warm.wav"], b"new", closes=started)  # its thread started
+    started.settle()
+    files.write_beneath(str(tmp_path), ["parent.wav"], b"new", closes=waiting)  # waiting at the fork
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            said = {"parents_held": (parent_old.st_dev, parent_old.st_ino) in _held_inodes()}
+            files.write_beneath(str(tmp_path), ["child.wav"], b"new", closes=started)
+            settling = threading.Thread(target=started.settle, daemon=True)
+            settling.start()
+            settling.join(60)  # (at once where the child has a closing thread; for ever where not)
+            said["childs_held"] = (child_old.st_dev, child_old.st_ino) in _held_inodes()
+            os.write(writer, json.dumps(said).encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as answer:
+        said = json.loads(answer.read() or b"{}")
+    os.waitpid(child, 0)
+    assert said == {"parents_held": False, "childs_held": False}
+    assert (parent_old.st_dev, parent_old.st_ino) in _held_inodes()  # the parent's own, until its closer runs
+    waiting.start()
+    waiting.settle()
