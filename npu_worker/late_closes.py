@@ -55,14 +55,18 @@ class LateCloses:
             return
         self._waiting.put(fd)
         if self._thread is None and self._start_at_first:
-            self.start()
+            try:
+                self.start()
+            except RuntimeError:  # no thread to be had (a process limit): closed here, the wav written
+                self.close_waiting_here()
 
     def start(self) -> None:
-        """The closing thread, once."""
+        """The closing thread, once (tried again at the next close where the system had none to give)."""
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="npu-worker-late-close", daemon=True)
-                self._thread.start()
+                thread = threading.Thread(target=self._work, name="npu-worker-late-close", daemon=True)
+                thread.start()
+                self._thread = thread
 
     @property
     def waiting(self) -> int:

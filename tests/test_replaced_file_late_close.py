@@ -8,9 +8,13 @@ existing wav answers and writes the same bytes as one to a new name, and lets th
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import os
+import resource
+import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -18,6 +22,8 @@ import pytest
 
 from npu_worker import files
 from npu_worker.late_closes import LATE_CLOSES, LateCloses, hold
+
+NOBODY = 65534
 
 
 def _held_inodes() -> set[tuple[int, int]]:
@@ -178,3 +184,46 @@ def test_a_forked_child_closes_what_it_replaces_and_holds_none_of_the_parents(tm
     assert (parent_old.st_dev, parent_old.st_ino) in _held_inodes()  # the parent's own, until its closer runs
     waiting.start()
     waiting.settle()
+
+
+def test_a_write_where_no_thread_can_be_started_is_still_a_write(tmp_path: Path):
+    """rvs68: at a process or thread limit (a container's `pids.max`, `ulimit -u`) the closing thread could
+    not be started: the wav was in place, but the write raised `RuntimeError: can't start new thread`
+    after the rename (the section an `error` with its file written), and no later write started one.
+    The worker here is uid 65534 with `RLIMIT_NPROC` 0, in a forked child: no thread may start; the
+    replaced file is closed by the writer then, as before the late closer."""
+    if os.geteuid() != 0:
+        pytest.skip("a worker of another user with no threads left needs root to fork")
+    folder = tempfile.mkdtemp(prefix="npu-worker-test-")
+    try:
+        os.chown(folder, NOBODY, NOBODY)
+        codecs.lookup("ascii")  # (the umask's read: uid 65534 may not read this Python's library)
+        reader, writer = os.pipe()
+        child = os.fork()
+        if child == 0:
+            try:
+                os.setgroups([])
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+                resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+                closes = LateCloses()
+                files.write_beneath(folder, ["s00.wav"], b"old", closes=closes)
+                old = os.stat(os.path.join(folder, "s00.wav"))
+                try:
+                    files.write_beneath(folder, ["s00.wav"], b"new", closes=closes)
+                    said = {"raised": None}
+                except Exception as exc:  # noqa: BLE001 - what the writer saw, said to the parent
+                    said = {"raised": f"{type(exc).__name__}: {exc}"}
+                said["held"] = (old.st_dev, old.st_ino) in _held_inodes()
+                os.write(writer, json.dumps(said).encode())
+            finally:
+                os._exit(0)
+        os.close(writer)
+        with os.fdopen(reader, "rb") as answer:
+            said = json.loads(answer.read() or b"{}")
+        os.waitpid(child, 0)
+        assert said == {"raised": None, "held": False}
+        with open(os.path.join(folder, "s00.wav"), "rb") as new:
+            assert new.read() == b"new"
+    finally:
+        shutil.rmtree(folder)
