@@ -27,6 +27,7 @@ from . import leftovers
 from .late_closes import LATE_CLOSES, LateCloses, hold
 from .leftovers import PART_SUFFIX
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
+from .replaced_group import take_replaced_group
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 PASS_THROUGH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -143,8 +144,16 @@ def write_beneath(
     whatever the umask; a caller's file gets the umask's modes, for group and others at most those of
     the regular file it replaces (a caller's 0600 wav, made again, came back 0644: readable by every
     local user); its owner, the worker, may always read and write it (it serves the section's audio).
-    A file replaced is let go by `closes`, its blocks freed off this thread (`late_closes.py`).
+    A file replaced is let go by `closes`, its blocks freed off this thread (`late_closes.py`), or on it
+    where a write finds no room meanwhile (`LateCloses.with_room`).
     """
+    closes.with_room(lambda: _write_beneath(root, parts, data, durable, private, closes))
+
+
+def _write_beneath(
+    root: str, parts: Sequence[str], data: bytes, durable: bool, private: bool, closes: LateCloses
+) -> None:
+    """`write_beneath`, once."""
     *directories, name = parts
     with open_beneath(root, directories, create=True, private=private) as dir_fd:
         existing = _check_replaceable(dir_fd, name)
@@ -164,7 +173,7 @@ def write_beneath(
         try:
             try:  # (by the descriptor: a file object's fstat, isatty and lseek were 3 syscalls a wav)
                 if replaced is not None:
-                    _take_replaced_group(out, replaced, mode & 0o070)
+                    take_replaced_group(out, replaced, mode & 0o070)
                 written = memoryview(data)
                 while written:
                     written = written[os.write(out, written) :]
@@ -217,35 +226,6 @@ def _put_in_place(dir_fd: int, temp: str, name: str, *, replacing: bool, closes:
     finally:
         if held is not None:
             closes.close(held)
-
-
-def _take_replaced_group(fd: int, replaced: os.stat_result, group_bits: int) -> None:
-    """Give the new file (created without group bits) the replaced file's group, then `group_bits` less
-    the umask's. A caller's 0640 wav of a small group, made again, had the worker's group (or the
-    folder's) and the same 0640: readable by a group the caller never chose. Where the worker may not
-    give that group (not one of its groups), or its umask cannot be read, the file keeps no group bits."""
-    info = os.fstat(fd)
-    if info.st_gid != replaced.st_gid:
-        try:
-            os.fchown(fd, -1, replaced.st_gid)
-        except OSError:  # EPERM; EINVAL: a group this user namespace does not map
-            return
-    umask = _umask()
-    if group_bits and umask is not None:
-        os.fchmod(fd, stat.S_IMODE(info.st_mode) | (group_bits & ~umask))
-
-
-def _umask() -> int | None:
-    """This process's umask, read without setting it (`os.umask` sets it for every thread meanwhile:
-    a folder made then would be 0777); None where /proc does not say (Linux before 4.7, other systems)."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 def write_under_roots(path: str, data: bytes, roots: Sequence[str], *, private: bool = False) -> None:

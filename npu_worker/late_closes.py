@@ -12,12 +12,15 @@ back a moment later.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import threading
+from collections.abc import Callable
 
 HOLD_FLAGS = getattr(os, "O_PATH", os.O_RDONLY | os.O_NONBLOCK) | os.O_NOFOLLOW | os.O_CLOEXEC
 MOST_WAITING = 64  # descriptors waiting at most: past them a close is made at once, on the writer's thread
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
 
 
 class LateCloses:
@@ -25,11 +28,24 @@ class LateCloses:
     (`start_at_first=False`: at `start`, so a test can see what a writer left to it)."""
 
     def __init__(self, most_waiting: int = MOST_WAITING, *, start_at_first: bool = True) -> None:
-        self._waiting: queue.Queue[int] = queue.Queue()
         self._most = most_waiting
         self._start_at_first = start_at_first
+        self._start_over()
+        os.register_at_fork(after_in_child=self._in_forked_child)
+
+    def _start_over(self) -> None:
+        self._waiting: queue.Queue[int] = queue.Queue()
         self._lock = threading.Lock()  # one thread started, however many writers hand over at once
         self._thread: threading.Thread | None = None
+
+    def _in_forked_child(self) -> None:
+        """A forked child has no closing thread (what it handed over waited for ever, holding the replaced
+        files' blocks), and the queue's lock may have been held at the fork: the descriptors waiting, the
+        parent's copied here, closed now; a fresh queue, its thread started at the child's first."""
+        waiting = list(self._waiting.queue)  # (the child's one thread: nothing else reads it)
+        self._start_over()
+        for fd in waiting:
+            _close_quietly(fd)
 
     def close(self, fd: int) -> None:
         """`fd` closed on this object's thread; at once here where `most_waiting` already wait (a disk
@@ -39,14 +55,18 @@ class LateCloses:
             return
         self._waiting.put(fd)
         if self._thread is None and self._start_at_first:
-            self.start()
+            try:
+                self.start()
+            except RuntimeError:  # no thread to be had (a process limit): closed here, the wav written
+                self.close_waiting_here()
 
     def start(self) -> None:
-        """The closing thread, once."""
+        """The closing thread, once (tried again at the next close where the system had none to give)."""
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="npu-worker-late-close", daemon=True)
-                self._thread.start()
+                thread = threading.Thread(target=self._work, name="npu-worker-late-close", daemon=True)
+                thread.start()
+                self._thread = thread
 
     @property
     def waiting(self) -> int:
@@ -56,6 +76,31 @@ class LateCloses:
     def settle(self) -> None:
         """Until every descriptor handed over so far is closed."""
         self._waiting.join()
+
+    def with_room(self, write: Callable[[], None]) -> None:
+        """`write()`, once more where it found no room and replaced files still waited here, closed first on
+        this thread: their blocks are room a full disk needs (a section's wav failed `No space left on
+        device`, or the synthesis cache gave its entries up, while an unnamed old wav held them)."""
+        try:
+            write()
+        except OSError as exc:
+            if exc.errno not in NO_ROOM or not self.close_waiting_here():
+                raise
+            write()
+
+    def close_waiting_here(self) -> int:
+        """Every descriptor still waiting, closed now on the calling thread; how many."""
+        closed = 0
+        while True:
+            try:
+                fd = self._waiting.get_nowait()
+            except queue.Empty:
+                return closed
+            try:
+                _close_quietly(fd)
+            finally:
+                self._waiting.task_done()
+            closed += 1
 
     def _work(self) -> None:
         while True:
