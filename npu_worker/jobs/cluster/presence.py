@@ -5,6 +5,10 @@ full Redis answer it) tells the others.
 While Redis refuses every write no beat is written, so the view counted every node heard before the
 refusals began as alive until they ended: one that died meanwhile too (its sections waited for it), and a
 node whose refusals began later than its peers' (started during them) counted them out from its own start.
+A node's beat says it holds a subscription unless Redis refused it (`Refused`, the beat's `presence`):
+a peer counts a node by NUMSUB only where its last beat said so, else as before (heard within 5 s of when
+the refusals began). A node whose user may not SUBSCRIBE to its channel (an ACL allowing `&npu:cancel`
+alone) or one of an older release (a rolling upgrade) holds none, and NUMSUB's 0 counted it out 5 s in.
 Apart from the heartbeat: a loop of its own (`hold_presence`) and one read (`present`)."""
 
 from __future__ import annotations
@@ -27,11 +31,19 @@ def presence_channel(node: str) -> str:
     return f"{P}alive:{node}"
 
 
-async def hold_presence(own_reads: Any, node: str) -> None:
+class Refused:
+    """Whether Redis refused the node's subscription at its last try (`now`): its beat then says no
+    `presence`. (A lost connection is no refusal: the loop subscribes again at once.)"""
+
+    def __init__(self) -> None:
+        self.now = False
+
+
+async def hold_presence(own_reads: Any, node: str, refused: Refused | None = None) -> None:
     """The node's subscription, held for good (one of `own_reads`' connections), made again after Redis
     was away; nothing is published there: the read only notices a lost connection. A refusal (an ACL
     without SUBSCRIBE: NOPERM) is one WARNING and a try a minute, never the node's failure."""
-    said = False
+    said, refused = False, refused or Refused()
     while True:
         try:
             async with own_reads.pubsub() as pubsub:
@@ -39,10 +51,12 @@ async def hold_presence(own_reads: Any, node: str) -> None:
                 while True:
                     reraise_if_cancelling()
                     await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                    refused.now = False  # (its confirmation read, or a refusal raised)
         except REDIS_DOWN:
             reraise_if_cancelling()
             await asyncio.sleep(0.5)
         except ResponseError as exc:
+            refused.now = True
             if not said:
                 log.warning("node %s: Redis refused its presence (%s); peers count it by its beat", node, exc)
             said = True

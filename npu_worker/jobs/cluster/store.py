@@ -392,8 +392,15 @@ class RedisJobs(SectionAudioStore):
     async def _present_while_refused(
         self, stale: list[dict[str, Any]], now: float, refused_within: float
     ) -> list[dict[str, Any]]:
-        """Of the nodes whose beat Redis's refusals left old, those still there (`presence.present`)."""
-        there = await present(self.own_commands, [node["node"] for node in stale])
-        if there is None:
-            return [node for node in stale if now - node["seen"] <= refused_within]
-        return [node for node in stale if node["node"] in there]
+        """Of the nodes whose beat Redis's refusals left old, those still there (`presence.present`) where
+        their last beat said they held their presence, the others heard within `refused_within` s: one
+        that holds none (its ACL refuses its channel, an older release) read NUMSUB 0 and was counted out."""
+        holding = [node["node"] for node in stale if node.get("presence") is True]
+        there = await present(self.own_commands, holding)
+
+        def counted(node: dict[str, Any]) -> bool:
+            if there is not None and node["node"] in holding:
+                return node["node"] in there
+            return bool(now - node["seen"] <= refused_within)
+
+        return [node for node in stale if counted(node)]
