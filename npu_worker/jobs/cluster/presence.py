@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from .outage import REDIS_DOWN, reraise_if_cancelling
 
 log = logging.getLogger(__name__)
 REFUSED_RETRY_SECONDS = 60.0  # a subscription Redis refused (an ACL) tried again after this long
+CHECK_SECONDS = 5.0  # how often a node reads its own presence where it reads Redis (`_held_where_read`)
 
 
 def presence_channel(node: str) -> str:
@@ -39,19 +41,27 @@ class Refused:
         self.now = False
 
 
-async def hold_presence(own_reads: Any, node: str, refused: Refused | None = None) -> None:
+async def hold_presence(
+    own_reads: Any, node: str, refused: Refused | None = None, checked_by: Any = None
+) -> None:
     """The node's subscription, held for good (one of `own_reads`' connections), made again after Redis
     was away; nothing is published there: the read only notices a lost connection. A refusal (an ACL
-    without SUBSCRIBE: NOPERM) is one WARNING and a try a minute, never the node's failure."""
+    without SUBSCRIBE: NOPERM) is one WARNING and a try a minute, never the node's failure. Made again
+    too where `checked_by` (the client its view reads with) does not see it (`_held_where_read`)."""
     said, refused = False, refused or Refused()
     while True:
         try:
             async with own_reads.pubsub() as pubsub:
                 await pubsub.subscribe(presence_channel(node))
+                checked = time.monotonic()
                 while True:
                     reraise_if_cancelling()
                     await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     refused.now = False  # (its confirmation read, or a refusal raised)
+                    if checked_by is not None and time.monotonic() - checked >= CHECK_SECONDS:
+                        checked = time.monotonic()
+                        if not await _held_where_read(checked_by, node):
+                            break
         except REDIS_DOWN:
             reraise_if_cancelling()
             await asyncio.sleep(0.5)
@@ -61,6 +71,17 @@ async def hold_presence(own_reads: Any, node: str, refused: Refused | None = Non
                 log.warning("node %s: Redis refused its presence (%s); peers count it by its beat", node, exc)
             said = True
             await asyncio.sleep(REFUSED_RETRY_SECONDS)
+
+
+async def _held_where_read(reads: Any, node: str) -> bool:
+    """The node's subscription is seen where it reads Redis (`present`; an ACL refusing PUBSUB: assumed).
+    After a failover behind a DNS name its commands follow the name (`pools.py`: a connection answered
+    READONLY is dropped) but the subscription, which is answered nothing, stayed on the demoted master:
+    where its peers read NUMSUB it was 0, and every node counted out once that Redis refused writes."""
+    if await present(reads, [node]) != set():
+        return True
+    log.info("node %s: its presence is not where Redis is read (a failover?); subscribing again", node)
+    return False
 
 
 async def present(redis: Any, nodes: Sequence[str]) -> set[str] | None:

@@ -144,7 +144,10 @@ class ClusterScheduler(ClusterEngines):
         self.loops.start("retention", sweeper.run)
         self.heartbeat.on_view = self._end_unrunnable_streams
         self.loops.start(
-            "presence", lambda: hold_presence(self.jobs.own_reads, self.node, self.heartbeat.presence_refused)
+            "presence",
+            lambda: hold_presence(
+                self.jobs.own_reads, self.node, self.heartbeat.presence_refused, self.jobs.own_commands
+            ),
         )  # (no write)
         self.loops.start(
             "heartbeat",
