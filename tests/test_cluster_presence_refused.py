@@ -159,3 +159,33 @@ async def test_a_node_whose_presence_its_acl_refuses_is_counted_by_the_old_bound
             await holding
         await limited.close()
     assert [node["node"] for node in peer.view["nodes"]] == ["limited"], peer.view
+
+
+async def test_a_presence_lost_for_a_moment_is_no_node_gone(jobs: RedisJobs, settings: Any) -> None:
+    """A subscription made again (Redis restarted while it refused writes, a network blip: the node
+    subscribes again within a second) read as NUMSUB 0 in between: every node counted out for that beat
+    (/health listed none, an api node had no engine). Now a node is counted within `alive_within` s (5 s)
+    of when it was last seen present, as within 5 s of its last beat; one gone for good goes once they have
+    passed. (60 s here for the first part: a loaded machine may take seconds between two reads.)"""
+    await _plant_beat(jobs, "there", 120.0)
+    holding = asyncio.ensure_future(hold_presence(jobs.own_reads, "there"))
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while await present(jobs.redis, ["there"]) != {"there"}:
+                await asyncio.sleep(0.05)
+        seen = [node["node"] for node in (await jobs.cluster_view(60.0, 5.0))["nodes"]]
+    finally:
+        holding.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await holding
+    async with asyncio.timeout(seconds(10)):  # its subscription gone, as while it is made again
+        while await present(jobs.redis, ["there"]) != set():
+            await asyncio.sleep(0.05)
+    moment = [node["node"] for node in (await jobs.cluster_view(60.0, 5.0))["nodes"]]
+    assert seen == ["there"] == moment, f"a presence lost for a moment counted its node out: {moment}"
+    beat = Heartbeat(jobs, settings)
+    async with asyncio.timeout(seconds(30)):  # gone for good: out once 5 s have passed (polled)
+        await beat._view_while_writes_refused()
+        while beat.view["nodes"]:
+            await asyncio.sleep(0.2)
+            await beat._view_while_writes_refused()
