@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -69,9 +70,15 @@ async def test_a_node_stopped_while_redis_refuses_writes_leaves_its_peers_view(
 
 
 async def _plant_beat(jobs: RedisJobs, node: str, age: float) -> None:
-    """`node`'s last beat, `age` s old by Redis's clock (written before the refusals began)."""
+    """`node`'s last beat, `age` s old by Redis's clock (written before the refusals began), saying it held
+    its presence then."""
     seconds_now, micros = await jobs.redis.time()
-    beat = {"role": "engine", "claim_timeout": 30.0, "seen": seconds_now + micros / 1e6 - age}
+    beat = {
+        "role": "engine",
+        "claim_timeout": 30.0,
+        "presence": True,
+        "seen": seconds_now + micros / 1e6 - age,
+    }
     await jobs.redis.hset(NODES, node, json.dumps(beat))
 
 
@@ -120,3 +127,65 @@ async def test_a_presence_an_acl_refuses_is_said_and_never_the_nodes_failure(
         with contextlib.suppress(asyncio.CancelledError):
             await holding
         await limited.close()
+
+
+async def test_a_node_whose_presence_its_acl_refuses_is_counted_by_the_old_bound(
+    jobs: RedisJobs, redis_server: Any, settings: Any, caplog: Any
+) -> None:
+    """A node whose Redis user may use only the cancel channel (an ACL written for the worker before
+    presence, `&npu:cancel`: SUBSCRIBE to its own channel is NOPERM, PUBSUB NUMSUB is allowed) holds no
+    presence, as does a node of an older release in a rolling upgrade: while writes were refused its peers
+    read NUMSUB 0 for it and counted it out 5 s in, as every node was before presence. Now a node counts by
+    its presence only where its last beat said it held one; else within 5 s of when the refusals began."""
+    async with aioredis.Redis.from_url(redis_server.url) as admin:
+        acl = ["on", ">pw", "~*", "resetchannels", "&npu:cancel", "+@all"]
+        await admin.execute_command("ACL", "SETUSER", "cancelonly", *acl)
+    limited = RedisJobs(redis_server.url.replace("redis://", "redis://cancelonly:pw@"))
+    its_beat = Heartbeat(limited, settings)
+    holding = asyncio.ensure_future(hold_presence(limited.own_reads, "limited", its_beat.presence_refused))
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while not any("refused its presence" in r.getMessage() for r in caplog.records):
+                await asyncio.sleep(0.05)
+        body = its_beat._beat_body(None, lambda: None, lambda: None, lambda: None, lambda: None)
+        seconds_now, micros = await jobs.redis.time()  # its last beat, 10 s old: 2 s before the refusals
+        await jobs.redis.hset(NODES, "limited", json.dumps({**body, "seen": seconds_now + micros / 1e6 - 10}))
+        peer = Heartbeat(jobs, settings)
+        peer.writes_refused_since = time.monotonic() - 8.0  # the peer has met refusals for 8 s
+        await peer._view_while_writes_refused()
+    finally:
+        holding.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await holding
+        await limited.close()
+    assert [node["node"] for node in peer.view["nodes"]] == ["limited"], peer.view
+
+
+async def test_a_presence_lost_for_a_moment_is_no_node_gone(jobs: RedisJobs, settings: Any) -> None:
+    """A subscription made again (Redis restarted while it refused writes, a network blip: the node
+    subscribes again within a second) read as NUMSUB 0 in between: every node counted out for that beat
+    (/health listed none, an api node had no engine). Now a node is counted within `alive_within` s (5 s)
+    of when it was last seen present, as within 5 s of its last beat; one gone for good goes once they have
+    passed. (60 s here for the first part: a loaded machine may take seconds between two reads.)"""
+    await _plant_beat(jobs, "there", 120.0)
+    holding = asyncio.ensure_future(hold_presence(jobs.own_reads, "there"))
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while await present(jobs.redis, ["there"]) != {"there"}:
+                await asyncio.sleep(0.05)
+        seen = [node["node"] for node in (await jobs.cluster_view(60.0, 5.0))["nodes"]]
+    finally:
+        holding.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await holding
+    async with asyncio.timeout(seconds(10)):  # its subscription gone, as while it is made again
+        while await present(jobs.redis, ["there"]) != set():
+            await asyncio.sleep(0.05)
+    moment = [node["node"] for node in (await jobs.cluster_view(60.0, 5.0))["nodes"]]
+    assert seen == ["there"] == moment, f"a presence lost for a moment counted its node out: {moment}"
+    beat = Heartbeat(jobs, settings)
+    async with asyncio.timeout(seconds(30)):  # gone for good: out once 5 s have passed (polled)
+        await beat._view_while_writes_refused()
+        while beat.view["nodes"]:
+            await asyncio.sleep(0.2)
+            await beat._view_while_writes_refused()

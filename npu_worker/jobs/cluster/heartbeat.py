@@ -20,6 +20,7 @@ from ...config import DAY, Settings
 from ...engine.base import DecoderCalls, EngineInfo
 from ...errors import ModelLoadError, NodeRestarting, QueueUnavailable, WorkerError
 from .outage import REDIS_DOWN, WriteRefusals, redis_unreachable, refuses_every_write, reraise_if_cancelling
+from .presence import Refused
 from .store import RedisJobs
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
 WRITES_REFUSED_LIMIT = 60.0
 # /health and /ready share one read of the view begun within this long (`Heartbeat.health`).
 HEALTH_VIEW_FRESH = 0.25
+# What a beat carries that /health's `cluster.nodes` leaves out: `languages` (4.5 KB a node), `presence`.
+UNSHOWN = ("languages", "presence")
 
 
 def claim_patience(own: float, nodes: Sequence[dict[str, Any]]) -> float:
@@ -90,6 +93,7 @@ class Heartbeat:
         self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
         self.writes_refused_since: float | None = None  # (monotonic) Redis refusing every write since
         self.differences = EngineDifferences()
+        self.presence_refused = Refused()  # its subscription refused (`hold_presence`): its beat says so
         self.on_view: Callable[[], object] | None = None  # after each view the loop reads (on the loop)
         self._health_read: asyncio.Future[None] | None = None  # the view read /health and /ready share
         self._health_read_at = 0.0
@@ -158,7 +162,7 @@ class Heartbeat:
                 "error": str(redis_unreachable(exc)),
             }
         engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
-        nodes = [{key: value for key, value in n.items() if key != "languages"} for n in self.view["nodes"]]
+        nodes = [{key: value for key, value in n.items() if key not in UNSHOWN} for n in self.view["nodes"]]
         cluster = {**self.view, "nodes": nodes, "engines_alive": len(engines)}  # (languages: 4.5 KB a node)
         return {
             "queue_backend": "redis",
@@ -228,6 +232,8 @@ class Heartbeat:
     ) -> dict[str, Any]:
         """What this node's beat says: its role, and its engine, or why it failed, or its load's phase."""
         body: dict[str, Any] = {"role": self.role, "claim_timeout": self.settings.claim_timeout}
+        if not self.presence_refused.now:  # peers count it by its subscription while writes are refused
+            body["presence"] = True
         if info is not None:
             body.update(
                 backend=info.backend,

@@ -42,7 +42,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 COMMAND_CONNECTIONS = 100
 # Callers' blocking reads (a followed job's log, its PCM): each held for up to its block time (2 s).
 FOLLOW_CONNECTIONS = 100
-# The node's own commands: its beat and its view of the cluster (the heartbeat loop, /health, /ready).
+# The node's own commands: its beat and its view of the cluster (the heartbeat loop, /health, /ready; the
+# presence loop's check every 5 s).
 OWN_COMMANDS = 3
 # The node's own blocking reads: engine claim, writer, cancel channel and presence (`presence.py`; both
 # held for good), room for a retry.

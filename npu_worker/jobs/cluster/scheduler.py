@@ -143,7 +143,12 @@ class ClusterScheduler(ClusterEngines):
         self.loops.start("writer", writer.run)
         self.loops.start("retention", sweeper.run)
         self.heartbeat.on_view = self._end_unrunnable_streams
-        self.loops.start("presence", lambda: hold_presence(self.jobs.own_reads, self.node))  # (no write)
+        self.loops.start(
+            "presence",
+            lambda: hold_presence(
+                self.jobs.own_reads, self.node, self.heartbeat.presence_refused, self.jobs.own_commands
+            ),
+        )  # (no write)
         self.loops.start(
             "heartbeat",
             lambda: self.heartbeat.run(

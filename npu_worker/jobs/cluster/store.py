@@ -81,6 +81,7 @@ class RedisJobs(SectionAudioStore):
         self._voice_user = self.redis.register_script(scripts.VOICE_USER)
         self._leave = self.redis.register_script(scripts.LEAVE)
         self._beats: dict[str, str] = {}  # the beat last sent for each node of this process (`leave`)
+        self._present_at: dict[str, float] = {}  # when each node was last seen present (Redis's clock)
         self._firsts: dict[str, int] = {}  # first sections a node claimed in a row (`claim`)
 
     async def close(self) -> None:
@@ -380,7 +381,7 @@ class RedisJobs(SectionAudioStore):
             heard = nodes if now - body["seen"] <= alive_within else stale
             heard.append({**body, "node": name.decode(errors="replace")})
         if refused_within is not None and stale:
-            nodes += await self._present_while_refused(stale, now, refused_within)
+            nodes += await self._present_while_refused(stale, now, alive_within, refused_within)
         nodes.sort(key=lambda n: n["node"])
         try:
             depth = int(pending or 0)
@@ -390,10 +391,23 @@ class RedisJobs(SectionAudioStore):
         return {"nodes": nodes, "queue_depth": depth, "sound_engine_ago": sound_ago}
 
     async def _present_while_refused(
-        self, stale: list[dict[str, Any]], now: float, refused_within: float
+        self, stale: list[dict[str, Any]], now: float, alive_within: float, refused_within: float
     ) -> list[dict[str, Any]]:
-        """Of the nodes whose beat Redis's refusals left old, those still there (`presence.present`)."""
-        there = await present(self.own_commands, [node["node"] for node in stale])
-        if there is None:
-            return [node for node in stale if now - node["seen"] <= refused_within]
-        return [node for node in stale if node["node"] in there]
+        """Of the nodes whose beat Redis's refusals left old, those seen present (`presence.present`)
+        within `alive_within` s where their last beat said they hold a presence, the others heard within
+        `refused_within` s: one that holds none (its ACL refuses its channel, an older release) read
+        NUMSUB 0 and was counted out; a subscription made again (Redis restarted) counted every node out
+        for a beat."""
+        holding = [node["node"] for node in stale if node.get("presence") is True]
+        there = await present(self.own_commands, holding)
+        if there is not None:
+            seen = {name: at for name, at in self._present_at.items() if name in holding}
+            self._present_at = seen | dict.fromkeys(there, now)
+
+        def counted(node: dict[str, Any]) -> bool:
+            if there is not None and node["node"] in holding:
+                last = max(node["seen"], self._present_at.get(node["node"], node["seen"]))
+                return bool(now - last <= alive_within)
+            return bool(now - node["seen"] <= refused_within)
+
+        return [node for node in stale if counted(node)]
