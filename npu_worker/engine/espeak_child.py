@@ -246,8 +246,10 @@ class _Child:
             return self._drop_held()
         if self.sent_first and self._stop_asked(now):
             return self._drop_held()
-        self.sent_first, self.looked_at = True, now
+        first, self.sent_first, self.looked_at = not self.sent_first, True, now
         self._write_held()
+        if first:  # its core to the lane that woke this child and waits, runnable, to read it
+            os.sched_yield()  # (returns at once where nothing else is runnable)
         return True
 
     def _drop_held(self) -> bool:
