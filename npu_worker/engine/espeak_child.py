@@ -10,8 +10,9 @@ object: id, text, lang, speed_factor, early_audio) and `STOP` (a u32: the id of 
 for any other request, sent late from another thread, is dropped, so it never cuts the next one); the
 child answers `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32
 samples at 24 kHz) and one `END` or `FAILED` (JSON: the error's name and message); a request's first
-frame is written alone (held as the later ones when `early_audio` is false), the later ones a few to a
-write (`HOLD_SECONDS`), the last with the `END`; a `STOP` is looked for at each write but the first and
+frame is written alone (held as the later ones when `early_audio` is false), and the child then yields
+its core once (the lane whose write of the request woke it waits there to read that frame), the later
+ones a few to a write (`HOLD_SECONDS`), the last with the `END`; a `STOP` is looked for at each write but the first and
 every `STOP_LOOK_SECONDS` while frames are held. A `REQUEST` that comes while another is made (a
 batch's next section, sent ahead) is made after it, its answer after the other's `END`; a `STOP` naming
 it before its turn makes that answer an `END` alone. `PHONEMIZE` (JSON: text, voice) is answered with one
@@ -246,8 +247,10 @@ class _Child:
             return self._drop_held()
         if self.sent_first and self._stop_asked(now):
             return self._drop_held()
-        self.sent_first, self.looked_at = True, now
+        first, self.sent_first, self.looked_at = not self.sent_first, True, now
         self._write_held()
+        if first:  # its core to the lane that woke this child and waits, runnable, to read it
+            os.sched_yield()  # (returns at once where nothing else is runnable)
         return True
 
     def _drop_held(self) -> bool:
