@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from . import __version__
+from . import __version__, start_collector
 from .held_signals import (
     StartTerminated,
     how_stopped,
@@ -131,6 +131,7 @@ def _serve_holding(
     warn_at_start(args, settings)
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
+    start_collector.let_go(keep_start_objects=True)  # the app built: the start's heap frozen, then on
     try:
         listening.append(True)
         run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
@@ -286,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     hear_ctrl_c()  # before the commands' modules load: a `kill -INT` meanwhile is heard too
     argv_given = argv is not None
     argv = sys.argv[1:] if argv is None else list(argv)
+    if command_word(argv) == "serve":  # its modules and app made without collections (`run` lets go)
+        start_collector.hold()
     running: list[str] = []  # the command, once its handler is called
     returned: Any = running  # what the handler returned, once it has (stored with no check between)
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
@@ -305,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             stderr_line(f"npu-worker {running[0]}: {word}")
             return status
         return stopped_before_it_began(stopped, command_word(argv) or "")
+    finally:  # a start refused or stopped before it served: the collector on, nothing frozen
+        start_collector.let_go(keep_start_objects=False)
     return _status_kept(int(returned or 0), argv_given)
 
 
