@@ -10,7 +10,7 @@ import pytest
 import websockets
 
 from npu_worker.app_keys import BODY_BUDGET_KEY
-from npu_worker.ws_server import message_deadline
+from npu_worker.ws_server import message_deadline, opening
 from npu_worker.ws_server.message_deadline import UNFINISHED_ALLOWANCE, UNFINISHED_REASON
 from tests.timing import seconds, until
 
@@ -22,8 +22,10 @@ CHECK_SECONDS = 0.05
 def frequent_checks(monkeypatch):
     """The watch looks every 0.05 s, not every 1 s: each drop came 1-2 s after its 0.5 s body timeout
     (the first look past it starts the clock, the next one past the timeout drops), 30 s of the file's
-    wall waited out. The same bound is timed; more looks only find an overrun sooner."""
+    wall waited out. The same bound is timed; more looks only find an overrun sooner. A refused socket's
+    connection lingers 0.3 s at most (1 s in production): `wait_closed` waited for its end."""
     monkeypatch.setattr(message_deadline, "CHECK_SECONDS", CHECK_SECONDS)
+    monkeypatch.setattr(opening, "REFUSAL_CLOSE_SECONDS", 0.3)
 
 
 async def fragments_then_a_trickle(first: int, every: float):
