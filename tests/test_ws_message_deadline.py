@@ -10,10 +10,22 @@ import pytest
 import websockets
 
 from npu_worker.app_keys import BODY_BUDGET_KEY
+from npu_worker.ws_server import message_deadline, opening
 from npu_worker.ws_server.message_deadline import UNFINISHED_ALLOWANCE, UNFINISHED_REASON
 from tests.timing import seconds, until
 
 PATHS = ["/ws", "/v1/audio/speech/stream"]
+CHECK_SECONDS = 0.05
+
+
+@pytest.fixture(autouse=True)
+def frequent_checks(monkeypatch):
+    """The watch looks every 0.05 s, not every 1 s: each drop came 1-2 s after its 0.5 s body timeout
+    (the first look past it starts the clock, the next one past the timeout drops), 30 s of the file's
+    wall waited out. The same bound is timed; more looks only find an overrun sooner. A refused socket's
+    connection lingers 0.3 s at most (1 s in production): `wait_closed` waited for its end."""
+    monkeypatch.setattr(message_deadline, "CHECK_SECONDS", CHECK_SECONDS)
+    monkeypatch.setattr(opening, "REFUSAL_CLOSE_SECONDS", 0.3)
 
 
 async def fragments_then_a_trickle(first: int, every: float):
@@ -40,13 +52,13 @@ async def test_a_message_that_never_finishes_loses_its_connection(served, path):
 
 @pytest.mark.parametrize("path", PATHS)
 async def test_a_slow_message_that_finishes_within_the_body_timeout_is_read(served, path):
-    listener = await served(body_timeout=seconds(6.0))  # the message takes about 1.8 s (more under load)
+    listener = await served(body_timeout=seconds(6.0))  # the message takes about 0.45 s (more under load)
     async with websockets.connect(f"ws://127.0.0.1:{listener.port}{path}") as ws:
 
         async def slowly():
             yield '{"type": "cancel", "pad": "' + "x" * 100_000
-            for _ in range(3):  # past the watch's 1 s check, well within the body timeout
-                await asyncio.sleep(0.6)
+            for _ in range(3):  # past many of the watch's checks, well within the body timeout
+                await asyncio.sleep(0.15)
                 yield "x"
             yield '"}'
 
@@ -172,7 +184,7 @@ async def test_an_idle_socket_that_only_pings_and_pongs_is_kept(served, path):
     peer's pings are taken off as read, so an idle socket is not taken for an unfinished message."""
     listener = await served(body_timeout=0.5, heartbeat_interval=0.2)
     async with websockets.connect(f"ws://127.0.0.1:{listener.port}{path}", ping_interval=0.1) as ws:
-        await asyncio.sleep(2.5)  # five body timeouts of pings and pongs, no message
+        await asyncio.sleep(1.5)  # three body timeouts (30 of the watch's checks) of pings and pongs
         assert listener.guard.open
         await ws.send('{"type": "cancel"}')
         answer = json.loads(await asyncio.wait_for(ws.recv(), seconds(10)))
