@@ -41,16 +41,37 @@ except ImportError:
             return np.convolve(a, v[::-1], mode="valid")
 
 
+def clip_by_extremes(
+    samples: np.ndarray, low: np.float32, high: np.float32, out: np.ndarray | None = None
+) -> np.ndarray:
+    """What the `clip` ufunc makes (NaN stays NaN), by the `maximum` and `minimum` ufuncs: two passes
+    over the samples where `clip` takes one; only for a numpy without that ufunc where we look for it."""
+    clipped = np.maximum(samples, low, out=out)
+    return np.minimum(clipped, high, out=clipped)
+
+
+# The `clip` ufunc itself, which `np.clip` reaches through five Python calls of dispatch: one pass over a
+# chunk. `maximum` then `minimum` with a scalar bound took the NaN-propagating loop twice: 24 % of the
+# engine lane's CPU a `/ws` preview was numpy's, a third of it those two (benchmarks/SERVER_OVERHEAD.md,
+# 2026-12-08, stop 64). The same values byte for byte (`tests/test_lane_chunk_work.py`).
+try:
+    from numpy._core.umath import clip as clip_samples  # type: ignore[attr-defined]
+except ImportError:
+    try:  # numpy 1.26
+        from numpy.core.umath import clip as clip_samples  # type: ignore[attr-defined,no-redef]
+    except ImportError:  # (private, as above: a numpy that moved it gets the two passes, the same values)
+        clip_samples = clip_by_extremes  # type: ignore[assignment]
+
+
 def to_pcm16(samples: np.ndarray) -> np.ndarray:
     """float32 [-1, 1] → int16, clipped (no wrap-around clicks). Scaled and rounded in the clipped
     copy: one float buffer per call instead of three (each new buffer is pages to fault in). Clipped
-    by the `maximum` and `minimum` ufuncs, the same values as `np.clip` (NaN stays NaN), without its
+    by the `clip` ufunc (`clip_samples`), the same values as `np.clip` (NaN stays NaN), without its
     five Python calls of dispatch: this runs on the engine lane for every chunk of a `/ws` preview,
     whose chunks are float32 arrays already (no `asarray` then)."""
     if samples.__class__ is not np.ndarray or samples.dtype != np.float32:
         samples = np.asarray(samples, dtype=np.float32)
-    scaled = np.maximum(samples, _MINUS_ONE)
-    np.minimum(scaled, _ONE, out=scaled)
+    scaled = clip_samples(samples, _MINUS_ONE, _ONE)
     scaled *= 32767.0
     return np.rint(scaled, out=scaled).astype(np.int16)
 
@@ -82,7 +103,7 @@ def wav_of_chunks(chunks: Sequence[np.ndarray], sample_rate: int) -> bytes:
     if not 0 < sample_rate < 1 << 31:  # `wave` refused a rate <= 0; the header holds rate * 2 in 32 bits
         raise ValueError(f"a wav's sample rate is 1-2147483647 Hz, not {sample_rate}")
     scaled = np.concatenate(chunks, dtype=np.float32) if chunks else np.zeros(0, np.float32)
-    np.clip(scaled, -_ONE, _ONE, out=scaled)
+    clip_samples(scaled, _MINUS_ONE, _ONE, out=scaled)
     np.multiply(scaled, _FULL_SCALE, out=scaled)
     np.rint(scaled, out=scaled)
     return pcm16_wav(scaled.astype("<i2"), sample_rate)

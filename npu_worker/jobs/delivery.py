@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..audio import LeadingSilenceTrimmer, OnsetWatch, to_pcm16, wav_of_chunks
+from ..audio import LeadingSilenceTrimmer, OnsetWatch, clip_samples, to_pcm16, wav_of_chunks
 from .model import AudioChunk, Job, Section
 
 _ONE, _MINUS_ONE = np.float32(1.0), np.float32(-1.0)  # (`to_pcm16`'s bounds)
@@ -133,8 +133,7 @@ class Delivery:
             pcm16: np.ndarray | None = None
             if job.pcm16_listener:  # here, not on the loop; `to_pcm16`'s ufuncs inline for the 1-D
                 # float32 chunk it is by now (its call a chunk: benchmarks/SERVER_OVERHEAD.md, stop 58)
-                scaled = np.maximum(chunk, _MINUS_ONE)
-                np.minimum(scaled, _ONE, out=scaled)
+                scaled = clip_samples(chunk, _MINUS_ONE, _ONE)  # (one pass: `audio.py`'s `clip_samples`)
                 scaled *= 32767.0
                 pcm16 = np.rint(scaled, out=scaled).astype(np.int16)
             self.publish(job, AudioChunk(self.section.idx, chunk, onset, pcm16))
