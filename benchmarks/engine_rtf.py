@@ -43,12 +43,8 @@ from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.segmenter import split_sentences
 from npu_worker.engine.zipvoice.tokenizer import add_punctuation
 from npu_worker.engine_options import zipvoice_config
-from npu_worker.testing.zipvoice_model import (
-    REFERENCE_WAV,
-    SYNTHETIC_STAMP,
-    build_model_dir,
-    builder_fingerprint,
-)
+from npu_worker.testing.model_folder import REFERENCE_WAV, SYNTHETIC_STAMP
+from npu_worker.testing.zipvoice_model import build_model_dir, builder_fingerprint
 
 LECTURE = Path(__file__).resolve().parents[1] / "npu_worker" / "bench" / "lecture_ko_39.json"
 UTTERANCE = "충전할 때 리튬 이온은 양극에서 빠져나와 전해질을 지나 음극의 흑연 층 사이로 들어갑니다."

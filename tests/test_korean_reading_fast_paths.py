@@ -14,7 +14,7 @@ from importlib import resources
 
 import pytest
 
-from npu_worker.engine import korean_reading, text_form
+from npu_worker.engine import korean_held, korean_reading, text_form
 
 # The characters the rules and the fast paths' guards react to: full-width forms, enclosed and squared forms,
 # controls, zero-width and other spaces, decomposed and compatibility jamo, Hanja, kana, signs and marks.
@@ -37,13 +37,13 @@ def every_rule(text: str) -> str:
     korean_reading._DIGIT = re.compile("")  # found in every text: each group runs
     try:
         paths: list[str] = []
-        if not korean_reading._PRIVATE_USE.search(text):
-            text = korean_reading._ADDRESS.sub(lambda m: korean_reading._held(m, paths), text)
+        if not korean_held._PRIVATE_USE.search(text):
+            text = korean_held._ADDRESS.sub(lambda m: korean_held._held(m, paths), text)
         text = korean_reading._numbers_spoken(text)
     finally:
         korean_reading._DIGIT = digit
-    first = korean_reading._FIRST_PRIVATE_USE
-    return korean_reading._PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - first], text) if paths else text
+    first = korean_held._FIRST_PRIVATE_USE
+    return korean_held._PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - first], text) if paths else text
 
 
 def mutated_texts(count: int, seed: int) -> list[str]:

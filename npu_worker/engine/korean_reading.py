@@ -19,7 +19,8 @@ Each part has its module: `korean_numerals` (decimals, native numbers before cou
 (arrows, "≠", "©"), `korean_sets` (set and logic signs), `korean_subscripts` (a formula's counts, a letter's index),
 `korean_particles` (a particle's form after the word a rule says), their copulas' forms `korean_copulas`, their vocabulary `korean_words`, the passes' templates
 `korean_templates`. Here: the order they apply in (a date before a decimal, a range before a
-minus, units before Greek letters), a web address's path held out of them, a Korean IME's full-width signs
+minus, units before Greek letters), what no rule may read held out of them (`korean_held`: a web address's
+path, an English sentence's signs), a Korean IME's full-width signs
 and Markdown emphasis.
 
 Every pattern is anchored on a digit, a letter or a single symbol, with bounded repeats and look-behinds:
@@ -43,6 +44,7 @@ from . import korean_code_comparisons as code_comparisons
 from . import korean_dates as dates
 from . import korean_formulas as formulas
 from . import korean_functions as functions
+from . import korean_held as held
 from . import korean_number_ranges as number_ranges
 from . import korean_numerals as numerals
 from . import korean_particles as particles
@@ -60,19 +62,6 @@ from .korean_words import SYMBOLS as _SYMBOLS
 from .korean_words import UNITS as _UNITS
 from .text_form import readable
 
-# A web address's path and query ("/search?q=1&page=2", "/abs/2401.12345", "/R&D/A4") are no Korean text:
-# read by the rules "q=1" was "q는 1", "R&D/A4" "R앤D-A4", an arXiv number a decimal. They are left to espeak
-# as written; the host keeps its numbers' reading ("10.0.0.1": 십 점 영 점 영 점 일).
-_ADDRESS = re.compile(r"(?:https?://|www\.)[A-Za-z\d.\-:]{1,253}(/[!-~]{0,2000}[\w/=#&%+\-])?")
-# ... and a generic type's brackets, "Array<5> x;", "std::array<int, 5> a;" (korean18: Array 5 미만 미만 x;, 5 미만 a;), held as
-# a path is: no comparison (a name of two characters or more glued before its "<"). Not a ">" glued to a name or a number,
-# two bounds' "len<5, size>3" (korean19 held it: len<5, size>3), nor a ">=" or a ">" before a spaced or signed number,
-# "len<10, size>=0", "len<5, size> 3", "ab<3, cd>-1" (korean19: len<10, size>는 0, len<5, size> 3, cd>마이너스 1).
-_GENERIC = re.compile(
-    r"(?<=[A-Za-z_:][A-Za-z\d_])(<[A-Za-z\d_:]{1,40}(?:, ?[A-Za-z\d_:]{1,40}){0,3}>)(?![A-Za-z\d_=]| ?[-−]?\d)"
-)
-_FIRST_PRIVATE_USE, _PRIVATE_USE_COUNT = 0xE000, 6400
-_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 # The signs of a Korean IME's full-width mode, which espeak said nothing for ("50％" was 오십, "３．７" 삼칠),
 # and the tilde operator of Korean word processors ("3∼5개" was 삼 다섯 개): as the ASCII signs read here.
 # A full-width point, comma or colon only between digits: elsewhere it is a CJK mark, as the segmenters read it.
@@ -108,55 +97,16 @@ def spoken(text: str) -> str:
     address's path and query as written."""
     if PLAIN.fullmatch(text):
         return list_marks_spoken(text)
-    paths: list[str] = []
-    if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
-        text = _ADDRESS.sub(lambda m: _held(m, paths), text)
-        if "<" in text and ">" in text:
-            text = _GENERIC.sub(lambda m: _held(m, paths), text)
+    text, paths = held.paths_held(text)
     if "<3" in text:
         text = english_reading.HEART.sub(english_reading.heart, text)
     if "**" in text:  # "x**2" as "x^2", an English sentence's too
         text = formulas.python_powers(text)
     # "‹" and "›" as "<" and ">" before an English sentence's bounds are said (korean18: x 2파이 미만)
     text = english_reading.angle_relations(text)
-    text = _numbers_spoken(_english_held(text)).replace(_HELD_EQUALS, "=")
+    text = held.english_equals_given_back(_numbers_spoken(held.english_held(text)))
     text = subscript_index_said(text)  # "αₙ" 알파 n, last: the bounds' rules place an index first
-    return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
-
-
-# An English sentence's "=", "E = mc^2 is the equation." (k9 read E는 mc의 2제곱 is …: its "^2" said in Korean by the
-# time "=" was read, the sentence no longer without Hangul): found in the text as written and held as a noncharacter no
-# rule reads, then given back to espeak's English "equals".
-# ... and its powers, said in English words (k10: E = mc의 2제곱 is the equation., Korean in an English sentence): E = m c
-# squared is the equation., as `english_reading` says them for `lang=en`.
-_HELD_EQUALS = "\ufdd0"
-_EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
-# ... and its units, "+" and spaced minus, in English words (k11: This is 3 더하기 4 센티미터.): This is 3 plus 4 centimeters.
-# ... and a bound on a bare π, "x > π." (korean19: x > 파이): a bound in English words, greater than pi
-# ... and its arrows, "Here A → B is a map." (korean20: A에서 B). What `_english_held` reads in an English sentence:
-# ... and its Greek letters and a report's "YoY" (read59k: 알파, 전년 대비): alpha, year over year (`english_words`); its
-# "←", "↔" (read59k: 는, 와): gets, and.
-_ENGLISH_SIGN = re.compile(r"[=^⁰¹²³⁴⁵⁶⁷⁸⁹ⁿⁱ⁺⁻+\dπ→⟶➔➜➡⇒⟹⇔←⟵↔⟷\u0391-\u03a9\u03b1-\u03c9]|[YQM]o[YQM]")
-
-
-def _english_held(text: str) -> str:
-    if not _ENGLISH_SIGN.search(text) or _HELD_EQUALS in text:
-        return text
-    # joined once: a text of many short English sentences was copied whole for each (quadratic)
-    pieces: list[str] = []
-    done = 0
-    for begin, end in code.english_sentences(text):
-        sentence = english_reading.signs_in_korean_text(english_reading.powers_spoken(text[begin:end]))
-        pieces += [text[done:begin], _EQUALS_SIGN.sub(_HELD_EQUALS, sentence)]
-        done = end
-    return "".join(pieces) + text[done:]
-
-
-def _held(match: re.Match[str], paths: list[str]) -> str:
-    if not match.group(1) or len(paths) >= _PRIVATE_USE_COUNT:
-        return match.group(0)
-    paths.append(match.group(1))
-    return match.group(0)[: match.start(1) - match.start()] + chr(_FIRST_PRIVATE_USE + len(paths) - 1)
+    return held.paths_given_back(text, paths)
 
 
 # The passes of each of the four groups below all need a digit (`tests/test_korean_reading_skips.py` checks each

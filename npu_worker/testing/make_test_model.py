@@ -3,8 +3,8 @@
 The command's options and its checks before writing (a folder that holds other files than a killed
 build's own `.part` leftovers, one others can write in, a file where the folder goes, one another
 make-test-model is writing: an exclusive `flock` on its `.make-test-model.lock`, held for the build),
-apart from `zipvoice_model.py`, which builds the graphs and writes the files and which tests and
-benchmarks call directly (`build_model_dir`).
+apart from `zipvoice_model.py`, which builds the graphs and writes the files (in the folder `model_folder.py`
+claims) and which tests and benchmarks call directly (`build_model_dir`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,8 @@ from pathlib import Path
 
 from npu_worker.folder_lock import locked_directory
 from npu_worker.other_writers import shared_with_others
-from npu_worker.testing.zipvoice_model import (
-    FILE_NAMES,
-    SIZES,
-    SYNTHETIC_STAMP,
-    build_model_dir,
-    is_leftover_part,
-)
+from npu_worker.testing.model_folder import FILE_NAMES, SYNTHETIC_STAMP, is_leftover_part
+from npu_worker.testing.zipvoice_model import SIZES, build_model_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

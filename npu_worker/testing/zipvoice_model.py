@@ -49,23 +49,25 @@ import onnx
 
 from npu_worker.audio import wav_bytes
 from npu_worker.engine.zipvoice import quantiser_index
-from npu_worker.files import temp_name, write_atomic
-from npu_worker.leftovers import PART_SUFFIX, remove_part_beneath
-from npu_worker.other_writers import shared_with_others
+from npu_worker.files import temp_name
 from npu_worker.testing import _vocos
 from npu_worker.testing import _zipvoice_nets as nets
 from npu_worker.testing import _zipvoice_voice as voice
 from npu_worker.testing._onnx_trace import Tracer
 from npu_worker.testing._zipformer import LayerDims
 from npu_worker.testing._zipvoice_nets import DecoderShape
+from npu_worker.testing.model_folder import (
+    FILE_NAMES,
+    REFERENCE_WAV,
+    SYNTHETIC_STAMP,
+    WHOLE_FILE_MODE,
+    claimed_folder,
+    write_whole,
+)
 
 REFERENCE_TEXT = "안녕하세요, 오늘은 발표를 시작하겠습니다."
-REFERENCE_WAV = "reference_ko.wav"
 QNN_SIMULATOR_OPTIONS = {"backend_type": "htp", "enable_htp_fp16_precision": "1", "soc_model": "57"}
 """QNN provider options for the x86 HTP simulator (fp16 precision; a SoC model so that fp16 is accepted)."""
-SYNTHETIC_STAMP = "synthetic.json"
-"""Written first as unfinished by `build_model_dir` (a stopped build's folder is still its own to
-build again), last with size, variant and builder fingerprint (no real model has it)."""
 
 PUNCTUATION = "_ !'(),-.:;?\"¡¿«»“”…—"
 KOREAN_ESPEAK = "ɐɕəɛɡɪɫɯɾʃʌʑŋˈˌː"
@@ -122,11 +124,6 @@ SIZES: dict[str, ModelSize] = {
 """`tiny`: small widths (dims 64) with the real layer counts, as the small structure export; `full`:
 ZipVoice-Distill."""
 
-FILE_NAMES = {
-    "official": {"encoder": "text_encoder", "decoder": "fm_decoder", "int8": "_int8"},
-    "sherpa": {"encoder": "encoder", "decoder": "decoder", "int8": ".int8"},
-}
-
 
 def builder_fingerprint() -> str:
     """Hash of the builder's sources: a cached model built by another version is rebuilt."""
@@ -143,45 +140,6 @@ def token_list() -> list[str]:
     for symbol in symbols:
         seen.setdefault(symbol, None)
     return list(seen)
-
-
-WHOLE_FILE_MODE = 0o644
-"""Every file's mode, whatever the umask: a model folder is read by the service's user."""
-
-
-def write_whole(path: Path, data: bytes) -> None:
-    """`data` written aside and renamed onto `path`: a stop mid-write (make-test-model's SIGTERM) left
-    a truncated `.onnx` under its final name, which an engine then read as a broken model."""
-    write_atomic(path, data, durable=False, mode=WHOLE_FILE_MODE)
-
-
-def built_names() -> list[str]:
-    """Every name `build_model_dir` may write, in either layout: the only ones whose temp files
-    (`.NAME.TOKEN.part`) a build removes; a user's own `.notes.part` beside them went too."""
-    stems = [stem for names in FILE_NAMES.values() for stem in (names["encoder"], names["decoder"])]
-    int8 = [f"{names[key]}{names['int8']}" for names in FILE_NAMES.values() for key in ("encoder", "decoder")]
-    fixed = [SYNTHETIC_STAMP, "tokens.txt", "model.json", REFERENCE_WAV, Path(REFERENCE_WAV).stem + ".txt"]
-    return fixed + [f"{stem}.onnx" for stem in [*stems, *int8, "vocos_24khz"]]
-
-
-def is_leftover_part(entry: str) -> bool:
-    """A temp file's name (`.NAME.TOKEN.part`) of a name a build writes: a build killed in its very
-    first write left only such a file, and the folder was refused on the rerun as holding others'."""
-    name, dot, _token = entry[1 : -len(PART_SUFFIX)].rpartition(".")
-    return entry.startswith(".") and entry.endswith(PART_SUFFIX) and bool(dot) and name in built_names()
-
-
-def remove_leftover_parts(out: Path) -> None:
-    """The temp files (`.NAME.TOKEN.part`) of the names a build writes that a build killed mid-write
-    (`kill -9`) left in `out`: this user's plain files only, never a link's target or a user's own
-    `.notes.part` (every `.*.part` went); `out` is the folder just checked as its own."""
-    folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for entry in os.listdir(folder):
-            if is_leftover_part(entry):
-                remove_part_beneath(folder, entry)
-    finally:
-        os.close(folder)
 
 
 def write_tokens(path: Path, tokens: list[str]) -> None:
@@ -362,7 +320,7 @@ def build_model_dir(
         raise ValueError(f"precisions must be a non-empty subset of fp32, int8 (got {list(precisions)})")
     spec = SIZES[size]
     names = FILE_NAMES[layout]
-    out = _claimed_folder(Path(path))
+    out = claimed_folder(Path(path))
     tokens = token_list()
     write_tokens(out / "tokens.txt", tokens)
     write_whole(out / "model.json", (json.dumps(model_config(spec), indent=2) + "\n").encode())
@@ -380,18 +338,6 @@ def build_model_dir(
         "builder": builder_fingerprint(),
     }
     write_whole(out / SYNTHETIC_STAMP, (json.dumps(stamp) + "\n").encode())
-    return out
-
-
-def _claimed_folder(out: Path) -> Path:
-    """`out`, made where missing and refused where another user could change it (a local user could plant
-    links at the names written in it), its leftovers removed and stamped unfinished until it is whole."""
-    out.mkdir(parents=True, exist_ok=True)
-    shared = shared_with_others(out)  # after: someone may have made it first, in a shared folder
-    if shared is not None:
-        raise PermissionError(f"{out}: {shared}; use a folder only this user can change")
-    remove_leftover_parts(out)
-    write_whole(out / SYNTHETIC_STAMP, json.dumps({"finished": False}).encode() + b"\n")
     return out
 
 

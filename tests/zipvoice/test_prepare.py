@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker.engine.zipvoice import prepared
+from npu_worker.engine.zipvoice import prepared, prepared_sessions
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.runtime import DEFAULT_BUCKETS
 from npu_worker.protocol import ModelLoadError
@@ -145,9 +145,9 @@ def test_a_context_the_npu_has_no_memory_for_says_what_helps_instead_of_preparin
     made = prepared.find(prepared_dir)
     assert made is not None
     error = RuntimeError("contextCreateFromBinary failed. Error: QNN_COMMON_ERROR_MEM_ALLOC")
-    message = prepared._load_failure(made, 2079, {383: None, 767: None}, error)
+    message = prepared_sessions.load_failure(made, 2079, {383: None, 767: None}, error)
     held = (made.context_bytes(383) + made.context_bytes(767)) / 1e6
     assert f"after 2 others ({held:.0f} MB of contexts)" in message and held > 1
     assert "--buckets" in message and "--precision a16w8" in message and "again" not in message
-    other = prepared._load_failure(made, 2079, {}, RuntimeError("INVALID_GRAPH"))
+    other = prepared_sessions.load_failure(made, 2079, {}, RuntimeError("INVALID_GRAPH"))
     assert "run `npu-worker prepare` again" in other

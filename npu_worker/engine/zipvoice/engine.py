@@ -3,7 +3,8 @@
 One request: plan segments (short first one, then packed sentences), then for each segment run the
 text encoder (frame count with the speed fix), the seeded Euler sampler over the decoder, and the
 vocoder in pieces; pieces pass through a cross-fading, edge-trimming joiner and are yielded as soon as
-they are final (one segment's work: `synthesis.py`). Same seed + text + voice → identical samples.
+they are final (one request's work: `request_stream.py`; one segment's: `synthesis.py`). Same seed +
+text + voice → identical samples.
 """
 
 from __future__ import annotations
@@ -19,20 +20,19 @@ from npu_worker.engine.base import DecoderCalls, EngineInfo, SynthesisRequest, V
 from npu_worker.engine.espeak_phonemizer import ChildPhonemizer
 from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.spoken_languages import tokenizer_languages
-from npu_worker.engine.text_form import readable
 from npu_worker.engine.zipvoice import (
     decoders,
     model_files,
     prepared,
+    request_stream,
     runtime,
     segment_sizes,
     synthesis,
 )
 from npu_worker.engine.zipvoice.audio_identity import audio_settings
 from npu_worker.engine.zipvoice.decoder_settings import decoder_settings
-from npu_worker.engine.zipvoice.joiner import StreamJoiner
 from npu_worker.engine.zipvoice.options import ZipVoiceConfig
-from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache, VoicePrompts
+from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache
 from npu_worker.engine.zipvoice.synthesis import SegmentTrace
 from npu_worker.engine.zipvoice.tokenizer import (
     PUNCTUATION,
@@ -46,7 +46,6 @@ from npu_worker.engine.zipvoice.tokenizer import (
 from npu_worker.engine.zipvoice.vocoder import Vocoder, spectrum_config
 from npu_worker.engine.zipvoice.warm_up import warm_up
 from npu_worker.protocol import (
-    EmptyText,
     EngineError,
     ModelLoadError,
     UnknownLanguage,
@@ -219,92 +218,13 @@ class ZipVoiceEngine:
         return sum(s not in PUNCTUATION and not s.isspace() for s in self._speakable_symbols(text, lang))
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
-        """Yield audio per segment as it is final.
+        """Yield audio per segment as it is final (one request's work: `request_stream.py`).
 
         `request.early_audio` (default True) asks for a short first segment with the short prompt, so
         the first audio comes early; a section whose first audio nobody waits for (a later section of
         a batch) packs its text into as few segments as possible, which is cheaper overall.
         """
-        info = self.info
-        early = request.early_audio
-        prompts, segments = self._planned(request)
-        seed = self.config.seed if request.seed is None else request.seed
-        joiner = StreamJoiner(
-            info.sample_rate, self.options.crossfade_ms, trim=self.options.trim_edge_silence
-        )
-        traces: list[SegmentTrace] = []  # this request's own (another may run while it is paused)
-        self.traces = traces
-        produced = 0
-        for index, text in enumerate(segments):
-            first = index == 0 and early
-            for out in self._joined_segment(joiner, request, text, prompts, first, seed + index, traces):
-                produced += out.size
-                yield out
-        if not any(trace.tokens for trace in traces):  # "...!!!", "😀", zero-width characters: the caller's
-            raise EmptyText(
-                f"the text gives no speakable tokens for lang {request.lang!r}: {request.text[:40]!r}"
-            )
-        out = joiner.finish()
-        produced += out.size
-        if out.size:
-            yield out
-        if not produced:  # never an `ok` without audio for a text with words
-            raise EngineError(
-                f"the synthesis of {request.text[:40]!r} gave no audible audio ({len(traces)} segments)"
-            )
-
-    def _planned(self, request: SynthesisRequest) -> tuple[VoicePrompts, list[str]]:
-        """The voice's prompts and the text's segments; a failure of our own here is the engine's
-        (EngineError), a caller's mistake (a WorkerError) its own."""
-        voice = request.voice if request.voice.ref_wav else self.default_voice()
-        try:
-            prompts = self.prompts.get(voice, request.lang)
-            segments = self.plan(
-                readable(request.text),  # composed first: a cut never parts a syllable's jamo
-                request.lang,
-                prompts.rest,
-                request.speed_factor,
-                request.early_audio,
-                prompts.frames_per_token,
-            )
-        except WorkerError:
-            raise
-        except Exception as exc:
-            raise EngineError(f"preparing the text failed: {exc}") from exc
-        return prompts, segments
-
-    def _joined_segment(
-        self,
-        joiner: StreamJoiner,
-        request: SynthesisRequest,
-        text: str,
-        prompts: VoicePrompts,
-        first: bool,
-        seed: int,
-        traces: list[SegmentTrace],
-    ) -> Iterator[np.ndarray]:
-        """One segment's audio as the joiner makes it final, and its step boundaries (empty chunks),
-        where the caller may cancel or pause; the early first segment takes the short prompt."""
-        prompt = prompts.first if first else prompts.rest
-        steps = (self.options.first_segment_steps or self.num_steps) if first else self.num_steps
-        joiner.start_segment()
-        pieces = self.segment_pieces(
-            text,
-            request.lang,
-            prompt,
-            request.speed_factor,
-            seed,
-            steps,
-            prompts.frames_per_token,
-            traces,
-        )
-        for piece in pieces:
-            if not piece.size:
-                yield piece  # a step boundary: the caller may cancel or pause here
-                continue
-            out = joiner.feed(piece)
-            if out.size:
-                yield out
+        yield from request_stream.stream(self, request)
 
     def plan(
         self,

@@ -18,7 +18,7 @@ from typing import Any
 from npu_worker.engine import providers, qnn_cache
 from npu_worker.engine.interruptible import Calls, GuardedSession
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig, SessionPlacement
-from npu_worker.engine.zipvoice import prepared, swoosh
+from npu_worker.engine.zipvoice import prepared_sessions, swoosh
 from npu_worker.engine.zipvoice.decoders import (
     DEFAULT_BUCKETS,
     BucketedDecoder,
@@ -108,7 +108,7 @@ def open_bucketed_decoder(
     if device == "qnn":  # QNN unusable here (no plugin, the x86 simulator) says so before any progress
         providers.qnn_devices(config)  # line: each start off the NPU logged "specialising and compiling"
     if device == "qnn" and ready is not None:
-        sessions, placements = prepared.open_prepared_sessions(
+        sessions, placements = prepared_sessions.open_prepared_sessions(
             ready, path, config, progress, encoder, vocoder
         )
         for size, where in placements.items():
