@@ -37,7 +37,7 @@ def let_go(keep_start_objects: bool) -> None:
     global _held
     if not _held:
         return
-    _held = False
     if keep_start_objects:
         gc.freeze()
     gc.enable()
+    _held = False  # only now: a stop raised at the freeze (a SIGTERM's handler) leaves it to `main`'s call
