@@ -32,12 +32,12 @@ def hold() -> None:
 
 def let_go(keep_start_objects: bool) -> None:
     """The collector on again, where `hold` turned it off; `keep_start_objects` (the app is built and
-    about to serve): everything made so far frozen first. Without it (a refused start, a command that
-    ended), nothing is frozen."""
+    about to serve): everything made so far frozen first. Without it (a start refused before its app was
+    built, a command that ended), nothing is frozen; a port in use, found by `run`, comes after the freeze."""
     global _held
     if not _held:
         return
-    _held = False
     if keep_start_objects:
         gc.freeze()
     gc.enable()
+    _held = False  # only now: a stop raised at the freeze (a SIGTERM's handler) leaves it to `main`'s call

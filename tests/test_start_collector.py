@@ -24,6 +24,7 @@ SERVE_WATCHED = """
 import gc, json, logging, sys
 from npu_worker import cli
 collections = []
+gc.collect()  # the count from 0: the few allocations before `main` holds it set off none, whatever came before
 gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(
     [info["generation"], gc.get_freeze_count()]))
 
@@ -70,6 +71,43 @@ def test_a_refused_start_leaves_the_collector_on_and_freezes_nothing(tmp_path):
         check=False,
     )
     assert done.stdout.split() == ["True", "0", "2"], done.stderr
+
+
+# A real `serve` sent a real SIGTERM at the instant its start's objects are frozen (a profile hook set at its
+# "starting on" line, the one before `let_go`, sends it as `gc.freeze` returns): the stop is raised there, before
+# the collector is on again; `main` then returns 143 and must leave the collector on for its caller.
+SIGTERM_AT_FREEZE = """
+import gc, logging, os, signal, sys
+from npu_worker import cli
+
+def at_freeze(frame, event, arg):
+    if event == "c_return" and arg is gc.freeze:
+        sys.setprofile(None)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+class AtStartingOn(logging.Handler):
+    def emit(self, record):
+        if "starting on" in record.getMessage():
+            sys.setprofile(at_freeze)
+
+logging.getLogger("npu_worker").addHandler(AtStartingOn())
+status = cli.main(["serve", "--port", "0", "--no-espeak-process", "--state-dir", sys.argv[1]])
+print(gc.isenabled(), gc.get_freeze_count() > 0, status)
+"""
+
+
+def test_a_sigterm_as_the_start_is_frozen_leaves_the_collector_on(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", SIGTERM_AT_FREEZE, str(tmp_path / "state")],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=seconds(60),
+        check=False,
+    )
+    # frozen (the stop came after the freeze), the collector on again, the start's one line and 143
+    assert done.stdout.split() == ["True", "True", "143"], done.stderr
+    assert "terminated before it began" in done.stderr
 
 
 def test_a_collector_already_off_is_left_off():
