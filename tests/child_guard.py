@@ -76,7 +76,9 @@ class ChildLeft(UserWarning):
     """A module's leak where leaks only warn (a UserWarning: pytest lists it by the test it came in)."""
 
 
-LEAKS_FAIL = True  # False: a leak is a warning naming the module (while a named one is not fixed yet)
+# False: a leak is a warning naming the module, while named ones are not fixed yet (stop 64's scan:
+# tests.zipvoice.test_qnn_context_cache and tests.zipvoice.test_prepare_qdq left espeak children)
+LEAKS_FAIL = False
 
 
 def module_guard(module: str) -> Iterator[None]:

@@ -12,7 +12,8 @@ from tests import child_guard
 from tests.child_guard import child_processes, children_left, module_guard
 
 
-def test_a_child_left_running_is_named_with_its_command_line_and_the_module():
+def test_a_child_left_running_is_named_with_its_command_line_and_the_module(monkeypatch):
+    monkeypatch.setattr(child_guard, "LEAKS_FAIL", True)
     before = child_processes()
     guard = module_guard("tests.test_leaky")
     next(guard)  # its snapshot, before the child
