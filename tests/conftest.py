@@ -39,6 +39,14 @@ def blockbuster(request: pytest.FixtureRequest) -> Any:
         yield bb
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_child_left_by_the_module(request: pytest.FixtureRequest) -> Any:
+    """A module that leaves a child process running fails at its last test, naming it (child_guard.py)."""
+    from tests.child_guard import module_guard
+
+    yield from module_guard(request.module.__name__)
+
+
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Any:
     """A real redis-server of this test's own (loopback, free port, no persistence)."""

@@ -31,7 +31,7 @@ async def test_a_wav_written_after_the_first_removal_is_removed_once_the_worker_
     async def worker_finishes_late() -> None:  # the worker's write of a request the run gave up on
         await asyncio.to_thread(write_late)
 
-    await removed_once_settled(out_dir, worker_finishes_late)
+    assert await removed_once_settled(out_dir, worker_finishes_late) is None  # (nothing to tell)
     assert late == [out_dir]
     assert not os.path.exists(out_dir)
     assert list(tmp_path.iterdir()) == []
@@ -46,6 +46,29 @@ async def test_a_worker_that_never_says_it_is_idle_holds_the_removal_no_longer_t
     monkeypatch.setattr(wav_folder, "WAV_SETTLE_SECONDS", 0.05)  # (5 s in the bench)
     out_dir = await asyncio.to_thread(temp_wav_dir, str(tmp_path))
     never_idle = asyncio.Event()
+
+    async def busy() -> None:
+        await never_idle.wait()
+
     async with asyncio.timeout(seconds(20)):
-        await removed_once_settled(out_dir, never_idle.wait)
+        told = await removed_once_settled(out_dir, busy)
     assert list(tmp_path.iterdir()) == []
+    assert told == (  # it was silent: a wav written later left the folder with nothing said
+        "worker still busy after 0.05 s: a /synth the run gave up on may still write its wav in"
+        f" {out_dir} (remove it then)"
+    )
+
+
+async def test_a_worker_unreachable_at_the_end_is_told_with_the_folder_it_may_write_in(
+    tmp_path: Path,
+) -> None:
+    """`wait_idle`'s own why-not (unreachable, busy past its bound) was dropped: nothing said the
+    folder might come back."""
+    out_dir = await asyncio.to_thread(temp_wav_dir, str(tmp_path))
+
+    async def unreachable() -> str:
+        return "worker unreachable (connection refused)"
+
+    told = await removed_once_settled(out_dir, unreachable)
+    assert told is not None and told.startswith("worker unreachable (connection refused): a /synth")
+    assert out_dir in told and list(tmp_path.iterdir()) == []

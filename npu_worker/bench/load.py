@@ -8,6 +8,7 @@ Every run is bounded: a duration and a request count per rate, a timeout per req
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import json
 import random
@@ -420,6 +421,8 @@ async def run_load(
                     if hint := wav_dir_hint(batch, out_dir):
                         say(hint)
         finally:
-            await removed_once_settled(out_dir, lambda: wait_idle(session, config.base, WAV_SETTLE_SECONDS))
+            settled = functools.partial(wait_idle, session, config.base, WAV_SETTLE_SECONDS)
+            if left := await removed_once_settled(out_dir, settled):
+                say(f"warning: {left}")
         after = await health_or_why_not(session, config.base)
     return {"health": before, "health_after": after, "records": [r.to_dict() for r in records]}

@@ -8,7 +8,6 @@ write in (not sticky), or reached through one: they could swap the wavs whose on
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
 import stat
@@ -86,13 +85,20 @@ def wav_dir_hint(batch: list[RequestRecord], out_dir: str) -> str | None:
 WAV_SETTLE_SECONDS = 5.0  # how long a run's end waits for the worker to finish what it gave up on
 
 
-async def removed_once_settled(out_dir: str, settled: Callable[[], Awaitable[object]]) -> None:
-    """Remove the run's wav folder, and again once the worker is idle (`settled`), at the latest after
-    `WAV_SETTLE_SECONDS`: a /synth the run gave up on (a stop midway, a timeout) could still be written
-    after the first removal, and the worker makes an output path's folders: the folder was left behind, a
-    wav in it. (A worker that answers its `/health` ask nothing held the end for the ask's 10 s.)"""
+async def removed_once_settled(out_dir: str, settled: Callable[[], Awaitable[str | None]]) -> str | None:
+    """Remove the run's wav folder, and again once the worker is idle (`settled`: None then, else why
+    not), at the latest after `WAV_SETTLE_SECONDS`: a /synth the run gave up on (a stop midway, a
+    timeout) could still be written after the first removal, and the worker makes an output path's
+    folders: the folder was left behind, a wav in it. Returns what the caller is told where the worker
+    was not seen idle (the folder may come back: it was a silent leftover). (A worker that answers its
+    `/health` ask nothing held the end for the ask's 10 s.)"""
     await asyncio.to_thread(shutil.rmtree, out_dir, True)
-    with contextlib.suppress(TimeoutError):
+    try:
         async with asyncio.timeout(WAV_SETTLE_SECONDS):
-            await settled()
+            problem = await settled()
+    except TimeoutError:
+        problem = f"worker still busy after {WAV_SETTLE_SECONDS:g} s"
     await asyncio.to_thread(shutil.rmtree, out_dir, True)
+    if problem is None:
+        return None
+    return f"{problem}: a /synth the run gave up on may still write its wav in {out_dir} (remove it then)"

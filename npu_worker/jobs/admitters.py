@@ -26,6 +26,7 @@ class Admitters:
         self._lock = threading.Lock()  # the counts below and the close
         self._started = 0
         self._free = 0  # threads done with a call and not yet promised another
+        self._pending = 0  # calls submitted and not yet ended (`pending`)
         self._closed = False
 
     def submit(self, call: Callable[..., object], *args: Any) -> None:
@@ -35,6 +36,7 @@ class Admitters:
             if self._closed:
                 raise RuntimeError("the admitting threads are shut down")
             self._calls.put((call, args))
+            self._pending += 1
             if self._free:
                 self._free -= 1
                 return
@@ -42,6 +44,14 @@ class Admitters:
                 self._started += 1
                 name = f"{self._name}_{self._started - 1}"
                 threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def pending(self) -> int:
+        """Calls submitted whose end has not come: admissions under way, whose jobs `/health` counts
+        as running (it said idle while a hung-up `/synth` was still to be admitted, and a bench run's
+        end took that for the worker having nothing left to write). A call's job may be live already
+        as it ends: counted twice for that moment, never missed."""
+        with self._lock:
+            return self._pending
 
     def shutdown(self) -> None:
         """No more calls; each thread ends once the calls queued before this are done."""
@@ -59,3 +69,4 @@ class Admitters:
                 log.exception("an admission off the loop failed")
             with self._lock:
                 self._free += 1
+                self._pending -= 1

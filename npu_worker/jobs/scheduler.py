@@ -226,6 +226,11 @@ class Scheduler(JobListening):
             self._admit(job, request)
         return job
 
+    def jobs_running(self) -> int:
+        """Live jobs and the `/synth` admissions still under way off the loop (`Admitters.pending`): a
+        request with work left whatever thread holds it (`/health` said 0 while one waited there)."""
+        return self.admission.jobs_running() + self._admitter.pending()
+
     def spoken_languages(self) -> list[str] | None:
         """What /health lists as `languages`: the engine's (a cluster node answers for its peers'
         engines: `ClusterEngines.spoken_languages`)."""
