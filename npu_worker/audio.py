@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -54,13 +54,20 @@ def clip_by_extremes(
 # chunk. `maximum` then `minimum` with a scalar bound took the NaN-propagating loop twice: 24 % of the
 # engine lane's CPU a `/ws` preview was numpy's, a third of it those two (benchmarks/SERVER_OVERHEAD.md,
 # 2026-12-08, stop 64). The same values byte for byte (`tests/test_lane_chunk_work.py`).
-try:
-    from numpy._core.umath import clip as clip_samples  # type: ignore[attr-defined]
-except ImportError:
-    try:  # numpy 1.26
-        from numpy.core.umath import clip as clip_samples  # type: ignore[attr-defined,no-redef]
-    except ImportError:  # (private, as above: a numpy that moved it gets the two passes, the same values)
-        clip_samples = clip_by_extremes  # type: ignore[assignment]
+def _clip_ufunc() -> Callable[..., np.ndarray]:
+    """numpy's `clip` ufunc where its private module holds it (numpy 2, then 1.26), else the two passes:
+    a numpy that moved it gets the same values."""
+    try:
+        from numpy._core.umath import clip  # type: ignore[attr-defined]
+    except ImportError:
+        try:  # numpy 1.26
+            from numpy.core.umath import clip  # type: ignore[attr-defined,no-redef]
+        except ImportError:
+            return clip_by_extremes
+    return clip  # type: ignore[no-any-return]
+
+
+clip_samples = _clip_ufunc()
 
 
 def to_pcm16(samples: np.ndarray) -> np.ndarray:
