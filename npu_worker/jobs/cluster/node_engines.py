@@ -25,6 +25,9 @@ class ClusterEngines(Scheduler):
     heartbeat: Heartbeat
     role: str
     loop_failure: WorkerError | None  # one of the node's loops ended on an exception (`ClusterScheduler`)
+    submitting: (
+        int  # `/synth`s and others this node is submitting, not yet in Redis (`ClusterScheduler.submit`)
+    )
 
     def _own_load_error(self) -> WorkerError | None:
         """Why this node's engine failed to load (its heartbeat carries it); None on an api node."""
@@ -132,7 +135,11 @@ class ClusterEngines(Scheduler):
         return int(self.heartbeat.view["queue_depth"])
 
     def jobs_running(self) -> int:
-        return int(self.engine_node is not None and self.engine_node.running is not None)
+        """This node's engine's job, and the submits still on their way to Redis (their checks off the
+        loop, the write): /health said idle meanwhile, `queue_depth` not yet counting them. A job in
+        Redis as its submit ends is counted twice for that moment, never missed."""
+        own = int(self.engine_node is not None and self.engine_node.running is not None)
+        return own + self.submitting
 
     async def queue_health(self) -> dict[str, Any]:
         return await self.heartbeat.health()

@@ -74,6 +74,7 @@ class ClusterScheduler(ClusterEngines):
         self._draining = False
         self.retention_sweeper: ClusterRetention | None = None  # the jobs this node accepted
         self.loop_failure: WorkerError | None = None  # a node loop down after an exception (`NodeLoops`)
+        self.submitting = 0  # submits not yet in Redis (`ClusterEngines.jobs_running`)
         self.loops = NodeLoops(self._task_of_the_node, self._loops_failed)
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -250,21 +251,25 @@ class ClusterScheduler(ClusterEngines):
         job.stream_audio, job.trim_leading_silence = preview and request.audio, trim_leading_silence
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
         blocking = blocking or (self.engine is not None and request.params.lang not in self.checks.langs)
-        if blocking or any(s.output_path is not None for s in request.sections):
-            await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
-        else:  # a preview with nothing to check on disk: no thread hop (as on a local queue)
-            self._resolve(job, request)
-        start = Start(job.total, info.backend, info.device, job.id, info.sample_rate)
-        engines = sum(1 for n in self.heartbeat.view["nodes"] if n["role"] in ("both", "engine"))
-        await queue_shared_job(
-            self.jobs,
-            job,
-            self.node,
-            start,
-            max_queue=self.settings.max_queue,
-            engines=engines,
-            stats=self.stats,
-        )
+        self.submitting += 1  # running from here: /health said idle until Redis counted it
+        try:
+            if blocking or any(s.output_path is not None for s in request.sections):
+                await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
+            else:  # a preview with nothing to check on disk: no thread hop (as on a local queue)
+                self._resolve(job, request)
+            start = Start(job.total, info.backend, info.device, job.id, info.sample_rate)
+            engines = sum(1 for n in self.heartbeat.view["nodes"] if n["role"] in ("both", "engine"))
+            await queue_shared_job(
+                self.jobs,
+                job,
+                self.node,
+                start,
+                max_queue=self.settings.max_queue,
+                engines=engines,
+                stats=self.stats,
+            )
+        finally:
+            self.submitting -= 1
         apply_event(job, start)
         job.log.append(LogEntry(1, start))
         job.next_seq = 2
