@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,15 @@ from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import runtime
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from tests.zipvoice.simple_decoder import write_simple_decoder
-from tests.zipvoice.test_providers import BUCKETS, decoder_feed, qnn, qnn_engine, relative_l2
+from tests.zipvoice.test_providers import (
+    BUCKETS,
+    LOADED,
+    decoder_feed,
+    engines_closed,  # noqa: F401 - autouse: the engines a test loaded (LOADED) closed after it, here too
+    qnn,
+    qnn_engine,
+    relative_l2,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,10 +50,12 @@ class CompiledTwice:
 
 
 @pytest.fixture(scope="module")
-def compiled_twice(qnn_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> CompiledTwice:
-    """Shared by the two tests below, which made the same two loads each (≈ 2.5 s of CPU a pair)."""
+def compiled_twice(qnn_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CompiledTwice]:
+    """Shared by the two tests below, which made the same two loads each (≈ 2.5 s of CPU a pair); the
+    engines are the module's, closed after both (not after the first test, as LOADED's are)."""
     state = tmp_path_factory.mktemp("compiled-twice")
     first = qnn_engine(qnn_model_dir, state, device="qnn")
+    LOADED.remove(first)
     contexts = sorted((state / "qnn-cache").glob("fm_decoder-*_ctx.onnx"))
     records: list[str] = []
     handler = logging.Handler()  # on the root logger, with the engine's logger at INFO, as caplog.at_level
@@ -55,10 +66,18 @@ def compiled_twice(qnn_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
     logging.getLogger().addHandler(handler)
     try:
         again = qnn_engine(qnn_model_dir, state, device="qnn")
+        LOADED.remove(again)
+    except BaseException:
+        first.close()
+        raise
     finally:
         logging.getLogger().removeHandler(handler)
         engine_log.setLevel(level)
-    return CompiledTwice(first, again, contexts, "\n".join(records))
+    try:
+        yield CompiledTwice(first, again, contexts, "\n".join(records))
+    finally:
+        first.close()
+        again.close()
 
 
 @qnn
